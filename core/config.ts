@@ -1,0 +1,183 @@
+/**
+ * The service's whole configuration, read once from environment variables.
+ *
+ * Every setting has a documented default (the README's configuration table mirrors this file), and
+ * every bad value is reported together at start-up so an operator fixes them in one pass.
+ */
+import path from "node:path";
+import os from "node:os";
+import { z } from "zod";
+
+const MiB = 1024 * 1024;
+
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+/** A comma-separated list; blank entries are dropped. */
+const list = z
+  .string()
+  .default("")
+  .transform((value) =>
+    value
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+const optionalAddress = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
+
+const envSchema = z.object({
+  HOST: z.string().default("127.0.0.1"),
+  PORT: integer(8080, 0, 65535),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ATELIER_DATA_DIR: z.string().default("data"),
+  ATELIER_MODELS_DIR: z.string().optional(),
+  ATELIER_MODEL_MIRROR: z.string().default(path.join("..", "shared", "models")),
+  ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
+  ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
+  ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
+  ATELIER_MAX_IMAGE_BYTES: integer(25 * MiB, 1024, 1024 * MiB),
+  ATELIER_MAX_INPUT_PIXELS: integer(50_000_000, 1, 1_000_000_000),
+  ATELIER_MAX_OUTPUT_PIXELS: integer(4096 * 4096, 1, 1_000_000_000),
+  ATELIER_FETCH_TIMEOUT_MS: integer(15_000, 100, 600_000),
+  ATELIER_FETCH_MAX_REDIRECTS: integer(3, 0, 10),
+  ATELIER_ALLOWED_PRIVATE_HOSTS: list,
+  ATELIER_WORKER_ADDRESS: optionalAddress,
+  ATELIER_UPSCALE_WORKER: optionalAddress,
+  ATELIER_GENERATION_WORKER: optionalAddress,
+  ATELIER_STYLE_WORKER: optionalAddress,
+  ATELIER_BACKGROUND_WORKER: optionalAddress,
+  ATELIER_PROMPT_WORKER: optionalAddress,
+  ATELIER_CATALOG_WORKER: optionalAddress,
+  ATELIER_WORKER_HOST: z.string().default("127.0.0.1"),
+  ATELIER_WORKER_PORT: integer(50051, 0, 65535),
+  ATELIER_GRPC_MAX_MESSAGE_BYTES: integer(256 * MiB, 4 * MiB, 2047 * MiB),
+  ATELIER_WORKER_DEADLINE_MS: integer(120_000, 100, 3_600_000),
+  ATELIER_WORKER_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
+  ATELIER_WORKER_QUEUE: integer(32, 0, 100_000),
+});
+
+/** The capabilities that a worker serves; each can live at its own address. */
+export const WORKER_SERVICES = ["upscale", "generation", "style", "background", "prompt", "catalog"] as const;
+export type WorkerServiceName = (typeof WORKER_SERVICES)[number];
+
+export interface AtelierConfig {
+  http: {
+    /** Interface the REST facade and tRPC endpoint listen on. */
+    host: string;
+    /** TCP port; 0 picks a free one (tests). */
+    port: number;
+    /** Largest accepted request body in bytes (data URLs travel in the body). */
+    maxBodyBytes: number;
+  };
+  logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
+  /** Folder for the SQLite databases (API keys, quota counters). */
+  dataDir: string;
+  /** Folder where installed model weights live. */
+  modelsDir: string;
+  /** Local mirror of model weights used by `models pull --from` and by tests. */
+  modelMirror: string;
+  quota: {
+    /** Requests granted per key per window unless the key has its own limit. */
+    defaultLimit: number;
+    /** Length of the fixed quota window in seconds. */
+    windowSeconds: number;
+  };
+  images: {
+    /** Largest encoded source image in bytes, checked before decoding. */
+    maxBytes: number;
+    /** Largest decoded source image in pixels (width x height). */
+    maxInputPixels: number;
+    /** Largest produced image in pixels; larger requests answer 413 before any work. */
+    maxOutputPixels: number;
+  };
+  fetch: {
+    /** Whole-fetch time limit for a source image, redirects included, in milliseconds. */
+    timeoutMs: number;
+    /** Redirects followed, each re-checked against the address policy. */
+    maxRedirects: number;
+    /** Hosts or CIDR ranges that may be fetched although they are private or loopback. */
+    allowedPrivateHosts: string[];
+  };
+  workers: {
+    /** Where each capability's gRPC worker listens; undefined means "start it in this process". */
+    addresses: Partial<Record<WorkerServiceName, string>>;
+    /** Interface and port a standalone worker process listens on. */
+    listenHost: string;
+    listenPort: number;
+    /** gRPC message size limit in bytes, applied to servers and clients alike. */
+    maxMessageBytes: number;
+    /** Deadline the router gives each worker call, in milliseconds. */
+    deadlineMs: number;
+    /** Inference calls a worker runs at once; more wait in its queue. */
+    concurrency: number;
+    /** Calls a worker lets wait; beyond that it answers "overloaded" (503 with Retry-After). */
+    queueLength: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  ${problems.join("\n  ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Reads the configuration from `env`; throws {@link ConfigError} listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`),
+    );
+  }
+  const e = parsed.data;
+  const dataDir = path.resolve(e.ATELIER_DATA_DIR);
+  const shared = e.ATELIER_WORKER_ADDRESS;
+  return {
+    http: { host: e.HOST, port: e.PORT, maxBodyBytes: e.ATELIER_MAX_BODY_BYTES },
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    modelsDir: path.resolve(e.ATELIER_MODELS_DIR ?? path.join(dataDir, "models")),
+    modelMirror: path.resolve(e.ATELIER_MODEL_MIRROR),
+    quota: {
+      defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
+      windowSeconds: e.ATELIER_RATE_LIMIT_WINDOW_SECONDS,
+    },
+    images: {
+      maxBytes: e.ATELIER_MAX_IMAGE_BYTES,
+      maxInputPixels: e.ATELIER_MAX_INPUT_PIXELS,
+      maxOutputPixels: e.ATELIER_MAX_OUTPUT_PIXELS,
+    },
+    fetch: {
+      timeoutMs: e.ATELIER_FETCH_TIMEOUT_MS,
+      maxRedirects: e.ATELIER_FETCH_MAX_REDIRECTS,
+      allowedPrivateHosts: e.ATELIER_ALLOWED_PRIVATE_HOSTS,
+    },
+    workers: {
+      addresses: dropUndefined({
+        upscale: e.ATELIER_UPSCALE_WORKER ?? shared,
+        generation: e.ATELIER_GENERATION_WORKER ?? shared,
+        style: e.ATELIER_STYLE_WORKER ?? shared,
+        background: e.ATELIER_BACKGROUND_WORKER ?? shared,
+        prompt: e.ATELIER_PROMPT_WORKER ?? shared,
+        catalog: e.ATELIER_CATALOG_WORKER ?? shared,
+      }),
+      listenHost: e.ATELIER_WORKER_HOST,
+      listenPort: e.ATELIER_WORKER_PORT,
+      maxMessageBytes: e.ATELIER_GRPC_MAX_MESSAGE_BYTES,
+      deadlineMs: e.ATELIER_WORKER_DEADLINE_MS,
+      concurrency: e.ATELIER_WORKER_CONCURRENCY,
+      queueLength: e.ATELIER_WORKER_QUEUE,
+    },
+  };
+}
+
+function dropUndefined<T extends object>(record: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(record).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
+}

@@ -1,0 +1,119 @@
+/**
+ * The HTTP front door: the exact `/api/v1` REST endpoints (transcoded from the router by
+ * trpc-to-openapi), the OpenAPI document, and tRPC over HTTP at `/trpc` for internal services.
+ * Every response, success or failure, from any layer, is JSON and carries `X-Request-Id`.
+ */
+import express, { type NextFunction, type Request, type Response } from "express";
+import { createExpressMiddleware } from "@trpc/server/adapters/express";
+import type { TRPCError } from "@trpc/server";
+import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
+import { AtelierError } from "../core/errors.js";
+import type { AtelierServices, RequestContext } from "../server/context.js";
+import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
+import { appRouter } from "../server/router.js";
+import { atelierErrorOf } from "../server/trpc-errors.js";
+import { sendError, writePublicErrorBodies } from "./error-responses.js";
+import { buildOpenApiDocument } from "./openapi-document.js";
+import { assignRequestId, requestIdOf } from "./request-id.js";
+import { restRoutes } from "./rest-routes.js";
+
+const API_PREFIX = "/api";
+const OPENAPI_PATH = "/api/v1/openapi.json";
+
+function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
+  const disconnected = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) disconnected.abort(new AtelierError("CANCELLED", "The client closed the connection."));
+  });
+  return {
+    requestId: requestIdOf(res),
+    authorization: req.get("authorization"),
+    setHeader: (name, value) => {
+      if (!res.headersSent) res.setHeader(name, value);
+    },
+    signal: disconnected.signal,
+    services,
+  };
+}
+
+/** Status and headers of a failed procedure, for both HTTP adapters. */
+function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
+  const [first] = errors;
+  if (!first) return {};
+  const failure = atelierErrorOf(first);
+  return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
+}
+
+export function createFacadeApp(services: AtelierServices, version: string): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(assignRequestId);
+
+  app.use(
+    "/trpc",
+    createExpressMiddleware({
+      router: appRouter,
+      createContext: ({ req, res }) => contextFor(services, req, res),
+      responseMeta: errorResponseMeta,
+      maxBodySize: services.config.http.maxBodyBytes,
+    }),
+  );
+
+  const document = buildOpenApiDocument(version);
+  const routes = restRoutes(document, API_PREFIX);
+  app.get(OPENAPI_PATH, (_req, res) => {
+    res.json(document);
+  });
+
+  // Unknown paths, wrong methods and non-JSON bodies are refused before the body is read.
+  app.use(API_PREFIX, (req, res, next) => {
+    const path = req.originalUrl.split("?")[0]!.replace(/\/+$/, "");
+    const methods = path === OPENAPI_PATH ? ["GET"] : routes.get(path);
+    if (!methods) return sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${path}. See ${OPENAPI_PATH} for the API.`));
+    if (!methods.includes(req.method) && !(req.method === "HEAD" && methods.includes("GET"))) {
+      res.setHeader("Allow", methods.join(", "));
+      return sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${path}; use ${methods.join(" or ")}.`));
+    }
+    if (req.method === "POST" && !req.is("application/json")) {
+      return sendError(
+        res,
+        new AtelierError("UNSUPPORTED_MEDIA_TYPE", `Send the request body as JSON with \`Content-Type: application/json\` (received ${req.get("content-type") ?? "no Content-Type"}).`),
+      );
+    }
+    next();
+  });
+  app.use(API_PREFIX, express.json({ limit: services.config.http.maxBodyBytes, strict: false }));
+
+  const openApiHandler = createOpenApiNodeHttpHandler({
+    router: appRouter,
+    createContext: ({ req, res }) => contextFor(services, req as Request, res as Response),
+    responseMeta: errorResponseMeta,
+    maxBodySize: services.config.http.maxBodyBytes,
+  });
+  app.use(API_PREFIX, (req, res, next) => {
+    writePublicErrorBodies(res);
+    void openApiHandler(req, res, next);
+  });
+
+  app.use((_req: Request, res: Response) => {
+    sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));
+  });
+
+  // Body-parser and any other express-level failure, as the same JSON errors.
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const type = (error as { type?: string }).type;
+    if (type === "entity.too.large") {
+      return sendError(res, new AtelierError("PAYLOAD_TOO_LARGE", `The request body is over this server's limit of ${services.config.http.maxBodyBytes} bytes (ATELIER_MAX_BODY_BYTES).`));
+    }
+    if (type === "entity.parse.failed") {
+      return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid JSON."));
+    }
+    if (type === "charset.unsupported" || type === "encoding.unsupported") {
+      return sendError(res, new AtelierError("UNSUPPORTED_MEDIA_TYPE", "Send the body as UTF-8 JSON without content encoding."));
+    }
+    services.logger.error({ requestId: requestIdOf(res), err: error, path: req.path }, "unhandled facade error");
+    sendError(res, new AtelierError("INTERNAL", "The server failed to process the request. Try again later."));
+  });
+  return app;
+}

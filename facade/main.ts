@@ -1,0 +1,22 @@
+/** `npm start`: the whole service on one machine, configured from the environment. */
+import { ConfigError, loadConfig } from "../core/config.js";
+import { createLogger } from "../core/logger.js";
+import { startAtelier } from "./start-atelier.js";
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const atelier = await startAtelier(config, logger);
+  console.log(`Atelier is listening on ${atelier.url} (API under ${atelier.url}/api/v1, OpenAPI at ${atelier.url}/api/v1/openapi.json)`);
+  const stop = () => {
+    logger.info("shutting down");
+    void atelier.close().then(() => process.exit(0));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

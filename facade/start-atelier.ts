@@ -1,0 +1,75 @@
+/**
+ * Starts the whole service in this process: workers on loopback gRPC (for every capability that has
+ * no configured worker address), the router's stores and clients, and the HTTP facade.
+ */
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../core/config.js";
+import { createLogger, type Logger } from "../core/logger.js";
+import type { AtelierServices } from "../server/context.js";
+import { createImageSource } from "../server/image-source/image-source.js";
+import { SqliteApiKeyStore } from "../server/keys/api-key-store.js";
+import { createSqliteQuotaStore } from "../server/quota/quota-store.js";
+import { createWorkerClients } from "../server/workers/worker-clients.js";
+import { startWorkerServer, type RunningWorker } from "../workers/worker-server.js";
+import { createFacadeApp } from "./app.js";
+
+export interface RunningAtelier {
+  /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  services: AtelierServices;
+  /** The in-process worker, when one was started. */
+  worker: RunningWorker | undefined;
+  close(): Promise<void>;
+}
+
+export function packageVersion(): string {
+  const manifest = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  return manifest.version;
+}
+
+export async function startAtelier(config: AtelierConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningAtelier> {
+  const missing = WORKER_SERVICES.filter((name) => config.workers.addresses[name] === undefined);
+  const worker = missing.length > 0 ? await startWorkerServer(config, logger.child({ part: "worker" }), { host: "127.0.0.1", port: 0 }) : undefined;
+  const addresses = Object.fromEntries(
+    WORKER_SERVICES.map((name) => [name, config.workers.addresses[name] ?? worker!.address]),
+  ) as Record<WorkerServiceName, string>;
+
+  const services: AtelierServices = {
+    config,
+    logger,
+    keys: SqliteApiKeyStore.open(config.dataDir),
+    quota: await createSqliteQuotaStore(config.dataDir, config.quota.windowSeconds),
+    workers: createWorkerClients(config, addresses),
+    images: createImageSource(config),
+  };
+  const app = createFacadeApp(services, packageVersion());
+  const server = http.createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.http.port, config.http.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
+  const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
+  logger.info({ url, workers: addresses }, "atelier listening");
+
+  return {
+    url,
+    port,
+    services,
+    worker,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      services.workers.close();
+      await worker?.shutdown();
+      await services.keys.close();
+      await services.quota.close();
+    },
+  };
+}

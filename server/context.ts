@@ -1,0 +1,28 @@
+/** What every procedure can see: the request's identity and the long-lived services. */
+import type { AtelierConfig } from "../core/config.js";
+import type { Logger } from "../core/logger.js";
+import type { ApiKeyStore } from "./keys/api-key-store.js";
+import type { ImageSource } from "./image-source/image-source.js";
+import type { QuotaStore } from "./quota/quota-store.js";
+import type { WorkerClients } from "./workers/worker-clients.js";
+
+export interface AtelierServices {
+  config: AtelierConfig;
+  logger: Logger;
+  keys: ApiKeyStore;
+  quota: QuotaStore;
+  workers: WorkerClients;
+  images: ImageSource;
+}
+
+export interface RequestContext {
+  /** Correlates logs and responses; echoed in `X-Request-Id` and every body. */
+  requestId: string;
+  /** The raw `Authorization` header, if any. */
+  authorization: string | undefined;
+  /** Sets a response header (rate-limit headers, `WWW-Authenticate`). */
+  setHeader: (name: string, value: string) => void;
+  /** Aborts when the client disconnects, so workers stop early. */
+  signal: AbortSignal;
+  services: AtelierServices;
+}

@@ -1,0 +1,205 @@
+/**
+ * Which network addresses the image fetcher may contact.
+ *
+ * A client-supplied URL must never make this server reach into its own network (metadata services,
+ * admin ports, databases). Only globally routable unicast addresses are public; every IPv6 form
+ * that carries an IPv4 address is judged by that IPv4 address, because that is where the packets
+ * end up. Operators (and tests) can still open chosen private sources through an allow-list.
+ */
+import ipaddr from "ipaddr.js";
+
+type IPv4 = ipaddr.IPv4;
+type IPv6 = ipaddr.IPv6;
+type IPAddress = IPv4 | IPv6;
+
+/** What the policy concluded about one address, for messages and logs. */
+export interface AddressClassification {
+  /** The address as given, normalised (IPv4-mapped IPv6 is shown as plain IPv4). */
+  address: string;
+  /** True only for globally routable unicast addresses. */
+  isPublic: boolean;
+  /**
+   * The ipaddr.js range that decided the verdict (`unicast`, `loopback`, `private`, ...). For an
+   * IPv6 address that embeds IPv4, the range of the first non-public embedded IPv4 address.
+   */
+  range: string;
+  /** The IPv4 addresses found inside an IPv6 address (NAT64, 6to4, Teredo, ...); empty otherwise. */
+  embeddedIPv4: string[];
+}
+
+/**
+ * Classifies one IP address. A string that is not an IP address is never public (fail closed).
+ * Accepts every form ipaddr.js parses, including `127.1`, `0x7f.0.0.1` and zone ids (`fe80::1%eth0`).
+ */
+export function classifyAddress(address: string): AddressClassification {
+  const parsed = parseAddress(address);
+  if (parsed === undefined) {
+    return { address, isPublic: false, range: "invalid", embeddedIPv4: [] };
+  }
+  return classifyParsed(parsed);
+}
+
+/** True when `address` is a globally routable unicast address. */
+export function isPublicAddress(address: string): boolean {
+  return classifyAddress(address).isPublic;
+}
+
+/**
+ * The address policy: public addresses are allowed, everything else only through the allow-list.
+ *
+ * Allow-list entries (from `config.fetch.allowedPrivateHosts`) are one of:
+ * - a hostname (`localhost`, `images.internal`): allows that exact host name, compared lower-case,
+ *   whatever it resolves to;
+ * - an IP address (`127.0.0.1`, `::1`, `[::1]`): allows that one address;
+ * - a CIDR range (`10.0.0.0/8`, `fd00::/8`): allows every address inside it.
+ */
+export class AddressPolicy {
+  private readonly allowedHostnames: ReadonlySet<string>;
+  private readonly allowedRanges: readonly [IPAddress, number][];
+
+  /** @throws Error naming the first entry that is neither a hostname, an IP address nor a CIDR. */
+  constructor(allowedPrivateHosts: readonly string[] = []) {
+    const hostnames = new Set<string>();
+    const ranges: [IPAddress, number][] = [];
+    for (const raw of allowedPrivateHosts) {
+      const entry = parseAllowListEntry(raw);
+      if (entry.kind === "hostname") hostnames.add(entry.hostname);
+      else ranges.push(entry.range);
+    }
+    this.allowedHostnames = hostnames;
+    this.allowedRanges = ranges;
+  }
+
+  /** True when `hostname` is allow-listed by name, so any address it resolves to may be used. */
+  allowsHostname(hostname: string): boolean {
+    return this.allowedHostnames.has(hostname.toLowerCase());
+  }
+
+  /**
+   * True when `address` may be contacted: it is public, it lies in an allow-listed range, or it was
+   * obtained by resolving `hostname` and that host name is allow-listed.
+   */
+  allowsAddress(address: string, hostname?: string): boolean {
+    if (hostname !== undefined && this.allowsHostname(hostname)) return true;
+    const parsed = parseAddress(address);
+    if (parsed === undefined) return false;
+    if (classifyParsed(parsed).isPublic) return true;
+    return this.allowedRanges.some(
+      ([network, prefix]) => network.kind() === parsed.kind() && parsed.match(network, prefix),
+    );
+  }
+}
+
+type AllowListEntry =
+  | { kind: "hostname"; hostname: string }
+  | { kind: "range"; range: [IPAddress, number] };
+
+/** One DNS label: letters, digits, `-` and `_`, at most 63 characters, no hyphen at either end. */
+const LABEL = "[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?";
+/** A DNS name: dot-separated labels, at most 253 characters, optional trailing dot. */
+const HOSTNAME_PATTERN = new RegExp(`^(?=.{1,253}\\.?$)${LABEL}(?:\\.${LABEL})*\\.?$`);
+
+function parseAllowListEntry(raw: string): AllowListEntry {
+  const entry = raw.trim().toLowerCase();
+  const unbracketed = entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry;
+
+  if (entry.includes("/")) {
+    // Only canonical notations: `10.1/8` parses, but nobody writing it means what it parses to.
+    if (ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) || ipaddr.IPv6.isValidCIDR(entry)) {
+      return { kind: "range", range: canonicalRange(ipaddr.parseCIDR(entry)) };
+    }
+  } else if (ipaddr.IPv4.isValidFourPartDecimal(unbracketed) || ipaddr.IPv6.isValid(unbracketed)) {
+    const address = ipaddr.parse(unbracketed);
+    return { kind: "range", range: canonicalRange([address, address.kind() === "ipv4" ? 32 : 128]) };
+  } else if (HOSTNAME_PATTERN.test(entry) && !/^[0-9.]+$/.test(entry) && !/^0x/.test(entry)) {
+    return { kind: "hostname", hostname: entry };
+  }
+  throw new Error(
+    `Invalid allowed private host ${JSON.stringify(raw)}: expected a host name (images.internal), ` +
+      `an IP address (10.0.0.5, ::1) or a CIDR range (10.0.0.0/8, fd00::/8).`,
+  );
+}
+
+/**
+ * Addresses are compared after `ipaddr.process`, which turns IPv4-mapped IPv6 into IPv4, so an
+ * IPv4-mapped range (`::ffff:10.0.0.0/104`) is stored as the IPv4 range it denotes.
+ */
+function canonicalRange([network, prefix]: [IPAddress, number]): [IPAddress, number] {
+  if (network.kind() === "ipv6" && prefix >= 96 && (network as IPv6).isIPv4MappedAddress()) {
+    return [(network as IPv6).toIPv4Address(), prefix - 96];
+  }
+  return [network, prefix];
+}
+
+function parseAddress(address: string): IPAddress | undefined {
+  const unbracketed = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address;
+  try {
+    return ipaddr.process(unbracketed);
+  } catch {
+    return undefined;
+  }
+}
+
+function classifyParsed(address: IPAddress): AddressClassification {
+  const shown = address.toString();
+  if (address.kind() === "ipv4") {
+    const range = (address as IPv4).range();
+    return { address: shown, isPublic: range === "unicast", range, embeddedIPv4: [] };
+  }
+  const ipv6 = address as IPv6;
+  const embedded = embeddedIPv4Addresses(ipv6);
+  if (embedded.length > 0) {
+    const refused = embedded.map((ipv4) => ipv4.range()).find((range) => range !== "unicast");
+    return {
+      address: shown,
+      isPublic: refused === undefined,
+      range: refused ?? "unicast",
+      embeddedIPv4: embedded.map((ipv4) => ipv4.toString()),
+    };
+  }
+  const range = ipv6.range();
+  // ipaddr.js calls everything outside its special ranges "unicast", including never-allocated
+  // space such as `::1:2:3:4`; only 2000::/3 is handed out as global unicast.
+  const isGlobalUnicast = range === "unicast" && ipv6.match(GLOBAL_UNICAST_V6);
+  return {
+    address: shown,
+    isPublic: isGlobalUnicast,
+    range: range === "unicast" && !isGlobalUnicast ? "unallocated" : range,
+    embeddedIPv4: [],
+  };
+}
+
+const cidr = (text: string): [IPAddress, number] => ipaddr.parseCIDR(text);
+
+const GLOBAL_UNICAST_V6 = cidr("2000::/3");
+const IPV4_MAPPED = cidr("::ffff:0:0/96");
+const IPV4_TRANSLATED = cidr("::ffff:0:0:0/96"); // RFC 6145 / 2765
+const IPV4_COMPATIBLE = cidr("::/96"); // deprecated RFC 4291 form `::a.b.c.d`
+const NAT64_WELL_KNOWN = cidr("64:ff9b::/96"); // RFC 6052
+const SIX_TO_FOUR = cidr("2002::/16"); // RFC 3056: 2002:AABB:CCDD::/48 wraps A.B.C.D
+const TEREDO = cidr("2001::/32"); // RFC 4380
+
+/** The IPv4 addresses that traffic to this IPv6 address is delivered to or through. */
+function embeddedIPv4Addresses(address: IPv6): IPv4[] {
+  const p = address.parts;
+  const fromWords = (high: number, low: number): IPv4 =>
+    new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const lowWords = (): IPv4 => fromWords(p[6] ?? 0, p[7] ?? 0);
+
+  if (address.match(IPV4_MAPPED) || address.match(IPV4_TRANSLATED) || address.match(NAT64_WELL_KNOWN)) {
+    return [lowWords()];
+  }
+  // `::` and `::1` sit inside ::/96 but are judged as themselves (unspecified, loopback).
+  if (address.match(IPV4_COMPATIBLE)) {
+    const range = address.range();
+    return range === "unspecified" || range === "loopback" ? [] : [lowWords()];
+  }
+  if (address.match(SIX_TO_FOUR)) return [fromWords(p[1] ?? 0, p[2] ?? 0)];
+  if (address.match(TEREDO)) {
+    // Teredo carries the relay server in words 2-3 and the client, bit-inverted, in words 6-7.
+    const server = fromWords(p[2] ?? 0, p[3] ?? 0);
+    const client = fromWords(~(p[6] ?? 0) & 0xffff, ~(p[7] ?? 0) & 0xffff);
+    return [client, server];
+  }
+  return [];
+}

@@ -1,0 +1,415 @@
+/**
+ * Turns a client-supplied `imageUrl` into image bytes without letting the client aim this server at
+ * its own network.
+ *
+ * `data:` URLs are decoded in memory. `http:`/`https:` URLs are fetched with a DNS lookup that
+ * checks every resolved address against the {@link AddressPolicy} and hands exactly those checked
+ * addresses to the socket, so DNS cannot answer differently between the check and the connect.
+ * Redirects are followed by hand so that every hop is checked the same way.
+ */
+import dns from "node:dns";
+import http, { type IncomingMessage } from "node:http";
+import https from "node:https";
+import net, { type LookupFunction } from "node:net";
+import type { AtelierConfig } from "../../core/config.js";
+import { AtelierError } from "../../core/errors.js";
+import { AddressPolicy } from "./address-policy.js";
+
+/** Image bytes and what the source said they are. */
+export interface FetchedImage {
+  /** The encoded image exactly as received (never decompressed or transcoded). */
+  bytes: Buffer;
+  /** The data URL's media type or the HTTP `Content-Type` header; undefined when none was sent. */
+  contentType: string | undefined;
+  /** Where the bytes came from: decoded from a `data:` URL, or downloaded over HTTP(S). */
+  source: "data" | "http";
+}
+
+/** Limits and the address policy for {@link fetchImage}. */
+export interface FetchImageOptions {
+  /** Largest accepted image in bytes: the decoded size for data URLs, the body size for HTTP. */
+  maxBytes: number;
+  /** Time limit for the whole HTTP fetch, every redirect hop and the body included, in milliseconds. */
+  timeoutMs: number;
+  /** Redirects followed at most; the next one fails the fetch. 0 follows none. */
+  maxRedirects: number;
+  /** Decides which addresses may be contacted. Build it once and share it between fetches. */
+  addressPolicy: AddressPolicy;
+}
+
+/**
+ * Builds {@link FetchImageOptions} from the service configuration, parsing the allow-list once.
+ * @throws Error when `fetch.allowedPrivateHosts` holds an entry that is not a host, IP or CIDR.
+ */
+export function fetchImageOptionsFromConfig(
+  config: Pick<AtelierConfig, "fetch" | "images">,
+): FetchImageOptions {
+  return {
+    maxBytes: config.images.maxBytes,
+    timeoutMs: config.fetch.timeoutMs,
+    maxRedirects: config.fetch.maxRedirects,
+    addressPolicy: new AddressPolicy(config.fetch.allowedPrivateHosts),
+  };
+}
+
+/**
+ * Reads the image behind `imageUrl`: a base64 `data:image/...` URL, or an `http:`/`https:` URL.
+ *
+ * @param signal aborts the fetch; the promise then rejects with `CANCELLED`.
+ * @throws AtelierError `INVALID_IMAGE_URL` (bad URL or scheme, credentials, refused address),
+ *   `IMAGE_TOO_LARGE` (over `maxBytes`), `SOURCE_FETCH_FAILED` (network error, non-2xx answer,
+ *   too many redirects, timeout) or `CANCELLED`.
+ */
+export async function fetchImage(
+  imageUrl: string,
+  options: FetchImageOptions,
+  signal?: AbortSignal,
+): Promise<FetchedImage> {
+  if (signal?.aborted) throw cancelledError();
+  const trimmed = imageUrl.trim();
+  if (/^data:/i.test(trimmed)) return decodeDataUrl(trimmed, options.maxBytes);
+  const url = parseHttpUrl(trimmed, false);
+  return withDeadline(options.timeoutMs, signal, (deadline) => fetchOverHttp(url, options, deadline));
+}
+
+// ---------------------------------------------------------------------------------------------
+// data: URLs
+
+const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9.+-]*$/;
+const BASE64_PAYLOAD = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function decodeDataUrl(dataUrl: string, maxBytes: number): FetchedImage {
+  const comma = dataUrl.indexOf(",");
+  if (comma < 0) {
+    throw invalidUrl(
+      "imageUrl is a data URL without a payload; expected data:image/<type>;base64,<payload>.",
+    );
+  }
+  const parameters = dataUrl.slice("data:".length, comma).split(";").map((part) => part.trim());
+  const mediaType = (parameters[0] ?? "").toLowerCase();
+  if (!IMAGE_MEDIA_TYPE.test(mediaType)) {
+    const shown = mediaType === "" ? "none" : JSON.stringify(mediaType.slice(0, 60));
+    throw invalidUrl(`imageUrl data URL must carry an image media type such as image/png (got ${shown}).`);
+  }
+  if (parameters.length < 2 || parameters.at(-1)?.toLowerCase() !== "base64") {
+    throw invalidUrl("imageUrl data URL must be base64-encoded: data:image/<type>;base64,<payload>.");
+  }
+
+  let payload = dataUrl.slice(comma + 1);
+  // Base64 in data URLs may be wrapped; whitespace carries no data (WHATWG forgiving-base64).
+  if (/\s/.test(payload)) payload = payload.replace(/\s+/g, "");
+  // Judge the size by the base64 length so an oversized payload is refused before it is decoded.
+  const padding = payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0;
+  const decodedBytes = Math.floor((payload.length * 3) / 4) - padding;
+  if (decodedBytes > maxBytes) throw tooLargeError(maxBytes);
+  if (decodedBytes <= 0) throw invalidUrl("imageUrl data URL carries no image bytes.");
+  const badLength = payload.length % 4 === 1 || (padding > 0 && payload.length % 4 !== 0);
+  if (badLength || !BASE64_PAYLOAD.test(payload)) {
+    throw invalidUrl("imageUrl data URL payload is not valid base64.");
+  }
+  return { bytes: Buffer.from(payload, "base64"), contentType: mediaType, source: "data" };
+}
+
+// ---------------------------------------------------------------------------------------------
+// http: and https: URLs
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+const REQUEST_HEADERS = {
+  "User-Agent": "Atelier-ImageFetcher/1",
+  Accept: "image/*",
+  // Bytes are counted against maxBytes as they arrive; a compressed body would dodge that limit.
+  "Accept-Encoding": "identity",
+};
+
+/** Checks scheme and credentials; `viaRedirect` words the error for a hop the source chose. */
+function parseHttpUrl(text: string, viaRedirect: boolean, base?: URL): URL {
+  let url: URL;
+  try {
+    url = new URL(text, base);
+  } catch (error) {
+    if (viaRedirect) {
+      throw new AtelierError(
+        "SOURCE_FETCH_FAILED",
+        "The imageUrl source sent a redirect to an invalid URL.",
+        { cause: error },
+      );
+    }
+    throw invalidUrl("imageUrl is not a valid absolute URL; use an http:, https: or data: URL.", error);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    const scheme = JSON.stringify(url.protocol.slice(0, 30));
+    throw invalidUrl(
+      viaRedirect
+        ? `imageUrl redirects to an unsupported scheme (${scheme}); ` +
+            "only http: and https: redirects are followed."
+        : `imageUrl must be an http:, https: or data: URL (got ${scheme}).`,
+    );
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw invalidUrl(
+      viaRedirect
+        ? "imageUrl redirects to a URL with credentials (user:password@), which this server does not fetch."
+        : "imageUrl must not contain credentials (user:password@).",
+    );
+  }
+  return url;
+}
+
+async function fetchOverHttp(
+  first: URL,
+  options: FetchImageOptions,
+  signal: AbortSignal,
+): Promise<FetchedImage> {
+  let url = first;
+  for (let redirects = 0; ; redirects += 1) {
+    const response = await request(url, options.addressPolicy, redirects > 0, signal);
+    const status = response.statusCode ?? 0;
+
+    if (REDIRECT_STATUSES.has(status)) {
+      response.destroy();
+      if (redirects >= options.maxRedirects) {
+        throw new AtelierError(
+          "SOURCE_FETCH_FAILED",
+          `The imageUrl source redirected more than ${options.maxRedirects} times; link the image directly.`,
+        );
+      }
+      const location = response.headers.location;
+      if (location === undefined || location === "") {
+        throw new AtelierError(
+          "SOURCE_FETCH_FAILED",
+          `The imageUrl source answered HTTP ${status} without a Location header.`,
+        );
+      }
+      url = parseHttpUrl(location, true, url);
+      continue;
+    }
+
+    if (status < 200 || status > 299) {
+      response.destroy();
+      throw new AtelierError(
+        "SOURCE_FETCH_FAILED",
+        `Could not fetch imageUrl: the source answered HTTP ${status}.`,
+      );
+    }
+    const bytes = await readBody(response, options.maxBytes, signal);
+    return { bytes, contentType: response.headers["content-type"], source: "http" };
+  }
+}
+
+/** Sends one GET and resolves with the response head; the body is left unread. */
+async function request(
+  url: URL,
+  policy: AddressPolicy,
+  viaRedirect: boolean,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  // Node connects to IP literals without calling `lookup`, so they are checked here. The URL
+  // parser has already turned `2130706433`, `0x7f.1` and friends into dotted IPv4.
+  if (net.isIP(hostname) !== 0 && !policy.allowsAddress(hostname)) {
+    throw refusedAddressError(hostname, undefined, viaRedirect);
+  }
+  if (signal.aborted) throw signal.reason;
+
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve, reject) => {
+    const outgoing = client.request({
+      protocol: url.protocol,
+      hostname,
+      port: url.port === "" ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      method: "GET",
+      headers: REQUEST_HEADERS,
+      // A fresh connection per request: a pooled socket would skip the address check.
+      agent: false,
+      lookup: checkedLookup(policy, viaRedirect),
+    });
+    const onAbort = (): void => {
+      outgoing.destroy();
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    outgoing.on("response", (response) => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(response);
+    });
+    outgoing.on("error", (error) => {
+      signal.removeEventListener("abort", onAbort);
+      reject(networkError(error, hostname));
+    });
+    outgoing.end();
+  });
+}
+
+/**
+ * A `lookup` for `net.connect` that resolves every address, refuses the connection if any one of
+ * them is refused by the policy, and otherwise gives the socket exactly the addresses it checked.
+ */
+function checkedLookup(policy: AddressPolicy, viaRedirect: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dns.lookup(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
+      if (error) {
+        callback(error, "");
+        return;
+      }
+      const refused = addresses.find((entry) => !policy.allowsAddress(entry.address, hostname));
+      if (refused !== undefined) {
+        callback(refusedAddressError(refused.address, hostname, viaRedirect), "");
+        return;
+      }
+      const first = addresses[0];
+      if (first === undefined) {
+        callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "");
+        return;
+      }
+      // With autoSelectFamily (Node's default) the socket asks for all addresses and races them.
+      if (options.all) callback(null, addresses);
+      else callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Collects the body, stopping (and closing the socket) as soon as it is over `maxBytes`. */
+function readBody(response: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  const declaredLength = Number(response.headers["content-length"]);
+  if (Number.isFinite(declaredLength) && declaredLength > maxBytes) {
+    response.destroy();
+    return Promise.reject(tooLargeError(maxBytes));
+  }
+
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener("abort", onAbort);
+      outcome();
+    };
+    const onAbort = (): void => {
+      response.destroy();
+      settle(() => reject(signal.reason));
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener("abort", onAbort, { once: true });
+
+    response.on("data", (chunk: Buffer) => {
+      if (settled) return;
+      received += chunk.length;
+      if (received > maxBytes) {
+        response.destroy();
+        settle(() => reject(tooLargeError(maxBytes)));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    response.on("end", () => {
+      if (response.complete) settle(() => resolve(Buffer.concat(chunks, received)));
+      else settle(() => reject(truncatedError()));
+    });
+    response.on("error", (error) => settle(() => reject(truncatedError(error))));
+    // A connection that drops mid-body may close without `end`; never leave the promise hanging.
+    response.on("close", () => settle(() => reject(truncatedError())));
+  });
+}
+
+/** Runs `work` under one time limit and the caller's signal; both abort with an AtelierError. */
+async function withDeadline<T>(
+  timeoutMs: number,
+  callerSignal: AbortSignal | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => {
+    const message = `Fetching imageUrl timed out after ${timeoutMs} ms.`;
+    controller.abort(new AtelierError("SOURCE_FETCH_FAILED", message));
+  }, timeoutMs);
+  const onCancel = (): void => controller.abort(cancelledError());
+  callerSignal?.addEventListener("abort", onCancel, { once: true });
+  try {
+    return await work(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    callerSignal?.removeEventListener("abort", onCancel);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors: public messages name the host or address at most; the raw error travels as `cause`.
+
+function invalidUrl(message: string, cause?: unknown): AtelierError {
+  return new AtelierError("INVALID_IMAGE_URL", message, cause === undefined ? {} : { cause });
+}
+
+function refusedAddressError(
+  address: string,
+  hostname: string | undefined,
+  viaRedirect: boolean,
+): AtelierError {
+  const verb = viaRedirect ? "redirects to" : "resolves to";
+  const shown = hostname === undefined ? address : `${address} for ${hostname}`;
+  return invalidUrl(
+    `imageUrl ${verb} a private or reserved address (${shown}), which this server does not fetch.`,
+  );
+}
+
+function tooLargeError(maxBytes: number): AtelierError {
+  return new AtelierError(
+    "IMAGE_TOO_LARGE",
+    `The image at imageUrl is larger than the limit of ${maxBytes} bytes (${formatSize(maxBytes)}).`,
+  );
+}
+
+function truncatedError(cause?: unknown): AtelierError {
+  return new AtelierError(
+    "SOURCE_FETCH_FAILED",
+    "Could not fetch imageUrl: the source closed the connection before the image was complete.",
+    cause === undefined ? {} : { cause },
+  );
+}
+
+function cancelledError(): AtelierError {
+  return new AtelierError("CANCELLED", "The request was cancelled before the image was fetched.");
+}
+
+function networkError(error: unknown, hostname: string): AtelierError {
+  if (error instanceof AtelierError) return error;
+  const reason = describeNetworkError(error);
+  return new AtelierError("SOURCE_FETCH_FAILED", `Could not fetch imageUrl from ${hostname}: ${reason}.`, {
+    cause: error,
+  });
+}
+
+const TLS_ERROR_CODE = /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
+
+function describeNetworkError(error: unknown): string {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
+  if (code === "ECONNREFUSED") return "the connection was refused";
+  if (["ENOTFOUND", "EAI_AGAIN", "EAI_NONAME", "EAI_FAIL", "ENODATA"].includes(code)) {
+    return "the host name could not be resolved";
+  }
+  if (code === "ECONNRESET" || code === "EPIPE") return "the connection was reset";
+  if (["ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN", "ENETDOWN"].includes(code)) {
+    return "the host could not be reached";
+  }
+  // OpenSSL failures surface as EPROTO (e.g. TLS spoken to a plain-HTTP port) or certificate codes.
+  if (code === "EPROTO" || TLS_ERROR_CODE.test(code)) {
+    return "the TLS connection could not be established";
+  }
+  if (code.startsWith("HPE_")) return "the source sent a malformed HTTP response";
+  return "a network error occurred";
+}
+
+/** `26214400` → `25 MiB`, `1536` → `1.5 KiB`: the byte count stays in the message too. */
+function formatSize(bytes: number): string {
+  const KiB = 1024;
+  const MiB = 1024 * KiB;
+  if (bytes >= MiB) return `${Number((bytes / MiB).toFixed(2))} MiB`;
+  if (bytes >= KiB) return `${Number((bytes / KiB).toFixed(2))} KiB`;
+  return `${bytes} B`;
+}

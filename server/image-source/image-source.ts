@@ -1,0 +1,12 @@
+/** The router's one way to turn a client's `imageUrl` into bytes, with the configured limits. */
+import type { AtelierConfig } from "../../core/config.js";
+import { fetchImage, fetchImageOptionsFromConfig, type FetchedImage } from "./fetch-image.js";
+
+export interface ImageSource {
+  fetch(imageUrl: string, signal?: AbortSignal): Promise<FetchedImage>;
+}
+
+export function createImageSource(config: Pick<AtelierConfig, "fetch" | "images">): ImageSource {
+  const options = fetchImageOptionsFromConfig(config);
+  return { fetch: (imageUrl, signal) => fetchImage(imageUrl, options, signal) };
+}

@@ -1,0 +1,234 @@
+/**
+ * `npm run keys -- <command>`: the operator's shell over {@link SqliteApiKeyStore}.
+ *
+ * Exit codes: 0 success, 1 failure (unknown id, bad configuration, database trouble), 2 usage
+ * (unknown command or option, missing or invalid argument). Messages go to stderr, so stdout
+ * carries only results and `--json` output stays machine-readable.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../../core/config.js";
+import { AtelierError } from "../../core/errors.js";
+import { SqliteApiKeyStore, type ApiKeyRecord, type ApiKeyStore } from "./api-key-store.js";
+
+const USAGE = `Usage: npm run keys -- <command> [options]
+
+Commands:
+  create --name NAME [--limit N] [--json]  Create a key and print it (the only time it is shown)
+  list [--json]                            List keys with their usage and status (never secrets)
+  revoke ID                                Revoke a key; it stops authenticating at once
+  set-limit ID (N|default)                 Set a key's hourly request limit, or use the default
+  help                                     Show this help
+
+Environment:
+  ATELIER_DATA_DIR  folder holding atelier.db (default: ./data)
+`;
+
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
+/** A mistake in how the CLI was called; answered with the message and exit code 2. */
+class UsageError extends Error {}
+
+/** A command that ran but could not do what was asked; exit code 1. */
+class CommandError extends Error {}
+
+interface Options {
+  name?: string;
+  limit?: string;
+  json: boolean;
+}
+
+/** Which options each command accepts; anything else is a usage error rather than silently ignored. */
+const ALLOWED_OPTIONS: Record<string, readonly (keyof Options)[]> = {
+  create: ["name", "limit", "json"],
+  list: ["json"],
+  revoke: [],
+  "set-limit": [],
+};
+
+function parseCommandLine(argv: string[]): { command: string | undefined; args: string[]; options: Options; help: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        name: { type: "string" },
+        limit: { type: "string" },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const [command, ...args] = parsed.positionals;
+  const { name, limit, json, help } = parsed.values;
+  return { command, args, options: { name, limit, json: json === true }, help: help === true };
+}
+
+function checkOptions(command: string, options: Options): void {
+  const allowed = ALLOWED_OPTIONS[command] ?? [];
+  for (const option of ["name", "limit"] as const) {
+    if (options[option] !== undefined && !allowed.includes(option)) {
+      throw new UsageError(`'${command}' does not take --${option}.`);
+    }
+  }
+  if (options.json && !allowed.includes("json")) throw new UsageError(`'${command}' does not take --json.`);
+}
+
+function expectArgs(command: string, args: string[], names: string[]): string[] {
+  if (args.length !== names.length) {
+    const expected = names.length === 0 ? "no arguments" : names.join(" ");
+    throw new UsageError(`'${command}' expects ${expected}, got ${args.length === 0 ? "none" : args.join(" ")}.`);
+  }
+  return args;
+}
+
+/** `N` or `default`; range checks are the store's, so the CLI and the API agree on them. */
+function parseLimit(text: string): number | null {
+  if (text === "default") return null;
+  if (!/^[0-9]+$/.test(text)) throw new UsageError(`Limit must be a whole number or 'default', not '${text}'.`);
+  return Number(text);
+}
+
+function formatTime(date: Date | null): string {
+  return date === null ? "never" : date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+function formatLimit(record: ApiKeyRecord, defaultLimit: number): string {
+  return record.hourlyLimit === null ? `default (${defaultLimit})` : String(record.hourlyLimit);
+}
+
+function statusOf(record: ApiKeyRecord): "active" | "revoked" {
+  return record.revokedAt === null ? "active" : "revoked";
+}
+
+function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => [...row[column]!].length)));
+  return rows
+    .map((row) => row.map((cell, column) => cell + " ".repeat(widths[column]! - [...cell].length)).join("  ").trimEnd())
+    .join("\n");
+}
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+async function createKey(store: ApiKeyStore, options: Options, defaultLimit: number): Promise<void> {
+  if (options.name === undefined) throw new UsageError("'create' needs --name NAME.");
+  const hourlyLimit = options.limit === undefined ? null : parseLimit(options.limit);
+  const { record, key } = await store.create({ name: options.name, hourlyLimit });
+  if (options.json) {
+    print(
+      JSON.stringify({
+        id: record.id,
+        key,
+        name: record.name,
+        hourlyLimit: record.hourlyLimit,
+        createdAt: record.createdAt.toISOString(),
+      }),
+    );
+    return;
+  }
+  print(`Created API key ${record.id} for "${record.name}" (hourly limit: ${formatLimit(record, defaultLimit)}).`);
+  print("");
+  print(`    ${key}`);
+  print("");
+  print("Store it now: it cannot be shown again. Only a hash of it is kept.");
+}
+
+async function listKeys(store: ApiKeyStore, options: Options, defaultLimit: number): Promise<void> {
+  const records = await store.list();
+  if (options.json) {
+    print(JSON.stringify(records.map((record) => ({ ...record, status: statusOf(record) }))));
+    return;
+  }
+  if (records.length === 0) {
+    print("No API keys yet. Create one with: npm run keys -- create --name NAME");
+    return;
+  }
+  const header = ["ID", "NAME", "CREATED", "LAST USED", "LIMIT/H", "STATUS"];
+  const rows = records.map((record) => [
+    record.id,
+    record.name,
+    formatTime(record.createdAt),
+    formatTime(record.lastUsedAt),
+    formatLimit(record, defaultLimit),
+    statusOf(record),
+  ]);
+  print(formatTable([header, ...rows]));
+}
+
+async function revokeKey(store: ApiKeyStore, id: string): Promise<void> {
+  if (await store.revoke(id)) {
+    print(`Revoked API key ${id}.`);
+    return;
+  }
+  const existing = await store.get(id);
+  if (existing === null) throw new CommandError(`No API key with id '${id}'.`);
+  print(`API key ${id} was already revoked at ${formatTime(existing.revokedAt)}.`);
+}
+
+async function setLimit(store: ApiKeyStore, id: string, limitText: string, defaultLimit: number): Promise<void> {
+  const record = await store.setHourlyLimit(id, parseLimit(limitText));
+  if (record === null) throw new CommandError(`No API key with id '${id}'.`);
+  print(`API key ${id} now has hourly limit ${formatLimit(record, defaultLimit)}.`);
+}
+
+async function run(argv: string[]): Promise<void> {
+  const { command, args, options, help } = parseCommandLine(argv);
+  if (help || command === "help") {
+    print(USAGE.trimEnd());
+    return;
+  }
+  if (command === undefined) throw new UsageError("Missing command.");
+  if (!(command in ALLOWED_OPTIONS)) throw new UsageError(`Unknown command '${command}'.`);
+  checkOptions(command, options);
+
+  const config = loadConfig();
+  const store = SqliteApiKeyStore.open(config.dataDir);
+  const defaultLimit = config.quota.defaultLimit;
+  try {
+    switch (command) {
+      case "create":
+        expectArgs(command, args, []);
+        return await createKey(store, options, defaultLimit);
+      case "list":
+        expectArgs(command, args, []);
+        return await listKeys(store, options, defaultLimit);
+      case "revoke": {
+        const [id] = expectArgs(command, args, ["ID"]);
+        return await revokeKey(store, id!);
+      }
+      case "set-limit": {
+        const [id, limit] = expectArgs(command, args, ["ID", "(N|default)"]);
+        return await setLimit(store, id!, limit!, defaultLimit);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Maps a failure to its message and exit code; stack traces are for bugs, not for operators. */
+function report(error: unknown): number {
+  if (error instanceof UsageError) {
+    process.stderr.write(`keys: ${error.message}\n\n${USAGE}`);
+    return EXIT_USAGE;
+  }
+  if (error instanceof AtelierError && error.code === "INVALID_INPUT") {
+    process.stderr.write(`keys: ${error.message}\n`);
+    return EXIT_USAGE;
+  }
+  if (error instanceof CommandError || error instanceof ConfigError || error instanceof AtelierError) {
+    process.stderr.write(`keys: ${error.message}\n`);
+    return EXIT_FAILURE;
+  }
+  process.stderr.write(`keys: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return EXIT_FAILURE;
+}
+
+// exitCode rather than process.exit(), so piped stdout is flushed before the process ends.
+process.exitCode = await run(process.argv.slice(2)).then(() => 0, report);

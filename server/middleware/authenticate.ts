@@ -1,0 +1,24 @@
+/** Bearer-key authentication: the only accepted scheme, checked against the key store. */
+import { AtelierError } from "../../core/errors.js";
+import { middleware } from "../trpc.js";
+
+const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i;
+
+export const authenticate = middleware(async ({ ctx, next }) => {
+  const header = ctx.authorization;
+  if (header === undefined || header.trim() === "") {
+    throw new AtelierError(
+      "UNAUTHORIZED",
+      "Missing API key. Send it as `Authorization: Bearer <key>`; an operator creates keys with `npm run keys -- create --name NAME`.",
+    );
+  }
+  const match = BEARER.exec(header);
+  if (!match) {
+    throw new AtelierError("UNAUTHORIZED", "Malformed Authorization header. Use the Bearer scheme: `Authorization: Bearer <key>`.");
+  }
+  const apiKey = await ctx.services.keys.authenticate(match[1]!);
+  if (!apiKey) {
+    throw new AtelierError("UNAUTHORIZED", "The API key is not valid: it is unknown or has been revoked.");
+  }
+  return next({ ctx: { apiKey } });
+});

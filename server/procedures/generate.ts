@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
+import { imageEnvelope } from "../schemas/response-schemas.js";
+import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
+import { meteredProcedure } from "./procedure-bases.js";
+
+/** Longest prompt accepted, in characters. Models truncate to their own token limit. */
+export const MAX_PROMPT_CHARACTERS = 2000;
+
+export const generateInput = requestBody({
+  prompt: boundedText("prompt", 1, MAX_PROMPT_CHARACTERS).meta({ description: "What to draw, 1 to 2000 characters.", example: "a cat" }),
+  width: boundedInteger("width", 8, 4096)
+    .optional()
+    .meta({ description: "Width in pixels. Default and limits come from the model record (`GET /api/v1/models`)." }),
+  height: boundedInteger("height", 8, 4096)
+    .optional()
+    .meta({ description: "Height in pixels. Default and limits come from the model record." }),
+  model: modelIdField("Generation model id from `GET /api/v1/models`. Default: the best installed generation model.").optional(),
+  negativePrompt: boundedText("negativePrompt", 0, MAX_PROMPT_CHARACTERS).optional().meta({ description: "What to avoid (beyond the spec)." }),
+  steps: boundedInteger("steps", 1, 100).optional().meta({ description: "Denoising steps (beyond the spec). Default: the model's." }),
+  guidanceScale: boundedNumber("guidanceScale", 0, 30).optional().meta({ description: "Classifier-free guidance scale (beyond the spec)." }),
+  seed: boundedInteger("seed", 0, 4294967295).optional().meta({ description: "Random seed (beyond the spec); the response reports the one used." }),
+  scheduler: z.string().max(40).optional().meta({ description: "Scheduler name (beyond the spec), e.g. `euler`, `dpmpp-2m-karras`, `lcm`." }),
+  outputFormat: outputFormatField,
+});
+
+export const generateOutput = z.object({
+  ...imageEnvelope,
+  seed: z.int().meta({ description: "The seed used; the same seed and parameters give the same image." }),
+  steps: z.int().meta({ description: "Steps run." }),
+  interpretation: z.string().optional().meta({ description: "How the model read the prompt, when that is informative." }),
+});
+
+export const generateProcedure = meteredProcedure
+  .meta({
+    openapi: {
+      method: "POST",
+      path: "/v1/generate",
+      protect: true,
+      tags: ["generation"],
+      summary: "Generate an image from a text prompt",
+      description: "Only `prompt` is required; size and model default from the model catalog.",
+    },
+  })
+  .input(generateInput)
+  .output(generateOutput)
+  .mutation(async ({ input, ctx }) => {
+    const result = await ctx.services.workers.generate(
+      {
+        prompt: input.prompt,
+        width: input.width ?? 0,
+        height: input.height ?? 0,
+        model: input.model ?? "",
+        negativePrompt: input.negativePrompt ?? "",
+        steps: input.steps ?? 0,
+        guidanceScale: input.guidanceScale,
+        seed: input.seed,
+        scheduler: input.scheduler ?? "",
+        outputFormat: toProtoFormat(input.outputFormat),
+      },
+      { signal: ctx.signal },
+    );
+    return {
+      ...envelope(ctx, result.model),
+      data: [toImageResult(result.image)],
+      seed: result.seed,
+      steps: result.steps,
+      ...(result.interpretation ? { interpretation: result.interpretation } : {}),
+    };
+  });

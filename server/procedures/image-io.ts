@@ -1,0 +1,36 @@
+/** Conversions between the REST/tRPC image fields and the workers' protobuf images. */
+import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
+import { AtelierError } from "../../core/errors.js";
+import type { RequestContext } from "../context.js";
+import type { OutputFormatName } from "../schemas/field-schemas.js";
+
+const FORMATS: Record<OutputFormatName, OutputFormat> = {
+  png: OutputFormat.OUTPUT_FORMAT_PNG,
+  jpeg: OutputFormat.OUTPUT_FORMAT_JPEG,
+  webp: OutputFormat.OUTPUT_FORMAT_WEBP,
+};
+
+export function toProtoFormat(name: OutputFormatName): OutputFormat {
+  return FORMATS[name];
+}
+
+/** Fetches `imageUrl` (abandoned if the client disconnects) as a worker input image. */
+export async function loadSourceImage(ctx: RequestContext, imageUrl: string): Promise<Image> {
+  const source = await ctx.services.images.fetch(imageUrl, ctx.signal);
+  return { data: source.bytes, mimeType: source.contentType ?? "", width: 0, height: 0 };
+}
+
+/** A worker's output image as the response's `data[]` entry: a data URL clients can pass back. */
+export function toImageResult(image: Image | undefined) {
+  if (!image) throw new AtelierError("INTERNAL", "The worker returned no image.");
+  return {
+    url: `data:${image.mimeType};base64,${Buffer.from(image.data).toString("base64")}`,
+    mimeType: image.mimeType,
+    width: image.width,
+    height: image.height,
+  };
+}
+
+export function envelope(ctx: RequestContext, model: string) {
+  return { id: ctx.requestId, created: Math.floor(Date.now() / 1000), model };
+}

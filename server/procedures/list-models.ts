@@ -1,0 +1,91 @@
+import { z } from "zod";
+import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
+import { publicProcedure } from "./procedure-bases.js";
+
+const TASK_NAMES: Record<ModelTask, string | undefined> = {
+  [ModelTask.MODEL_TASK_GENERATE]: "generate",
+  [ModelTask.MODEL_TASK_UPSCALE]: "upscale",
+  [ModelTask.MODEL_TASK_STYLE_TRANSFER]: "style-transfer",
+  [ModelTask.MODEL_TASK_BACKGROUND_REMOVE]: "background-remove",
+  [ModelTask.MODEL_TASK_PROMPT_IMPROVE]: "prompt-improve",
+  [ModelTask.MODEL_TASK_UNSPECIFIED]: undefined,
+  [ModelTask.UNRECOGNIZED]: undefined,
+};
+
+export const modelRecordSchema = z.object({
+  id: z.string().meta({ description: "The value accepted in `model` (or `style` for style-transfer records)." }),
+  object: z.literal("model"),
+  task: z.enum(["generate", "upscale", "style-transfer", "background-remove", "prompt-improve"]),
+  name: z.string(),
+  description: z.string(),
+  license: z.string().meta({ description: "SPDX id or short licence text." }),
+  nonCommercial: z.boolean().meta({ description: "True when the licence forbids commercial use." }),
+  installed: z.boolean().meta({ description: "Whether the weights are installed on this server." }),
+  disabled: z.boolean().meta({ description: "Whether the operator disabled it." }),
+  installCommand: z.string().optional().meta({ description: "How an operator installs it, when it is not installed." }),
+  attribution: z.string().optional(),
+  sizeBytes: z.int(),
+  photographic: z.boolean().optional().meta({ description: "Generation models: suitable for photographic backgrounds." }),
+  generation: z
+    .object({
+      defaultWidth: z.int(),
+      defaultHeight: z.int(),
+      minSize: z.int(),
+      maxWidth: z.int(),
+      maxHeight: z.int(),
+      sizeMultiple: z.int(),
+    })
+    .optional()
+    .meta({ description: "Size rules of a generation model, in pixels." }),
+  upscale: z
+    .object({ nativeScales: z.array(z.int()), supportedScales: z.array(z.int()) })
+    .optional()
+    .meta({ description: "Scales of an upscaling model." }),
+  details: z.record(z.string(), z.unknown()).optional().meta({ description: "Extra facts (presets, previews)." }),
+});
+
+export const listModelsOutput = z.object({
+  object: z.literal("list"),
+  data: z.array(modelRecordSchema),
+});
+
+function toJson(record: ModelRecord): z.infer<typeof modelRecordSchema> | undefined {
+  const task = TASK_NAMES[record.task];
+  if (!task) return undefined;
+  return {
+    id: record.id,
+    object: "model",
+    task: task as z.infer<typeof modelRecordSchema>["task"],
+    name: record.name,
+    description: record.description,
+    license: record.license,
+    nonCommercial: record.nonCommercial,
+    installed: record.installed,
+    disabled: record.disabled,
+    ...(record.installCommand && !record.installed ? { installCommand: record.installCommand } : {}),
+    ...(record.attribution ? { attribution: record.attribution } : {}),
+    sizeBytes: record.sizeBytes,
+    ...(task === "generate" ? { photographic: record.photographic } : {}),
+    ...(record.generation ? { generation: record.generation } : {}),
+    ...(record.upscale ? { upscale: record.upscale } : {}),
+    ...(record.detailsJson ? { details: JSON.parse(record.detailsJson) as Record<string, unknown> } : {}),
+  };
+}
+
+export const listModelsProcedure = publicProcedure
+  .meta({
+    openapi: {
+      method: "GET",
+      path: "/v1/models",
+      tags: ["models"],
+      summary: "List the models",
+      description:
+        "Every model this server knows, with whether it is installed, its licence and its constraints. Needs no API key and does not count against the quota.",
+    },
+  })
+  .input(z.void())
+  .output(listModelsOutput)
+  .query(async ({ ctx }) => {
+    const { models } = await ctx.services.workers.listModels({ task: ModelTask.MODEL_TASK_UNSPECIFIED }, { signal: ctx.signal });
+    return { object: "list" as const, data: models.flatMap((record) => toJson(record) ?? []) };
+  });

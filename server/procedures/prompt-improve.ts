@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { AtelierError } from "../../core/errors.js";
+import { boundedInteger, boundedText, requestBody } from "../schemas/field-schemas.js";
+import { operationEnvelope } from "../schemas/response-schemas.js";
+import { MAX_PROMPT_CHARACTERS } from "./generate.js";
+import { envelope } from "./image-io.js";
+import { meteredProcedure } from "./procedure-bases.js";
+
+export const promptImproveInput = requestBody({
+  prompt: boundedText("prompt", 1, MAX_PROMPT_CHARACTERS).meta({ description: "The idea to improve, 1 to 2000 characters.", example: "a cat on a roof" }),
+  style: boundedText("style", 0, 200).optional().meta({ description: "A style preset id (see the prompt engine's record in `GET /api/v1/models`) or free text." }),
+  mood: boundedText("mood", 0, 200).optional().meta({ description: "A mood preset id or free text." }),
+  seed: boundedInteger("seed", 0, 4294967295).optional().meta({ description: "Seed for reproducible variation (beyond the spec)." }),
+  variants: boundedInteger("variants", 1, 4).default(1).meta({ description: "Alternatives to return, 1 to 4 (beyond the spec)." }),
+});
+
+const variantSchema = z.object({
+  prompt: z.string(),
+  negativePrompt: z.string(),
+  subject: z.string(),
+  styleTerms: z.array(z.string()),
+  moodTerms: z.array(z.string()),
+  detailTerms: z.array(z.string()),
+});
+
+export const promptImproveOutput = z.object({
+  ...operationEnvelope,
+  prompt: z.string().meta({ description: "The improved prompt." }),
+  negativePrompt: z.string().meta({ description: "What to avoid, for models that take a negative prompt." }),
+  original: z.string().meta({ description: "The prompt as sent." }),
+  style: z.string().meta({ description: "The style as understood (preset id or the text sent); empty when none." }),
+  mood: z.string().meta({ description: "The mood as understood; empty when none." }),
+  seed: z.int().meta({ description: "The seed used." }),
+  variants: z.array(variantSchema).meta({ description: "Every variant, the first being `prompt` itself, with the pieces each was built from." }),
+});
+
+export const promptImproveProcedure = meteredProcedure
+  .meta({
+    openapi: {
+      method: "POST",
+      path: "/v1/prompt/improve",
+      protect: true,
+      tags: ["prompt"],
+      summary: "Improve a prompt",
+      description: "Turns a short idea into a detailed prompt that image models render well.",
+    },
+  })
+  .input(promptImproveInput)
+  .output(promptImproveOutput)
+  .mutation(async ({ input, ctx }) => {
+    const result = await ctx.services.workers.improvePrompt(
+      { prompt: input.prompt, style: input.style ?? "", mood: input.mood ?? "", seed: input.seed, variants: input.variants, maxTokens: 0 },
+      { signal: ctx.signal },
+    );
+    const [first] = result.variants;
+    if (!first) throw new AtelierError("INTERNAL", "The prompt engine returned no prompt.");
+    return {
+      ...envelope(ctx, result.model),
+      prompt: first.prompt,
+      negativePrompt: first.negativePrompt,
+      original: input.prompt,
+      style: input.style ?? "",
+      mood: input.mood ?? "",
+      seed: result.seed,
+      variants: result.variants.map((variant) => ({
+        prompt: variant.prompt,
+        negativePrompt: variant.negativePrompt,
+        subject: variant.subject,
+        styleTerms: variant.styleTerms,
+        moodTerms: variant.moodTerms,
+        detailTerms: variant.detailTerms,
+      })),
+    };
+  });

@@ -1,0 +1,98 @@
+/**
+ * Per-key request quotas on rate-limiter-flexible: a fixed window per key that starts with the
+ * key's first request. The counter is one atomic upsert in the store, so exactly `limit` requests
+ * are granted however many arrive at once, and the SQLite store survives a restart (Redis serves
+ * several router processes; see createRedisQuotaStore).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { RateLimiterSQLite, type RateLimiterAbstract, type RateLimiterRes } from "rate-limiter-flexible";
+
+export interface QuotaDecision {
+  allowed: boolean;
+  /** Requests granted per window to this key. */
+  limit: number;
+  /** Requests left in the current window after this one. */
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+  /** Window length in seconds. */
+  windowSeconds: number;
+}
+
+export interface QuotaStore {
+  /** Counts one request against `keyId`, whose limit is `limit` per window. */
+  consume(keyId: string, limit: number): Promise<QuotaDecision>;
+  /** Gives back one request (used when the server, not the client, failed). */
+  refund(keyId: string, limit: number): Promise<QuotaDecision>;
+  close(): Promise<void>;
+}
+
+/**
+ * The library compares against one fixed `points`; per-key limits are compared here instead, so a
+ * key's counter is kept when its limit changes.
+ */
+const UNBOUNDED_POINTS = Number.MAX_SAFE_INTEGER;
+
+export class RateLimiterQuotaStore implements QuotaStore {
+  constructor(
+    private readonly limiter: RateLimiterAbstract,
+    private readonly windowSeconds: number,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {}
+
+  async consume(keyId: string, limit: number): Promise<QuotaDecision> {
+    return this.decide(await this.limiter.consume(keyId, 1), limit);
+  }
+
+  async refund(keyId: string, limit: number): Promise<QuotaDecision> {
+    return this.decide(await this.limiter.reward(keyId, 1), limit);
+  }
+
+  async close(): Promise<void> {
+    await this.onClose();
+  }
+
+  private decide(result: RateLimiterRes, limit: number): QuotaDecision {
+    const used = Math.max(0, result.consumedPoints);
+    const resetMs = result.msBeforeNext > 0 ? result.msBeforeNext : this.windowSeconds * 1000;
+    return {
+      allowed: used <= limit,
+      limit,
+      remaining: Math.max(0, limit - used),
+      resetSeconds: Math.ceil(resetMs / 1000),
+      windowSeconds: this.windowSeconds,
+    };
+  }
+}
+
+export const QUOTA_DATABASE_FILE = "quota.db";
+
+/** The embedded default: counters in `<dataDir>/quota.db`. */
+export async function createSqliteQuotaStore(dataDir: string, windowSeconds: number): Promise<QuotaStore> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, QUOTA_DATABASE_FILE));
+  db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  // The table is created asynchronously and reported through the constructor's callback.
+  let settle: (error?: Error) => void = () => {};
+  const ready = new Promise<void>((resolve, reject) => {
+    settle = (error) => (error ? reject(error) : resolve());
+  });
+  const limiter = new RateLimiterSQLite(
+    {
+      storeClient: db,
+      storeType: "better-sqlite3",
+      tableName: "quota_counters",
+      keyPrefix: "key",
+      points: UNBOUNDED_POINTS,
+      duration: windowSeconds,
+    },
+    (error?: Error) => settle(error),
+  );
+  await ready;
+  return new RateLimiterQuotaStore(limiter, windowSeconds, async () => {
+    db.close();
+  });
+}

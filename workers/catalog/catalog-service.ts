@@ -1,0 +1,60 @@
+/** gRPC CatalogService: the catalog with each model's installed state, as protobuf records. */
+import {
+  CatalogServiceService,
+  ModelTask as ProtoModelTask,
+  type ListModelsRequest,
+  type ListModelsResponse,
+  type ModelRecord,
+} from "../../gen/atelier/catalog/v1/catalog_service.js";
+import type { Logger } from "../../core/logger.js";
+import { unaryHandler } from "../grpc-handler.js";
+import type { CatalogEntry, ModelTask } from "./model-catalog.js";
+
+export const TASK_TO_PROTO: Record<ModelTask, ProtoModelTask> = {
+  generate: ProtoModelTask.MODEL_TASK_GENERATE,
+  upscale: ProtoModelTask.MODEL_TASK_UPSCALE,
+  "style-transfer": ProtoModelTask.MODEL_TASK_STYLE_TRANSFER,
+  "background-remove": ProtoModelTask.MODEL_TASK_BACKGROUND_REMOVE,
+  "prompt-improve": ProtoModelTask.MODEL_TASK_PROMPT_IMPROVE,
+};
+
+export interface ModelInventory {
+  /** Every catalogued model in catalog order. */
+  entries(): readonly CatalogEntry[];
+  /** Whether the model's weights are present and verified (built-in models always are). */
+  isInstalled(id: string): boolean;
+}
+
+export function toModelRecord(entry: CatalogEntry, installed: boolean): ModelRecord {
+  return {
+    id: entry.id,
+    task: TASK_TO_PROTO[entry.task],
+    name: entry.name,
+    description: entry.description,
+    license: entry.license,
+    nonCommercial: entry.nonCommercial,
+    installed,
+    installCommand: entry.installCommand ?? "",
+    attribution: entry.attribution ?? "",
+    sizeBytes: entry.sizeBytes,
+    generation: entry.generation,
+    upscale: entry.upscale,
+    photographic: entry.photographic ?? false,
+    disabled: false,
+    detailsJson: entry.details ? JSON.stringify(entry.details) : "",
+  };
+}
+
+export function catalogServiceImplementation(inventory: ModelInventory, logger: Logger) {
+  return {
+    definition: CatalogServiceService,
+    implementation: {
+      listModels: unaryHandler<ListModelsRequest, ListModelsResponse>(logger, "ListModels", async (request) => ({
+        models: inventory
+          .entries()
+          .filter((entry) => request.task === ProtoModelTask.MODEL_TASK_UNSPECIFIED || TASK_TO_PROTO[entry.task] === request.task)
+          .map((entry) => toModelRecord(entry, inventory.isInstalled(entry.id))),
+      })),
+    },
+  };
+}

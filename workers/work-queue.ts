@@ -1,0 +1,56 @@
+/**
+ * Bounded concurrency for inference: at most `concurrency` jobs run, at most `queueLength` wait,
+ * and beyond that callers are told to come back later (503 with Retry-After) rather than piling
+ * up memory. Jobs whose caller has gone away are dropped before they start.
+ */
+import PQueue from "p-queue";
+import { AtelierError } from "../core/errors.js";
+
+export interface WorkQueueOptions {
+  /** Jobs running at once, at least 1. */
+  concurrency: number;
+  /** Jobs allowed to wait; 0 refuses any job that cannot start at once. */
+  queueLength: number;
+  /** Seconds suggested to a refused caller. */
+  retryAfterSeconds?: number;
+}
+
+export class WorkQueue {
+  private readonly queue: PQueue;
+
+  constructor(private readonly options: WorkQueueOptions) {
+    this.queue = new PQueue({ concurrency: options.concurrency });
+  }
+
+  /** Jobs waiting to start. */
+  get waiting(): number {
+    return this.queue.size;
+  }
+
+  /** Jobs running now. */
+  get running(): number {
+    return this.queue.pending;
+  }
+
+  async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    if (this.queue.pending >= this.options.concurrency && this.queue.size >= this.options.queueLength) {
+      throw new AtelierError(
+        "OVERLOADED",
+        `The server is busy (${this.queue.pending} running, ${this.queue.size} waiting). Retry shortly.`,
+        { retryAfterSeconds: this.options.retryAfterSeconds ?? 5 },
+      );
+    }
+    return this.queue.add(
+      async () => {
+        signal?.throwIfAborted();
+        return job();
+      },
+      { throwOnTimeout: true },
+    ) as Promise<T>;
+  }
+
+  async drain(): Promise<void> {
+    await this.queue.onIdle();
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * One gRPC server hosting the worker services, with the standard health service, message limits
+ * sized for images, and a graceful shutdown that lets running calls finish.
+ */
+import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { HealthImplementation } from "grpc-health-check";
+import type { AtelierConfig } from "../core/config.js";
+import type { Logger } from "../core/logger.js";
+import { catalogServiceImplementation, type ModelInventory } from "./catalog/catalog-service.js";
+import { MODEL_CATALOG } from "./catalog/model-catalog.js";
+import { uninstalledServiceImplementations } from "./uninstalled-services.js";
+import { upscaleServiceImplementation } from "./upscale/upscale-service.js";
+import { WorkQueue } from "./work-queue.js";
+
+interface ServiceBinding {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+export interface RunningWorker {
+  /** `host:port` the server listens on. */
+  address: string;
+  port: number;
+  server: Server;
+  /** Stops accepting calls, waits up to `graceMs` for running ones, then forces. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+/** Built-in models are always installed; issue-specific inventories replace this. */
+const builtinInventory: ModelInventory = {
+  entries: () => MODEL_CATALOG,
+  isInstalled: (id) => MODEL_CATALOG.some((entry) => entry.id === id && entry.sizeBytes === 0),
+};
+
+export function grpcChannelOptions(config: AtelierConfig) {
+  return {
+    "grpc.max_receive_message_length": config.workers.maxMessageBytes,
+    "grpc.max_send_message_length": config.workers.maxMessageBytes,
+  };
+}
+
+export function workerServiceBindings(config: AtelierConfig, logger: Logger): ServiceBinding[] {
+  const queue = new WorkQueue({ concurrency: config.workers.concurrency, queueLength: config.workers.queueLength });
+  const limits = config.images;
+  return [
+    upscaleServiceImplementation({ limits, queue, logger }),
+    catalogServiceImplementation(builtinInventory, logger),
+    ...uninstalledServiceImplementations(logger),
+  ] as ServiceBinding[];
+}
+
+export async function startWorkerServer(
+  config: AtelierConfig,
+  logger: Logger,
+  listen: { host: string; port: number } = { host: config.workers.listenHost, port: config.workers.listenPort },
+): Promise<RunningWorker> {
+  const server = new Server(grpcChannelOptions(config));
+  const bindings = workerServiceBindings(config, logger);
+  const health = new HealthImplementation({ "": "SERVING" });
+  for (const { definition, implementation } of bindings) {
+    server.addService(definition, implementation);
+    const first = Object.values(definition)[0];
+    const serviceName = first?.path.split("/")[1];
+    if (serviceName) health.setStatus(serviceName, "SERVING");
+  }
+  health.addToServer(server);
+  const hostForBind = listen.host.includes(":") ? `[${listen.host}]` : listen.host;
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${hostForBind}:${listen.port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
+      error ? reject(error) : resolve(boundPort),
+    ),
+  );
+  logger.info({ address: `${hostForBind}:${port}` }, "worker listening");
+  return {
+    address: `${hostForBind}:${port}`,
+    port,
+    server,
+    shutdown: (graceMs = 10_000) =>
+      new Promise<void>((resolve) => {
+        health.setStatus("", "NOT_SERVING");
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        force.unref();
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}
