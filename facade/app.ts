@@ -84,6 +84,15 @@ export function createFacadeApp(services: AtelierServices, version: string): exp
     next();
   });
   app.use(API_PREFIX, express.json({ limit: services.config.http.maxBodyBytes, strict: false }));
+  // trpc-to-openapi spreads the body into an object, which would turn `[1]` or `"text"` into
+  // `{"0": ...}`; a body that is not an object is refused here with a plain message instead.
+  app.use(API_PREFIX, (req, res, next) => {
+    const body: unknown = req.body;
+    if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
+      return sendError(res, new AtelierError("INVALID_INPUT", `Invalid request: expected a JSON object as the body but received ${Array.isArray(body) ? "an array" : JSON.stringify(body)}.`));
+    }
+    next();
+  });
 
   const openApiHandler = createOpenApiNodeHttpHandler({
     router: appRouter,

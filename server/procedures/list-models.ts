@@ -77,6 +77,7 @@ export const listModelsProcedure = publicProcedure
     openapi: {
       method: "GET",
       path: "/v1/models",
+      protect: false,
       tags: ["models"],
       summary: "List the models",
       description:

@@ -1,0 +1,44 @@
+/**
+ * A whole Atelier on ephemeral loopback ports with its own temporary data folder, and a key to call
+ * it with: the same startAtelier that `npm start` runs.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { loadConfig, type AtelierConfig } from "../../core/config.js";
+import { createLogger } from "../../core/logger.js";
+import { startAtelier, type RunningAtelier } from "../../facade/start-atelier.js";
+
+export interface TestService extends RunningAtelier {
+  dataDir: string;
+  config: AtelierConfig;
+  /** Creates a key and returns its secret. */
+  createKey(name?: string, hourlyLimit?: number): Promise<string>;
+  /** POSTs JSON to an `/api/v1` path with the given key (or none). */
+  post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<Response>;
+}
+
+export function makeDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "atelier-test-"));
+}
+
+export async function startTestService(env: Record<string, string> = {}, dataDir = makeDataDir()): Promise<TestService> {
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ATELIER_DATA_DIR: dataDir, ...env });
+  const running = await startAtelier(config, createLogger("silent"));
+  return {
+    ...running,
+    dataDir,
+    config,
+    createKey: async (name = "test", hourlyLimit) => (await running.services.keys.create({ name, hourlyLimit: hourlyLimit ?? null })).key,
+    post: (apiPath, body, key, headers = {}) =>
+      fetch(`${running.url}/api/v1${apiPath}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...headers,
+        },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      }),
+  };
+}
