@@ -238,7 +238,7 @@ function prepareStatements(db: Database.Database) {
       "INSERT INTO api_keys (id, name, key_hash, created_at, hourly_limit) VALUES (?, ?, ?, ?, ?)",
     ),
     byId: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ?"),
-    all: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, id"),
+    all: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
     // The age condition is repeated in SQL so concurrent processes also write at most once a minute.
     touch: db.prepare<[number, string, number]>(
       "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)",

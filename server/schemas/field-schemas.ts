@@ -88,7 +88,7 @@ export function requestBody<Shape extends z.ZodRawShape>(shape: Shape) {
  * (by setting `def.coerce`), for query strings. Bodies here are JSON, where coercion only does harm:
  * `"false"` would become `true`, `null` would become `0`. Pin `coerce` off for these fields.
  */
-function refuseCoercion(schema: z.ZodType): void {
+function refuseCoercion(schema: z.core.$ZodType): void {
   let def = (schema as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; coerce?: boolean } } })._zod.def;
   while (def.innerType && ["optional", "default", "nullable", "prefault"].includes(def.type)) {
     def = (def.innerType as unknown as { _zod: { def: typeof def } })._zod.def;

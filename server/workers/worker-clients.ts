@@ -7,6 +7,7 @@
  */
 import { credentials, Metadata, type Client, type ServiceError } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
+import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../core/grpc-errors.js";
 import { BackgroundServiceClient, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceClient, type ListModelsRequest, type ListModelsResponse } from "../../gen/atelier/catalog/v1/catalog_service.js";
@@ -41,7 +42,8 @@ type UnaryMethod<Req, Res> = (
 function callUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadlineMs: number, signal?: AbortSignal): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     if (signal?.aborted) {
-      reject(signal.reason);
+      // Any signal (not only the facade's, whose reason is already an AtelierError) ends as CANCELLED.
+      reject(signal.reason instanceof AtelierError ? signal.reason : new AtelierError("CANCELLED", "The request was cancelled.", { cause: signal.reason }));
       return;
     }
     const onAbort = () => call.cancel();
