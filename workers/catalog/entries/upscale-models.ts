@@ -1,0 +1,105 @@
+/** Upscaling models: classical Lanczos, the UpscalerJS ESRGAN family, and LSDIR compact. */
+import type { CatalogEntry } from "../catalog-types.js";
+import { pinnedFiles } from "../pinned-files.js";
+
+/** Every integer factor the upscale endpoint accepts. */
+export const UPSCALE_SCALES = [2, 3, 4, 5, 6, 7, 8] as const;
+const ALL_SCALES = [...UPSCALE_SCALES];
+
+const ESRGAN_SCALES = [2, 3, 4, 8];
+
+function esrgan(size: "slim" | "medium" | "thick", name: string, description: string): CatalogEntry {
+  const id = `esrgan-${size}`;
+  const pkg = `@upscalerjs/esrgan-${size}`;
+  return {
+    id,
+    task: "upscale",
+    name,
+    description,
+    license: "MIT",
+    nonCommercial: false,
+    attribution: "UpscalerJS ESRGAN models by Kevin Scott (MIT), trained on DIV2K.",
+    homepage: "https://upscalerjs.com/models/available/upscaling/esrgan-" + size,
+    source: { kind: "npm", package: pkg, optional: false, files: pinnedFiles(id) },
+    graphs: Object.fromEntries(ESRGAN_SCALES.map((scale) => [`x${scale}`, { tfjsLayers: `x${scale}` }])),
+    signature: {
+      inputs: [{ name: "input", dtype: "float32", shape: ["N", 3, "H", "W"], layout: "NCHW", range: [0, 255] }],
+      outputs: [{ name: "output", dtype: "float32", shape: ["N", 3, "H*scale", "W*scale"], layout: "NCHW", range: [0, 255] }],
+    },
+    imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 255] },
+    geometry: { tileSize: 128, tileOverlap: 12 },
+    upscale: { nativeScales: ESRGAN_SCALES, supportedScales: ALL_SCALES },
+  };
+}
+
+export const UPSCALE_MODELS: CatalogEntry[] = [
+  {
+    id: "lanczos",
+    task: "upscale",
+    name: "Lanczos-3 resampling",
+    description:
+      "Classical windowed-sinc (Lanczos, a = 3) resampling. No model weights: sharp and predictable, " +
+      "but it cannot invent detail. Used when no AI upscaler is installed or asked for.",
+    license: "LGPL-2.1-or-later (libvips)",
+    nonCommercial: false,
+    source: { kind: "builtin" },
+    graphs: {},
+    upscale: { nativeScales: ALL_SCALES, supportedScales: ALL_SCALES },
+  },
+  esrgan(
+    "thick",
+    "ESRGAN thick (UpscalerJS)",
+    "Residual-in-residual dense network (RRDN, 10 blocks) trained on DIV2K: the most detailed of the three ESRGAN sizes, and the slowest. Native 2x, 3x, 4x and 8x.",
+  ),
+  esrgan(
+    "medium",
+    "ESRGAN medium (UpscalerJS)",
+    "Residual dense network (RDN) of medium depth trained on DIV2K: a balance of detail and speed. Native 2x, 3x, 4x and 8x.",
+  ),
+  esrgan(
+    "slim",
+    "ESRGAN slim (UpscalerJS)",
+    "Small residual dense network (RDN) trained on DIV2K: fast, modest gains over classical resampling. Native 2x, 3x, 4x and 8x.",
+  ),
+  {
+    id: "lsdir-compact-x4",
+    task: "upscale",
+    name: "4x LSDIR Compact C3",
+    description:
+      "Real-ESRGAN compact network (SRVGGNetCompact) by Philip Hofmann, trained on the LSDIR photo dataset to upscale " +
+      "JPEG-compressed photographs (quality 30-100). Native 4x; fast for its quality.",
+    license: "CC-BY-4.0",
+    nonCommercial: false,
+    attribution: "4xLSDIRCompactC3 by Philip Hofmann (Phhofm), CC BY 4.0.",
+    homepage: "https://github.com/Phhofm/models",
+    source: { kind: "files", files: pinnedFiles("lsdir-compact-x4") },
+    graphs: { x4: { onnx: "4xLSDIRCompactC3_fp32.onnx" } },
+    signature: {
+      inputs: [{ name: "input", dtype: "float32", shape: ["batch_size", 3, "height", "width"], layout: "NCHW", range: [0, 1] }],
+      outputs: [{ name: "output", dtype: "float32", shape: ["batch_size", 3, "4*height", "4*width"], layout: "NCHW", range: [0, 1] }],
+    },
+    imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 1] },
+    geometry: { tileSize: 192, tileOverlap: 16 },
+    upscale: { nativeScales: [4], supportedScales: ALL_SCALES },
+  },
+  {
+    id: "espcn-x3",
+    task: "upscale",
+    name: "ESPCN 3x (luma)",
+    description:
+      "Efficient sub-pixel CNN (Shi et al. 2016) upscaling the luma channel 3x, chroma resampled classically. Tiny and fast; " +
+      "small gains over bicubic. Fixed 224x224 input, so images are processed in tiles.",
+    license: "MIT",
+    nonCommercial: false,
+    attribution: "ESPCN weights by Nagaraj S Murthy (niazwazir/SUB_PIXEL_CNN), MIT.",
+    source: { kind: "files", files: pinnedFiles("espcn-x3") },
+    graphs: { x3: { onnx: "super_resolution.onnx" } },
+    signature: {
+      inputs: [{ name: "0", dtype: "float32", shape: [1, 1, 224, 224], layout: "NCHW", range: [0, 1] }],
+      outputs: [{ name: "20", dtype: "float32", shape: [1, 1, 672, 672], layout: "NCHW", range: [0, 1] }],
+    },
+    imageFormat: { layout: "NCHW", channelOrder: "Y", range: [0, 1] },
+    geometry: { fixedSize: [224, 224], tileSize: 224, tileOverlap: 16 },
+    upscale: { nativeScales: [3], supportedScales: ALL_SCALES },
+  },
+];
