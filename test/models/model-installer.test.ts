@@ -37,7 +37,8 @@ function corruptedMirror(folder: string, file: string): string {
   fs.cpSync(path.join(modelMirror, folder), path.join(root, folder), { recursive: true });
   const target = path.join(root, folder, file);
   const bytes = fs.readFileSync(target);
-  bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+  const middle = Math.floor(bytes.length / 2);
+  bytes[middle] = bytes[middle]! ^ 0xff;
   fs.writeFileSync(target, bytes);
   return root;
 }
@@ -129,7 +130,7 @@ describe.skipIf(!hasMirrorModel("portrait-seg-mediapipe-selfie"))("pulling from 
     await pullModel(selfie, store, { from: modelMirror, converters: noConverters });
     const file = path.join(store.modelFolder("portrait-selfie"), "selfie_segmentation.onnx");
     const bytes = fs.readFileSync(file);
-    bytes[100] ^= 1;
+    bytes[100] = bytes[100]! ^ 1;
     fs.writeFileSync(file, bytes);
     const result = await verifyModel(selfie, store);
     expect(result.ok).toBe(false);

@@ -27,8 +27,15 @@ export interface WeightFile {
 
 /** How a non-ONNX source is turned into `model.onnx` by the project's own converters. */
 export type Conversion =
-  | { from: "tfjs-layers"; /** Folder (inside the model) holding model.json and its shards. */ folder: string; output: string }
-  | { from: "fast-style-checkpoint"; folder: string; output: string };
+  | {
+      from: "tfjs-layers";
+      /** Folder (inside the model) holding model.json and its shards. */
+      folder: string;
+      output: string;
+      /** ONNX tensor name per Keras input or output layer name. */
+      tensorNames?: Record<string, string>;
+    }
+  | { from: "fast-style-checkpoint"; /** Folder holding manifest.json and the variable files. */ folder: string; output: string };
 
 export type ModelSource =
   /** No weights: runs on code alone. */

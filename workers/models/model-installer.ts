@@ -12,7 +12,7 @@ import { describeSource, fetchWeightFile, ModelInstallError, sha256OfFile, type 
 import { INSTALL_RECORD, STAGING_FOLDER, type InstallRecord, type ModelStore } from "./model-store.js";
 
 /** Turns a source folder (inside the staging area) into ONNX model bytes. */
-export type ModelConverters = Record<Conversion["from"], (folder: string) => Promise<Uint8Array>>;
+export type ModelConverters = Record<Conversion["from"], (folder: string, conversion: Conversion) => Promise<Uint8Array>>;
 
 export interface PullOptions {
   /** Local mirror folder, or http(s) URL of a mirror with the same layout; absent: public origins. */
@@ -69,7 +69,7 @@ export async function pullModel(entry: CatalogEntry, store: ModelStore, options:
     const converted: string[] = [];
     for (const conversion of source.conversions ?? []) {
       options.signal?.throwIfAborted();
-      const bytes = await options.converters[conversion.from](path.join(staging, conversion.folder));
+      const bytes = await options.converters[conversion.from](path.join(staging, conversion.folder), conversion);
       fs.writeFileSync(path.join(staging, conversion.output), bytes);
       converted.push(conversion.output);
     }

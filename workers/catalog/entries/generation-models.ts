@@ -17,7 +17,14 @@ export const GENERATION_MODELS: CatalogEntry[] = [
     source: {
       kind: "files",
       files: pinnedFiles("cvae-quickdraw"),
-      conversions: [{ from: "tfjs-layers", folder: ".", output: "model.onnx" }],
+      conversions: [
+        {
+          from: "tfjs-layers",
+          folder: ".",
+          output: "model.onnx",
+          tensorNames: { latent_input: "latent", label: "label", conv2d_transpose_3: "image" },
+        },
+      ],
     },
     graphs: { default: { onnx: "model.onnx" } },
     signature: {

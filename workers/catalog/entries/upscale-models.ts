@@ -8,7 +8,11 @@ const ALL_SCALES = [...UPSCALE_SCALES];
 
 const ESRGAN_SCALES = [2, 3, 4, 8];
 
+/** Value range of the UpscalerJS networks: RDN (slim, medium) works in 0-255, RRDN (thick) in 0-1. */
+const ESRGAN_RANGE = { slim: [0, 255], medium: [0, 255], thick: [0, 1] } as const;
+
 function esrgan(size: "slim" | "medium" | "thick", name: string, description: string): CatalogEntry {
+  const range: [number, number] = [...ESRGAN_RANGE[size]];
   const id = `esrgan-${size}`;
   const pkg = `@upscalerjs/esrgan-${size}`;
   return {
@@ -23,10 +27,10 @@ function esrgan(size: "slim" | "medium" | "thick", name: string, description: st
     source: { kind: "npm", package: pkg, optional: false, files: pinnedFiles(id) },
     graphs: Object.fromEntries(ESRGAN_SCALES.map((scale) => [`x${scale}`, { tfjsLayers: `x${scale}` }])),
     signature: {
-      inputs: [{ name: "input", dtype: "float32", shape: ["N", 3, "H", "W"], layout: "NCHW", range: [0, 255] }],
-      outputs: [{ name: "output", dtype: "float32", shape: ["N", 3, "H*scale", "W*scale"], layout: "NCHW", range: [0, 255] }],
+      inputs: [{ name: "input", dtype: "float32", shape: ["batch", 3, "height", "width"], layout: "NCHW", range }],
+      outputs: [{ name: "output", dtype: "float32", shape: ["batch", 3, "height*scale", "width*scale"], layout: "NCHW", range }],
     },
-    imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 255] },
+    imageFormat: { layout: "NCHW", channelOrder: "RGB", range },
     geometry: { tileSize: 128, tileOverlap: 12 },
     upscale: { nativeScales: ESRGAN_SCALES, supportedScales: ALL_SCALES },
   };

@@ -1,0 +1,39 @@
+/** Numeric helpers for comparing converted models with their references. */
+
+/** Largest |a[i] - b[i]|; throws when the lengths differ (a layout or shape mistake). */
+export function maxAbsDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new Error(`length mismatch: ${a.length} vs ${b.length}`);
+  let max = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i]! - b[i]!);
+    // NaN must fail a comparison, not vanish in Math.max.
+    if (Number.isNaN(d)) return Number.NaN;
+    if (d > max) max = d;
+  }
+  return max;
+}
+
+/** Largest |a[i]|, to put differences in proportion. */
+export function maxAbs(a: ArrayLike<number>): number {
+  let max = 0;
+  for (let i = 0; i < a.length; i++) max = Math.max(max, Math.abs(a[i]!));
+  return max;
+}
+
+/** Deterministic uniform [0, 1) generator (mulberry32), so failures reproduce. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` seeded uniform values in [lo, hi). */
+export function seededUniform(seed: number, count: number, lo = 0, hi = 1): Float32Array {
+  const next = seededRandom(seed);
+  return Float32Array.from({ length: count }, () => lo + (hi - lo) * next());
+}

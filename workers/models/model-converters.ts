@@ -1,0 +1,16 @@
+/** The project's converters, as the installer and the model loader call them: source folder → ONNX bytes. */
+import type { Conversion } from "../catalog/catalog-types.js";
+import { convertFastStyleCheckpoint } from "../convert/fast-style-checkpoint-to-onnx.js";
+import { convertKerasToOnnx } from "../convert/keras-to-onnx.js";
+import { readTfjsLayersModel } from "../convert/tfjs-layers-model.js";
+import type { ModelConverters } from "./model-installer.js";
+
+export async function convertTfjsLayers(folder: string, tensorNames: Record<string, string> = {}): Promise<Uint8Array> {
+  return convertKerasToOnnx(await readTfjsLayersModel(folder), { inputNames: tensorNames, outputNames: tensorNames }).bytes;
+}
+
+export const modelConverters: ModelConverters = {
+  "tfjs-layers": (folder, conversion) =>
+    convertTfjsLayers(folder, (conversion as Extract<Conversion, { from: "tfjs-layers" }>).tensorNames),
+  "fast-style-checkpoint": async (folder) => (await convertFastStyleCheckpoint(folder)).bytes,
+};
