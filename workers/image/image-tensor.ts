@@ -1,0 +1,147 @@
+/**
+ * Raw pixels to a model's input tensor and a model's output tensor back to pixels, following the
+ * catalog's {@link ImageTensorFormat}: layout (NCHW planar or NHWC interleaved), channel order (RGB,
+ * BGR, or Y, the BT.601 luma), value range, then per-channel mean and std.
+ *
+ * Each tensor channel `t` maps a sample `v` (0..255) as `((v / 255) * (hi - lo) + lo - mean[t]) / std[t]`,
+ * folded into one multiply-add per sample; the way back inverts it, then clamps and rounds.
+ */
+import { AtelierError } from "../../core/errors.js";
+import type { ImageTensorFormat } from "../catalog/catalog-types.js";
+import type { TensorData } from "../onnx/tensor-data.js";
+import { assertRawImage, type RawImage } from "./raw-image.js";
+
+/** BT.601 luma weights (as PIL's YCbCr and the ESPCN training pipeline use), full range. */
+export const LUMA_WEIGHTS = [0.299, 0.587, 0.114] as const;
+
+/** Samples on the 0..255 scale, unclamped and unrounded: a tensor read back before blending. */
+export interface FloatImage {
+  data: Float32Array;
+  width: number;
+  height: number;
+  channels: number;
+}
+
+/** Channels of a tensor in this format: 1 for Y, 3 otherwise. */
+export function tensorChannels(format: ImageTensorFormat): 1 | 3 {
+  return format.channelOrder === "Y" ? 1 : 3;
+}
+
+/** Per tensor channel: `tensorValue = sample * scale + offset`. */
+function affine(format: ImageTensorFormat): { scale: number[]; offset: number[] } {
+  const channels = tensorChannels(format);
+  const [lo, hi] = format.range;
+  const mean = format.mean ?? new Array<number>(channels).fill(0);
+  const std = format.std ?? new Array<number>(channels).fill(1);
+  if (mean.length !== channels || std.length !== channels) {
+    throw new AtelierError(
+      "INTERNAL",
+      `Expected ${channels} mean and std values for channel order ${format.channelOrder} but received ${mean.length} and ${std.length}.`,
+    );
+  }
+  if (hi === lo || std.some((s) => s === 0 || !Number.isFinite(s))) {
+    throw new AtelierError("INTERNAL", `Image tensor format has an empty range [${lo}, ${hi}] or a zero std.`);
+  }
+  return {
+    scale: std.map((s) => (hi - lo) / 255 / s),
+    offset: mean.map((m, t) => (lo - m) / std[t]!),
+  };
+}
+
+/** Index of the image channel feeding tensor channel `t` (BGR reverses RGB). */
+function sourceChannel(format: ImageTensorFormat, t: number): number {
+  return format.channelOrder === "BGR" ? 2 - t : t;
+}
+
+/** Element offset of (tensor channel `t`, pixel `p`) in a tensor of `pixels` pixels and `channels` channels. */
+function indexer(layout: ImageTensorFormat["layout"], pixels: number, channels: number): (t: number, p: number) => number {
+  return layout === "NCHW" ? (t, p) => t * pixels + p : (t, p) => p * channels + t;
+}
+
+/**
+ * A `[1, C, H, W]` (NCHW) or `[1, H, W, C]` (NHWC) tensor of `image`. RGB and BGR need a 3-channel
+ * image; Y takes a 3-channel image (luma computed) or a 1-channel one (used as is). Split alpha first
+ * (see alpha.ts).
+ */
+export function imageToTensor(image: RawImage, format: ImageTensorFormat): TensorData {
+  assertRawImage(image);
+  const channels = tensorChannels(format);
+  const { width, height, data } = image;
+  const accepted = format.channelOrder === "Y" ? [1, 3] : [3];
+  if (!accepted.includes(image.channels)) {
+    throw new AtelierError(
+      "INTERNAL",
+      `Expected ${accepted.join(" or ")} image channels for channel order ${format.channelOrder} but received ${image.channels}.`,
+    );
+  }
+  const { scale, offset } = affine(format);
+  const pixels = width * height;
+  const out = new Float32Array(pixels * channels);
+  const at = indexer(format.layout, pixels, channels);
+  if (format.channelOrder === "Y") {
+    const [kr, kg, kb] = LUMA_WEIGHTS;
+    const s = scale[0]!;
+    const o = offset[0]!;
+    for (let p = 0; p < pixels; p++) {
+      const luma = image.channels === 1 ? data[p]! : kr * data[p * 3]! + kg * data[p * 3 + 1]! + kb * data[p * 3 + 2]!;
+      out[p] = luma * s + o;
+    }
+  } else {
+    for (let t = 0; t < 3; t++) {
+      const from = sourceChannel(format, t);
+      const s = scale[t]!;
+      const o = offset[t]!;
+      for (let p = 0; p < pixels; p++) out[at(t, p)] = data[p * 3 + from]! * s + o;
+    }
+  }
+  const dims = format.layout === "NCHW" ? [1, channels, height, width] : [1, height, width, channels];
+  return { data: out, dims };
+}
+
+/** Reads back sizes from a `[1, C, H, W]` / `[1, H, W, C]` tensor, checking it matches the format. */
+function tensorGeometry(tensor: TensorData, format: ImageTensorFormat): { width: number; height: number } {
+  const channels = tensorChannels(format);
+  const [batch, a, b, c] = tensor.dims;
+  const [found, height, width] = format.layout === "NCHW" ? [a, b, c] : [c, a, b];
+  if (tensor.dims.length !== 4 || batch !== 1 || found !== channels || !(height! > 0) || !(width! > 0)) {
+    const expected = format.layout === "NCHW" ? `[1, ${channels}, H, W]` : `[1, H, W, ${channels}]`;
+    throw new AtelierError("INTERNAL", `Expected an image tensor of shape ${expected} but received [${tensor.dims.join(", ")}].`);
+  }
+  if (tensor.data.length !== channels * height! * width!) {
+    throw new AtelierError("INTERNAL", `Image tensor of shape [${tensor.dims.join(", ")}] has ${tensor.data.length} values.`);
+  }
+  return { width: width!, height: height! };
+}
+
+/**
+ * Pixels of a model output tensor on the 0..255 scale, interleaved in image channel order (RGB, or one
+ * grey channel for Y), neither clamped nor rounded, so tiles can be blended before quantising.
+ */
+export function tensorToFloatImage(tensor: TensorData, format: ImageTensorFormat): FloatImage {
+  const { width, height } = tensorGeometry(tensor, format);
+  const channels = tensorChannels(format);
+  const { scale, offset } = affine(format);
+  const pixels = width * height;
+  const out = new Float32Array(pixels * channels);
+  const at = indexer(format.layout, pixels, channels);
+  for (let t = 0; t < channels; t++) {
+    const to = sourceChannel(format, t);
+    const s = scale[t]!;
+    const o = offset[t]!;
+    for (let p = 0; p < pixels; p++) out[p * channels + to] = (tensor.data[at(t, p)]! - o) / s;
+  }
+  return { data: out, width, height, channels };
+}
+
+/** Rounds to the nearest 0..255 sample; NaN becomes 0. */
+export function toSample(value: number): number {
+  return value >= 255 ? 255 : value > 0 ? Math.round(value) : 0;
+}
+
+/** A model output tensor as 8-bit pixels: RGB (3 channels) or grey (1 channel, for Y), clamped and rounded. */
+export function tensorToImage(tensor: TensorData, format: ImageTensorFormat): RawImage {
+  const float = tensorToFloatImage(tensor, format);
+  const data = new Uint8Array(float.data.length);
+  for (let i = 0; i < data.length; i++) data[i] = toSample(float.data[i]!);
+  return { data, width: float.width, height: float.height, channels: float.channels as 1 | 3 };
+}

@@ -1,0 +1,192 @@
+/**
+ * Image-to-image inference on an image of any size, one tile at a time.
+ *
+ * Tiles follow tile-grid.ts: a regular grid whose neighbours share `tileOverlap` input pixels, the last
+ * row and column padded (reflected by default) up to the size the network takes. Overlaps are blended
+ * with linear weights that sum to 1, so a seam fades over the whole overlap instead of jumping.
+ *
+ * Memory stays at the 8-bit output plus one tile: tiles run in row order and every output pixel is
+ * written as soon as the last tile covering it has run. Only pixels still waiting for a neighbour are
+ * kept as floats: the overlap strip below the current tile row (output width x overlap rows, twice:
+ * the one being finished and the one being started) and the strip right of the current tile.
+ */
+import { AtelierError } from "../../core/errors.js";
+import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
+import { throwIfCancelled } from "../onnx/cancellation.js";
+import type { TensorData } from "../onnx/tensor-data.js";
+import { imageToTensor, tensorChannels, tensorToFloatImage, toSample } from "./image-tensor.js";
+import { assertRawImage, type RawImage } from "./raw-image.js";
+import { blendWeights, edgeIndex, planAxis, type AxisTile, type EdgeMode } from "./tile-grid.js";
+
+/** Where one tile sits, in input pixels. */
+export interface TileGeometry {
+  /** Tile column and row in the grid, from 0. */
+  column: number;
+  row: number;
+  /** Top-left input pixel of the tile. */
+  x: number;
+  y: number;
+  /** Input pixels of the image inside the tile. */
+  width: number;
+  height: number;
+  /** Size of the tensor handed to the network: `width`/`height` plus edge padding. */
+  paddedWidth: number;
+  paddedHeight: number;
+}
+
+export interface TiledInferenceOptions {
+  /** How tiles become the network's input tensor. */
+  format: ImageTensorFormat;
+  /** How the network's output reads back; defaults to `format`. */
+  outputFormat?: ImageTensorFormat;
+  /** Output pixels per input pixel along each axis, a positive integer (1 for same-size networks). */
+  scale: number;
+  /**
+   * The catalog's geometry: `fixedSize` (every tile exactly that size), else `tileSize` (in input pixels;
+   * absent means the whole image in one tile), `tileOverlap` (input pixels, at most half a tile, default 0),
+   * `sizeMultiple` (tile sides padded up to a multiple of it).
+   */
+  geometry?: InferenceGeometry;
+  /** How padding past the image edge is filled; default "reflect". */
+  edge?: EdgeMode;
+  /**
+   * Runs the network on one tile tensor and returns its output tensor, which must be `scale` times the
+   * padded tile on each side, in `outputFormat`.
+   */
+  runTile: (tile: TensorData, geometry: TileGeometry) => Promise<TensorData>;
+  /** Checked before each tile; an abort rejects with CANCELLED. */
+  signal?: AbortSignal;
+}
+
+function positiveInteger(value: number | undefined, name: string): void {
+  if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+    throw new AtelierError("INTERNAL", `Expected positive integer for ${name} but received ${value}.`);
+  }
+}
+
+function plan(image: RawImage, options: TiledInferenceOptions): { columns: AxisTile[]; rows: AxisTile[] } {
+  const geometry = options.geometry ?? {};
+  positiveInteger(options.scale, "scale");
+  positiveInteger(geometry.tileSize, "tileSize");
+  positiveInteger(geometry.sizeMultiple, "sizeMultiple");
+  geometry.fixedSize?.forEach((side) => positiveInteger(side, "fixedSize"));
+  const overlap = geometry.tileOverlap ?? 0;
+  const multiple = geometry.sizeMultiple ?? 1;
+  const [fixedWidth, fixedHeight] = geometry.fixedSize ?? [];
+  const fixed = geometry.fixedSize !== undefined;
+  return {
+    columns: planAxis(image.width, { tile: fixed ? fixedWidth : geometry.tileSize, overlap, multiple, fixed }),
+    rows: planAxis(image.height, { tile: fixed ? fixedHeight : geometry.tileSize, overlap, multiple, fixed }),
+  };
+}
+
+/** Copies one tile out of `image`, filling the padding past the image edge. */
+function cutTile(image: RawImage, column: AxisTile, row: AxisTile, edge: EdgeMode): RawImage {
+  const { channels } = image;
+  const width = column.padded;
+  const height = row.padded;
+  const data = new Uint8Array(width * height * channels);
+  for (let ty = 0; ty < height; ty++) {
+    const sy = edgeIndex(row.start + ty, image.height, edge);
+    for (let tx = 0; tx < width; tx++) {
+      const from = (sy * image.width + edgeIndex(column.start + tx, image.width, edge)) * channels;
+      const to = (ty * width + tx) * channels;
+      for (let c = 0; c < channels; c++) data[to + c] = image.data[from + c]!;
+    }
+  }
+  return { data, width, height, channels };
+}
+
+/**
+ * Runs `options.runTile` over `image` (RGB, or grey for a Y network) tile by tile and assembles the
+ * `scale`-times larger result: RGB, or grey for a Y output format.
+ */
+export async function runTiled(image: RawImage, options: TiledInferenceOptions): Promise<RawImage> {
+  assertRawImage(image, "tiling input");
+  const { scale } = options;
+  const outputFormat = options.outputFormat ?? options.format;
+  const edge = options.edge ?? "reflect";
+  const { columns, rows } = plan(image, options);
+  const channels = tensorChannels(outputFormat);
+  const outWidth = image.width * scale;
+  const outHeight = image.height * scale;
+  const out = new Uint8Array(outWidth * outHeight * channels);
+  const columnWeights = columns.map((column) => blendWeights(column, scale));
+
+  // Overlap widths in output pixels; every overlap along an axis has the same width (tile-grid.ts).
+  const stripRows = Math.max(0, ...rows.map((row) => row.overlapAfter)) * scale;
+  const stripColumns = Math.max(0, ...columns.map((column) => column.overlapAfter)) * scale;
+  const tallest = Math.max(...rows.map((row) => row.length)) * scale;
+  // Partial sums of pixels some later tile still adds to: the strip shared with the previous tile row
+  // (`above`), the one shared with the next (`below`), and the one shared with the next tile in the row.
+  let above = new Float32Array(outWidth * stripRows * channels);
+  let below = new Float32Array(outWidth * stripRows * channels);
+  const right = new Float32Array(tallest * stripColumns * channels);
+
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    const rowWeights = blendWeights(row, scale);
+    const top = row.overlapBefore * scale;
+    const height = row.length * scale;
+    const bottomStart = height - row.overlapAfter * scale;
+    const y0 = row.start * scale;
+    for (let c = 0; c < columns.length; c++) {
+      throwIfCancelled(options.signal);
+      const column = columns[c]!;
+      const geometry: TileGeometry = {
+        column: c,
+        row: r,
+        x: column.start,
+        y: row.start,
+        width: column.length,
+        height: row.length,
+        paddedWidth: column.padded,
+        paddedHeight: row.padded,
+      };
+      const result = await options.runTile(imageToTensor(cutTile(image, column, row, edge), options.format), geometry);
+      const tile = tensorToFloatImage(result, outputFormat);
+      if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
+        throw new AtelierError(
+          "INTERNAL",
+          `Expected a ${column.padded * scale}x${row.padded * scale} output tile for a ${column.padded}x${row.padded} input tile at scale ${scale} but received ${tile.width}x${tile.height}.`,
+        );
+      }
+      const weights = columnWeights[c]!;
+      const left = column.overlapBefore * scale;
+      const width = column.length * scale;
+      const rightStart = width - column.overlapAfter * scale;
+      const x0 = column.start * scale;
+      for (let j = 0; j < height; j++) {
+        const wy = rowWeights[j]!;
+        const y = y0 + j;
+        for (let i = 0; i < width; i++) {
+          const w = wy * weights[i]!;
+          const x = x0 + i;
+          const from = (j * tile.width + i) * channels;
+          const target = (y * outWidth + x) * channels;
+          const pendingRight = i >= rightStart;
+          for (let ch = 0; ch < channels; ch++) {
+            const value = tile.data[from + ch]! * w;
+            if (j >= bottomStart) {
+              below[((j - bottomStart) * outWidth + x) * channels + ch]! += value;
+            } else if (j < top) {
+              const at = (j * outWidth + x) * channels + ch;
+              const sum = above[at]! + value;
+              if (pendingRight) above[at] = sum;
+              else out[target + ch] = toSample(sum);
+            } else {
+              // Left overlap columns read what the previous tile left; right ones are written after
+              // them in the same row (a tile is at least two overlaps wide), so one strip serves both.
+              const sum = i < left ? right[(j * stripColumns + i) * channels + ch]! + value : value;
+              if (pendingRight) right[(j * stripColumns + i - rightStart) * channels + ch] = sum;
+              else out[target + ch] = toSample(sum);
+            }
+          }
+        }
+      }
+    }
+    [above, below] = [below, above];
+    below.fill(0);
+  }
+  return { data: out, width: outWidth, height: outHeight, channels };
+}

@@ -1,0 +1,449 @@
+/**
+ * The one module that imports onnxruntime-node. It owns every inference session of the worker:
+ *
+ * - sessions load lazily on first use, keyed by the caller (`"<model id>/<graph>"`); concurrent first
+ *   users share one load, later users reuse the session;
+ * - the estimated resident memory of all sessions stays under a budget by evicting idle sessions,
+ *   least recently used first; a session that is loading, running or pinned is never evicted;
+ * - runs on one session pass a gate (one at a time by default, in arrival order), so its intra-op
+ *   threads are never shared by two runs; a run whose caller has gone away leaves the queue unrun;
+ * - feeds are checked against the model's declared inputs, so a wrong shape fails with a message that
+ *   names the tensor instead of deep inside onnxruntime.
+ *
+ * The budget is soft: a single model larger than it still loads (alone, with a warning), and a new
+ * session may load while busy sessions keep the total over the budget; the excess is evicted as soon
+ * as those sessions go idle.
+ *
+ * onnxruntime-node 1.30 creates sessions and runs them synchronously on the calling JS thread (inside
+ * a setImmediate), so a run blocks this thread's event loop for its whole duration and runs of
+ * different sessions never overlap within one thread. Abort signals are therefore seen between runs,
+ * which is why long work (tiling) is split into many short runs.
+ */
+import ort from "onnxruntime-node";
+import { AtelierError } from "../../core/errors.js";
+import { throwIfCancelled, untilCancelled } from "./cancellation.js";
+import { RunGate } from "./run-gate.js";
+import { estimateSessionBytes } from "./session-cost.js";
+import type { ModelSignature, TensorMap, TensorSignature } from "./tensor-data.js";
+import { validateFeeds } from "./validate-feeds.js";
+
+export type { ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
+
+/** The logging the runtime does; the worker's pino logger fits. */
+export interface RuntimeLogger {
+  debug(details: object, message: string): void;
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+export interface ModelRuntimeOptions {
+  /** onnxruntime intra-op threads of each session, at least 1 (usually the cores given to inference). */
+  threads: number;
+  /** Soft limit, in bytes, on the estimated resident memory of all loaded sessions together. */
+  memoryBudgetBytes: number;
+  logger: RuntimeLogger;
+  /** Runs let through at once on one session, at least 1; default 1. */
+  runsPerSession?: number;
+}
+
+/** Reads a model's ONNX bytes (from disk, a converter, …); called only when the session must load. */
+export type ModelLoader = () => Promise<Uint8Array>;
+
+export interface ModelOptions {
+  /** A tiny feed run once right after loading, so kernel set-up is not paid by the first real call. */
+  warmUp?: TensorMap;
+  /** Activation memory, in bytes, the session is expected to keep after its runs; added to the estimate. */
+  workingBytes?: number;
+}
+
+export interface RunOptions {
+  /** Aborting skips the run if it has not started (it rejects with CANCELLED); a started run completes. */
+  signal?: AbortSignal;
+}
+
+/** A loaded model held for a piece of work: it cannot be evicted until the work settles. */
+export interface PinnedModel {
+  readonly key: string;
+  readonly signature: ModelSignature;
+  /** Runs the model once; outputs are keyed by output name. */
+  run(feeds: TensorMap, options?: RunOptions): Promise<TensorMap>;
+}
+
+/** A cheap reference to one model; nothing loads until it is used. */
+export interface ModelHandle {
+  readonly key: string;
+  /** Loads the model if needed and runs it once. */
+  run(feeds: TensorMap, options?: RunOptions): Promise<TensorMap>;
+  /** Loads the model if needed and returns its declared inputs and outputs. */
+  signature(options?: RunOptions): Promise<ModelSignature>;
+  /**
+   * Keeps the model loaded while `work` runs, for work made of many runs (the tiles of one image), so
+   * the session cannot be evicted and reloaded between them.
+   */
+  pin<T>(work: (model: PinnedModel) => Promise<T>, options?: RunOptions): Promise<T>;
+}
+
+export interface SessionStats {
+  key: string;
+  /** False while the session is still being created. */
+  loaded: boolean;
+  /** Size of the ONNX model in bytes (0 until read). */
+  modelBytes: number;
+  /** Resident bytes counted against the budget (0 until the model is read). */
+  estimatedBytes: number;
+  /** Runs inside the gate now. */
+  running: number;
+  /** Runs queued at the gate. */
+  waiting: number;
+  /** Users holding the session (runs, pins and its load); 0 means it may be evicted. */
+  users: number;
+  /** Runs completed, warm-up excluded. */
+  runs: number;
+}
+
+export interface RuntimeStats {
+  /** Sessions loaded or loading, least recently used first. */
+  sessions: SessionStats[];
+  /** Sessions loaded and ready. */
+  loadedSessions: number;
+  /** Sum of the sessions' estimates, in bytes. */
+  estimatedBytes: number;
+  budgetBytes: number;
+  /** Uses served by a session already loaded or loading. */
+  hits: number;
+  /** Sessions created. */
+  loads: number;
+  /** Sessions released to make room. */
+  evictions: number;
+}
+
+interface LoadedSession {
+  session: ort.InferenceSession;
+  signature: ModelSignature;
+}
+
+/** One session's bookkeeping, from the start of its load until it is evicted or disposed. */
+class SessionEntry {
+  loaded: LoadedSession | undefined;
+  modelBytes = 0;
+  /** Bytes counted against the budget: 0 until the model is read, reserved before the session is created. */
+  estimatedBytes = 0;
+  // The load itself is a user until it settles, so a half-made session is never evicted.
+  users = 1;
+  /** Value of the runtime's use counter at the last use; smaller means less recently used. */
+  lastUse = 0;
+  runs = 0;
+  readonly gate: RunGate;
+  readonly ready: Promise<LoadedSession>;
+
+  constructor(readonly key: string, runsPerSession: number, load: (entry: SessionEntry) => Promise<LoadedSession>) {
+    this.gate = new RunGate(runsPerSession);
+    this.ready = load(this);
+    // Waiters may all have been cancelled; the failure still reaches each one that waits.
+    this.ready.catch(() => undefined);
+  }
+}
+
+const MiB = 1024 * 1024;
+const mib = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
+
+function signatureOf(metadata: readonly ort.InferenceSession.ValueMetadata[]): TensorSignature[] {
+  return metadata.map((value) =>
+    value.isTensor ? { name: value.name, type: value.type, shape: [...value.shape] } : { name: value.name, type: "non-tensor", shape: [] },
+  );
+}
+
+export class ModelRuntime {
+  private readonly entries = new Map<string, SessionEntry>();
+  private readonly sessionOptions: ort.InferenceSession.SessionOptions;
+  private readonly runsPerSession: number;
+  private readonly logger: RuntimeLogger;
+  private readonly budget: number;
+  /** Work holding a session, awaited by dispose. */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Releases of evicted sessions still under way, awaited by dispose. */
+  private readonly releasing = new Set<Promise<void>>();
+  private useCounter = 0;
+  private hits = 0;
+  private loads = 0;
+  private evictions = 0;
+  private disposing: Promise<void> | undefined;
+
+  constructor(options: ModelRuntimeOptions) {
+    if (!Number.isInteger(options.threads) || options.threads < 1) {
+      throw new RangeError(`Expected integer of at least 1 for threads but received ${options.threads}`);
+    }
+    if (!(options.memoryBudgetBytes > 0)) {
+      throw new RangeError(`Expected a positive number of bytes for memoryBudgetBytes but received ${options.memoryBudgetBytes}`);
+    }
+    this.budget = options.memoryBudgetBytes;
+    this.logger = options.logger;
+    this.runsPerSession = options.runsPerSession ?? 1;
+    if (!Number.isInteger(this.runsPerSession) || this.runsPerSession < 1) {
+      throw new RangeError(`Expected integer of at least 1 for runsPerSession but received ${this.runsPerSession}`);
+    }
+    this.sessionOptions = {
+      executionProviders: ["cpu"],
+      intraOpNumThreads: options.threads,
+      // Graphs here are chains of convolutions; parallel branches are rare, so one inter-op thread
+      // avoids a second pool competing with the intra-op threads for the same cores.
+      interOpNumThreads: 1,
+      executionMode: "sequential",
+      graphOptimizationLevel: "all",
+      // The arena keeps activation buffers between runs: tiles of one size then allocate nothing.
+      enableCpuMemArena: true,
+      // Old exporters list initializers as graph inputs, and onnxruntime warns once per initializer
+      // (about a hundred lines for ESPCN); errors still reach the log through the thrown exception.
+      logSeverityLevel: 3,
+    };
+  }
+
+  /** A handle on the model `key`; `load` is called only when the session must be (re)created. */
+  model(key: string, load: ModelLoader, options: ModelOptions = {}): ModelHandle {
+    const pin = <T>(work: (model: PinnedModel) => Promise<T>, runOptions: RunOptions = {}) =>
+      this.pin(key, load, options, work, runOptions.signal);
+    return {
+      key,
+      pin,
+      run: (feeds, runOptions = {}) => pin((model) => model.run(feeds, runOptions), runOptions),
+      signature: (runOptions = {}) => pin(async (model) => model.signature, runOptions),
+    };
+  }
+
+  /** Shorthand for `model(key, load).run(feeds, options)`. */
+  run(key: string, load: ModelLoader, feeds: TensorMap, options: RunOptions = {}): Promise<TensorMap> {
+    return this.model(key, load).run(feeds, options);
+  }
+
+  stats(): RuntimeStats {
+    const sessions = [...this.entries.values()]
+      .sort((a, b) => a.lastUse - b.lastUse)
+      .map((entry) => ({
+        key: entry.key,
+        loaded: entry.loaded !== undefined,
+        modelBytes: entry.modelBytes,
+        estimatedBytes: entry.estimatedBytes,
+        running: entry.gate.running,
+        waiting: entry.gate.waiting,
+        users: entry.users,
+        runs: entry.runs,
+      }));
+    return {
+      sessions,
+      loadedSessions: sessions.filter((s) => s.loaded).length,
+      estimatedBytes: this.totalEstimate(),
+      budgetBytes: this.budget,
+      hits: this.hits,
+      loads: this.loads,
+      evictions: this.evictions,
+    };
+  }
+
+  /**
+   * Refuses new work, rejects runs still queued, waits for running runs and loads to settle, then
+   * releases every session. Calling it again returns the same promise.
+   */
+  dispose(): Promise<void> {
+    this.disposing ??= (async () => {
+      for (const entry of this.entries.values()) entry.gate.rejectWaiting(this.disposedError());
+      while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      // Loads nobody waits for any more (all their callers cancelled) still finish before the release.
+      await Promise.allSettled([...this.entries.values()].map((entry) => entry.ready));
+      const entries = [...this.entries.values()];
+      this.entries.clear();
+      await Promise.allSettled([
+        ...entries.map((entry) => entry.loaded?.session.release()),
+        ...this.releasing,
+      ]);
+      this.logger.debug({ sessions: entries.length }, "model runtime disposed");
+    })();
+    return this.disposing;
+  }
+
+  private disposedError(): AtelierError {
+    return new AtelierError("WORKER_UNAVAILABLE", "The model runtime has been shut down; this worker no longer runs models.");
+  }
+
+  private async pin<T>(
+    key: string,
+    load: ModelLoader,
+    options: ModelOptions,
+    work: (model: PinnedModel) => Promise<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    if (this.disposing) throw this.disposedError();
+    throwIfCancelled(signal);
+    const entry = this.acquire(key, load, options);
+    const job = (async () => {
+      try {
+        const loaded = await untilCancelled(entry.ready, signal);
+        return await work({
+          key,
+          signature: loaded.signature,
+          run: (feeds, runOptions = {}) => this.runOn(entry, loaded, feeds, runOptions.signal),
+        });
+      } finally {
+        this.releaseUse(entry);
+      }
+    })();
+    this.inFlight.add(job);
+    try {
+      return await job;
+    } finally {
+      this.inFlight.delete(job);
+    }
+  }
+
+  /** Takes a use of the session for `key`, starting its load when there is none. */
+  private acquire(key: string, load: ModelLoader, options: ModelOptions): SessionEntry {
+    let entry = this.entries.get(key);
+    if (entry) this.hits++;
+    else {
+      entry = new SessionEntry(key, this.runsPerSession, (created) => this.load(created, load, options));
+      this.entries.set(key, entry);
+    }
+    entry.users++;
+    entry.lastUse = ++this.useCounter;
+    return entry;
+  }
+
+  private releaseUse(entry: SessionEntry): void {
+    entry.users--;
+    entry.lastUse = ++this.useCounter;
+    if (entry.users === 0) this.evictOver(this.budget, entry);
+  }
+
+  private async load(entry: SessionEntry, load: ModelLoader, options: ModelOptions): Promise<LoadedSession> {
+    const started = performance.now();
+    try {
+      let bytes: Uint8Array;
+      try {
+        // Through a promise, so a loader that throws synchronously fails like one that rejects, and
+        // only after acquire() has registered the entry that the failure path removes.
+        bytes = await Promise.resolve().then(load);
+      } catch (error) {
+        if (error instanceof AtelierError) throw error;
+        throw new AtelierError("INTERNAL", `Model "${entry.key}" could not be read.`, { cause: error });
+      }
+      if (this.disposing) throw this.disposedError();
+      entry.modelBytes = bytes.byteLength;
+      entry.estimatedBytes = estimateSessionBytes(bytes.byteLength, options.workingBytes);
+      this.makeRoomFor(entry);
+      let session: ort.InferenceSession;
+      try {
+        session = await ort.InferenceSession.create(bytes, this.sessionOptions);
+      } catch (error) {
+        throw new AtelierError("INTERNAL", `Model "${entry.key}" is not a valid ONNX model for this runtime.`, { cause: error });
+      }
+      const loaded: LoadedSession = {
+        session,
+        signature: { inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata) },
+      };
+      try {
+        if (options.warmUp) {
+          validateFeeds(entry.key, loaded.signature.inputs, options.warmUp);
+          await this.execute(entry, loaded, options.warmUp);
+        }
+        if (this.disposing) throw this.disposedError();
+      } catch (error) {
+        await session.release();
+        throw error;
+      }
+      entry.loaded = loaded;
+      this.loads++;
+      this.logger.info(
+        { model: entry.key, modelMiB: mib(entry.modelBytes), estimatedMiB: mib(entry.estimatedBytes), ms: Math.round(performance.now() - started) },
+        "model loaded",
+      );
+      return loaded;
+    } catch (error) {
+      // A failed load leaves nothing behind, so the next use tries again.
+      if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
+      entry.estimatedBytes = 0;
+      throw error;
+    } finally {
+      entry.users--;
+    }
+  }
+
+  /** Evicts idle sessions, least recently used first, until `entry`'s estimate fits the budget. */
+  private makeRoomFor(entry: SessionEntry): void {
+    this.evictOver(this.budget, entry);
+    const total = this.totalEstimate();
+    if (total <= this.budget) return;
+    if (entry.estimatedBytes > this.budget) {
+      this.logger.warn(
+        { model: entry.key, estimatedMiB: mib(entry.estimatedBytes), budgetMiB: mib(this.budget), otherSessions: this.entries.size - 1 },
+        "model is larger than the whole model memory budget; loading it with no other idle session resident",
+      );
+    } else {
+      this.logger.warn(
+        { model: entry.key, totalMiB: mib(total), budgetMiB: mib(this.budget), busySessions: this.entries.size - 1 },
+        "model memory budget exceeded while other sessions are busy; idle ones will be evicted as they finish",
+      );
+    }
+  }
+
+  /** Evicts idle loaded sessions other than `keep`, least recently used first, while over `limit`. */
+  private evictOver(limit: number, keep: SessionEntry): void {
+    while (this.totalEstimate() > limit) {
+      let victim: SessionEntry | undefined;
+      for (const candidate of this.entries.values()) {
+        if (candidate === keep || candidate.users > 0 || candidate.loaded === undefined) continue;
+        if (victim === undefined || candidate.lastUse < victim.lastUse) victim = candidate;
+      }
+      if (victim === undefined) return;
+      this.evict(victim);
+    }
+  }
+
+  private evict(entry: SessionEntry): void {
+    this.entries.delete(entry.key);
+    this.evictions++;
+    this.logger.debug({ model: entry.key, estimatedMiB: mib(entry.estimatedBytes) }, "model evicted");
+    const release = entry.loaded!.session.release().catch((error: unknown) => {
+      this.logger.warn({ model: entry.key, err: error }, "releasing an evicted model failed");
+    });
+    this.releasing.add(release);
+    void release.finally(() => this.releasing.delete(release));
+  }
+
+  private totalEstimate(): number {
+    let total = 0;
+    for (const entry of this.entries.values()) total += entry.estimatedBytes;
+    return total;
+  }
+
+  private async runOn(entry: SessionEntry, loaded: LoadedSession, feeds: TensorMap, signal: AbortSignal | undefined): Promise<TensorMap> {
+    if (this.disposing) throw this.disposedError();
+    validateFeeds(entry.key, loaded.signature.inputs, feeds);
+    const exit = await entry.gate.enter(signal);
+    try {
+      const outputs = await this.execute(entry, loaded, feeds);
+      entry.runs++;
+      return outputs;
+    } finally {
+      exit();
+    }
+  }
+
+  /** One onnxruntime run with feeds already admitted; also used for the warm-up. */
+  private async execute(entry: SessionEntry, loaded: LoadedSession, feeds: TensorMap): Promise<TensorMap> {
+    const ortFeeds: Record<string, ort.Tensor> = {};
+    for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor("float32", tensor.data, tensor.dims);
+    let results: ort.InferenceSession.ReturnType;
+    try {
+      results = await loaded.session.run(ortFeeds);
+    } catch (error) {
+      throw new AtelierError("INTERNAL", `Model "${entry.key}" failed while running.`, { cause: error });
+    }
+    const outputs: TensorMap = {};
+    for (const [name, value] of Object.entries(results)) {
+      if (!(value instanceof ort.Tensor) || value.type !== "float32") {
+        throw new AtelierError("INTERNAL", `Model "${entry.key}": output tensor "${name}" is ${value.type}; this runtime returns float32 only.`);
+      }
+      outputs[name] = { data: value.data as Float32Array, dims: [...value.dims] };
+    }
+    return outputs;
+  }
+}
