@@ -58,6 +58,12 @@ const envSchema = z.object({
   ATELIER_WORKER_DEADLINE_MS: integer(120_000, 100, 3_600_000),
   ATELIER_WORKER_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
   ATELIER_WORKER_QUEUE: integer(32, 0, 100_000),
+  ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
+  ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
+  ATELIER_DISABLE_NON_COMMERCIAL: z
+    .enum(["true", "false", "1", "0", "yes", "no", ""])
+    .default("false")
+    .transform((value) => ["true", "1", "yes"].includes(value)),
 });
 
 /** The capabilities that a worker serves; each can live at its own address. */
@@ -117,6 +123,14 @@ export interface AtelierConfig {
     /** Calls a worker lets wait; beyond that it answers "overloaded" (503 with Retry-After). */
     queueLength: number;
   };
+  inference: {
+    /** onnxruntime intra-op threads per session. */
+    threads: number;
+    /** Estimated memory all loaded model sessions may use before idle ones are evicted, in bytes. */
+    memoryBudgetBytes: number;
+    /** Refuse models whose licence forbids commercial use (they are listed as disabled). */
+    disableNonCommercial: boolean;
+  };
 }
 
 export class ConfigError extends Error {
@@ -172,6 +186,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       deadlineMs: e.ATELIER_WORKER_DEADLINE_MS,
       concurrency: e.ATELIER_WORKER_CONCURRENCY,
       queueLength: e.ATELIER_WORKER_QUEUE,
+    },
+    inference: {
+      threads: e.ATELIER_ONNX_THREADS,
+      memoryBudgetBytes: e.ATELIER_MODEL_MEMORY_MB * MiB,
+      disableNonCommercial: e.ATELIER_DISABLE_NON_COMMERCIAL,
     },
   };
 }

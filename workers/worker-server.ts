@@ -10,7 +10,10 @@ import { catalogServiceImplementation, type ModelInventory } from "./catalog/cat
 import { MODEL_CATALOG } from "./catalog/model-catalog.js";
 import { uninstalledServiceImplementations } from "./uninstalled-services.js";
 import { upscaleServiceImplementation } from "./upscale/upscale-service.js";
+import { ModelLoader } from "./models/model-loader.js";
 import { ModelStore } from "./models/model-store.js";
+import { ModelRuntime } from "./onnx/onnx-runtime.js";
+import type { WorkerContext } from "./worker-context.js";
 import { WorkQueue } from "./work-queue.js";
 
 interface ServiceBinding {
@@ -34,17 +37,28 @@ export function grpcChannelOptions(config: AtelierConfig) {
   };
 }
 
-export function workerServiceBindings(config: AtelierConfig, logger: Logger): ServiceBinding[] {
-  const queue = new WorkQueue({ concurrency: config.workers.concurrency, queueLength: config.workers.queueLength });
-  const limits = config.images;
-  const store = new ModelStore(config.modelsDir);
+/** The shared parts every service of one worker process uses. */
+export function createWorkerContext(config: AtelierConfig, logger: Logger): WorkerContext {
+  return {
+    config,
+    limits: config.images,
+    logger,
+    queue: new WorkQueue({ concurrency: config.workers.concurrency, queueLength: config.workers.queueLength }),
+    runtime: new ModelRuntime({ threads: config.inference.threads, memoryBudgetBytes: config.inference.memoryBudgetBytes, logger }),
+    models: new ModelLoader(new ModelStore(config.modelsDir), { disableNonCommercial: config.inference.disableNonCommercial }),
+  };
+}
+
+export function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
+  const { models, logger } = context;
   const inventory: ModelInventory = {
     entries: () => MODEL_CATALOG,
-    isInstalled: (entry) => store.isInstalled(entry),
-    installCommand: (entry) => store.installCommand(entry),
+    isInstalled: (entry) => models.store.isInstalled(entry),
+    isDisabled: (entry) => models.isDisabled(entry),
+    installCommand: (entry) => models.store.installCommand(entry),
   };
   return [
-    upscaleServiceImplementation({ limits, queue, logger }),
+    upscaleServiceImplementation(context),
     catalogServiceImplementation(inventory, logger),
     ...uninstalledServiceImplementations(logger),
   ] as ServiceBinding[];
@@ -56,7 +70,8 @@ export async function startWorkerServer(
   listen: { host: string; port: number } = { host: config.workers.listenHost, port: config.workers.listenPort },
 ): Promise<RunningWorker> {
   const server = new Server(grpcChannelOptions(config));
-  const bindings = workerServiceBindings(config, logger);
+  const context = createWorkerContext(config, logger);
+  const bindings = workerServiceBindings(context);
   const health = new HealthImplementation({ "": "SERVING" });
   for (const { definition, implementation } of bindings) {
     server.addService(definition, implementation);
@@ -88,6 +103,6 @@ export async function startWorkerServer(
           clearTimeout(force);
           resolve();
         });
-      }),
+      }).then(() => context.runtime.dispose()),
   };
 }

@@ -24,11 +24,14 @@ export interface ModelInventory {
   entries(): readonly CatalogEntry[];
   /** Whether the model's weights are present (built-in models always are). */
   isInstalled(entry: CatalogEntry): boolean;
+  /** Whether the operator disabled it (non-commercial licence). */
+  isDisabled(entry: CatalogEntry): boolean;
   /** How an operator installs it; undefined for built-in models. */
   installCommand(entry: CatalogEntry): string | undefined;
 }
 
-export function toModelRecord(entry: CatalogEntry, installed: boolean, installCommand: string | undefined): ModelRecord {
+export function toModelRecord(entry: CatalogEntry, state: { installed: boolean; disabled: boolean; installCommand: string | undefined }): ModelRecord {
+  const { installed, disabled, installCommand } = state;
   return {
     id: entry.id,
     task: TASK_TO_PROTO[entry.task],
@@ -43,7 +46,7 @@ export function toModelRecord(entry: CatalogEntry, installed: boolean, installCo
     generation: entry.generation,
     upscale: entry.upscale,
     photographic: entry.photographic ?? false,
-    disabled: false,
+    disabled,
     detailsJson: entry.details ? JSON.stringify(entry.details) : "",
   };
 }
@@ -56,7 +59,13 @@ export function catalogServiceImplementation(inventory: ModelInventory, logger: 
         models: inventory
           .entries()
           .filter((entry) => request.task === ProtoModelTask.MODEL_TASK_UNSPECIFIED || TASK_TO_PROTO[entry.task] === request.task)
-          .map((entry) => toModelRecord(entry, inventory.isInstalled(entry), inventory.installCommand(entry))),
+          .map((entry) =>
+            toModelRecord(entry, {
+              installed: inventory.isInstalled(entry),
+              disabled: inventory.isDisabled(entry),
+              installCommand: inventory.installCommand(entry),
+            }),
+          ),
       })),
     },
   };

