@@ -51,3 +51,18 @@ export function fixedIdentityModel(size: number): Uint8Array {
   graph.addOutput("same", [1, 3, size, size]);
   return graph.toBytes();
 }
+
+/** A deliberately slow network: `layers` 3x3 convolutions of 32 channels over `[1, 32, "h", "w"]`. */
+export function slowConvModel(layers: number): Uint8Array {
+  const graph = new OnnxGraphBuilder({ graphName: "slow_conv" });
+  graph.addInput("x", [1, 32, "h", "w"]);
+  let current = "x";
+  for (let layer = 0; layer < layers; layer++) {
+    const weights = graph.addFloatInitializer(`w${layer}`, [32, 32, 3, 3], new Float32Array(32 * 32 * 9).fill(1 / (32 * 9)));
+    const output = layer === layers - 1 ? "y" : `c${layer}`;
+    graph.addNode({ opType: "Conv", inputs: [current, weights], outputs: [output], attributes: { pads: attr.ints([1, 1, 1, 1]) } });
+    current = output;
+  }
+  graph.addOutput("y", [1, 32, "h", "w"]);
+  return graph.toBytes();
+}

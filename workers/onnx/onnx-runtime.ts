@@ -14,13 +14,14 @@
  * session may load while busy sessions keep the total over the budget; the excess is evicted as soon
  * as those sessions go idle.
  *
- * onnxruntime-node 1.30 creates sessions and runs them synchronously on the calling JS thread (inside
- * a setImmediate), so a run blocks this thread's event loop for its whole duration and runs of
- * different sessions never overlap within one thread. Abort signals are therefore seen between runs,
- * which is why long work (tiling) is split into many short runs.
+ * onnxruntime-node 1.30 creates sessions and runs them synchronously on the calling JS thread, so
+ * the sessions live in a dedicated inference thread (inference-thread.mjs): this thread keeps
+ * serving gRPC and HTTP while a model runs. Runs of different sessions still take turns in that
+ * thread, and an abort is seen between runs, which is why long work (tiling) is split into many
+ * short runs.
  */
-import ort from "onnxruntime-node";
 import { AtelierError } from "../../core/errors.js";
+import { InferenceThread } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
 import { estimateSessionBytes } from "./session-cost.js";
@@ -118,7 +119,8 @@ export interface RuntimeStats {
 }
 
 interface LoadedSession {
-  session: ort.InferenceSession;
+  /** The session's number in the inference thread. */
+  id: number;
   signature: ModelSignature;
 }
 
@@ -147,15 +149,11 @@ class SessionEntry {
 const MiB = 1024 * 1024;
 const mib = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
 
-function signatureOf(metadata: readonly ort.InferenceSession.ValueMetadata[]): TensorSignature[] {
-  return metadata.map((value) =>
-    value.isTensor ? { name: value.name, type: value.type, shape: [...value.shape] } : { name: value.name, type: "non-tensor", shape: [] },
-  );
-}
-
 export class ModelRuntime {
   private readonly entries = new Map<string, SessionEntry>();
-  private readonly sessionOptions: ort.InferenceSession.SessionOptions;
+  private readonly sessionOptions: Record<string, unknown>;
+  private thread: InferenceThread | undefined;
+  private nextSessionId = 1;
   private readonly runsPerSession: number;
   private readonly logger: RuntimeLogger;
   private readonly budget: number;
@@ -252,9 +250,11 @@ export class ModelRuntime {
       const entries = [...this.entries.values()];
       this.entries.clear();
       await Promise.allSettled([
-        ...entries.map((entry) => entry.loaded?.session.release()),
+        ...entries.map((entry) => (entry.loaded ? this.thread?.release(entry.loaded.id) : undefined)),
         ...this.releasing,
       ]);
+      await this.thread?.terminate();
+      this.thread = undefined;
       this.logger.debug({ sessions: entries.length }, "model runtime disposed");
     })();
     return this.disposing;
@@ -329,16 +329,15 @@ export class ModelRuntime {
       entry.modelBytes = bytes.byteLength;
       entry.estimatedBytes = estimateSessionBytes(bytes.byteLength, options.workingBytes);
       this.makeRoomFor(entry);
-      let session: ort.InferenceSession;
+      const thread = this.inferenceThread();
+      const id = this.nextSessionId++;
+      let loaded: LoadedSession;
       try {
-        session = await ort.InferenceSession.create(bytes, this.sessionOptions);
+        loaded = { id, signature: await thread.create(id, bytes, this.sessionOptions) };
       } catch (error) {
+        if (error instanceof AtelierError) throw error;
         throw new AtelierError("INTERNAL", `Model "${entry.key}" is not a valid ONNX model for this runtime.`, { cause: error });
       }
-      const loaded: LoadedSession = {
-        session,
-        signature: { inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata) },
-      };
       try {
         if (options.warmUp) {
           validateFeeds(entry.key, loaded.signature.inputs, options.warmUp);
@@ -346,7 +345,7 @@ export class ModelRuntime {
         }
         if (this.disposing) throw this.disposedError();
       } catch (error) {
-        await session.release();
+        await thread.release(id);
         throw error;
       }
       entry.loaded = loaded;
@@ -401,7 +400,7 @@ export class ModelRuntime {
     this.entries.delete(entry.key);
     this.evictions++;
     this.logger.debug({ model: entry.key, estimatedMiB: mib(entry.estimatedBytes) }, "model evicted");
-    const release = entry.loaded!.session.release().catch((error: unknown) => {
+    const release = (this.thread?.release(entry.loaded!.id) ?? Promise.resolve()).catch((error: unknown) => {
       this.logger.warn({ model: entry.key, err: error }, "releasing an evicted model failed");
     });
     this.releasing.add(release);
@@ -427,22 +426,31 @@ export class ModelRuntime {
     }
   }
 
+  /** The inference thread, started on first need and again after it was lost. */
+  private inferenceThread(): InferenceThread {
+    if (this.thread?.alive) return this.thread;
+    const thread = new InferenceThread((error) => {
+      // Its sessions died with it: forget them so the next use loads afresh in a new thread.
+      this.logger.warn({ err: error }, "inference thread lost; models will reload on next use");
+      for (const [key, entry] of this.entries) if (entry.loaded) this.entries.delete(key);
+    });
+    this.thread = thread;
+    return thread;
+  }
+
   /** One onnxruntime run with feeds already admitted; also used for the warm-up. */
   private async execute(entry: SessionEntry, loaded: LoadedSession, feeds: TensorMap): Promise<TensorMap> {
-    const ortFeeds: Record<string, ort.Tensor> = {};
-    for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor("float32", tensor.data, tensor.dims);
-    let results: ort.InferenceSession.ReturnType;
+    let outputs: TensorMap;
     try {
-      results = await loaded.session.run(ortFeeds);
+      outputs = await this.inferenceThread().run(loaded.id, feeds);
     } catch (error) {
+      if (error instanceof AtelierError) throw error;
       throw new AtelierError("INTERNAL", `Model "${entry.key}" failed while running.`, { cause: error });
     }
-    const outputs: TensorMap = {};
-    for (const [name, value] of Object.entries(results)) {
-      if (!(value instanceof ort.Tensor) || value.type !== "float32") {
-        throw new AtelierError("INTERNAL", `Model "${entry.key}": output tensor "${name}" is ${value.type}; this runtime returns float32 only.`);
+    for (const [name, value] of Object.entries(outputs)) {
+      if (!(value.data instanceof Float32Array)) {
+        throw new AtelierError("INTERNAL", `Model "${entry.key}": output tensor "${name}" is not float32; this runtime returns float32 only.`);
       }
-      outputs[name] = { data: value.data as Float32Array, dims: [...value.dims] };
     }
     return outputs;
   }

@@ -1,0 +1,83 @@
+/**
+ * The main thread's side of the inference thread: sends session operations to it and matches the
+ * replies. If the thread dies (a native crash), every pending call fails and `onLost` tells the
+ * runtime, which forgets its sessions and lets the next use start a fresh thread.
+ */
+import { Worker } from "node:worker_threads";
+import { AtelierError } from "../../core/errors.js";
+import type { ModelSignature, TensorMap } from "./tensor-data.js";
+
+interface Pending {
+  resolve: (value: any) => void;
+  reject: (error: Error) => void;
+}
+
+export class InferenceThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private lost: Error | undefined;
+
+  constructor(private readonly onLost: (error: Error) => void) {
+    this.worker = new Worker(new URL("./inference-thread.mjs", import.meta.url));
+    // The thread must not keep a process alive on its own; dispose() ends it explicitly.
+    this.worker.unref();
+    this.worker.on("message", (reply: { id: number; error?: { message: string } }) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if (reply.error) waiter.reject(new Error(reply.error.message));
+      else waiter.resolve(reply);
+    });
+    const fail = (error: Error) => {
+      if (this.lost) return;
+      this.lost = error;
+      for (const waiter of this.pending.values()) waiter.reject(error);
+      this.pending.clear();
+      this.onLost(error);
+    };
+    this.worker.on("error", fail);
+    this.worker.on("exit", (code) => fail(new Error(`the inference thread exited with code ${code}`)));
+  }
+
+  get alive(): boolean {
+    return this.lost === undefined;
+  }
+
+  private call<T>(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<T> {
+    if (this.lost) {
+      return Promise.reject(new AtelierError("WORKER_UNAVAILABLE", "The inference thread stopped; retry the request.", { cause: this.lost, retryAfterSeconds: 1 }));
+    }
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref();
+      this.worker.postMessage({ ...message, id }, transfer);
+    }).finally(() => {
+      if (this.pending.size === 0) this.worker.unref();
+    });
+  }
+
+  async create(session: number, bytes: Uint8Array, options: object): Promise<ModelSignature> {
+    // A copy the thread owns: the caller's bytes may be a view into a pooled buffer.
+    const owned = bytes.slice();
+    const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, bytes: owned, options }, [owned.buffer as ArrayBuffer]);
+    return reply.signature;
+  }
+
+  async run(session: number, feeds: TensorMap): Promise<TensorMap> {
+    // Feeds are copied (structured clone), not transferred: callers may still read their tensors.
+    const reply = await this.call<{ outputs: TensorMap }>({ op: "run", session, feeds });
+    return reply.outputs;
+  }
+
+  async release(session: number): Promise<void> {
+    if (this.lost) return;
+    await this.call({ op: "release", session });
+  }
+
+  async terminate(): Promise<void> {
+    this.lost ??= new Error("terminated");
+    await this.worker.terminate();
+  }
+}
