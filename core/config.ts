@@ -29,11 +29,27 @@ const optionalAddress = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
 
+/** An optional URL with one of `protocols`; blank means unset. Errors never echo the value: it may hold a password. */
+const optionalUrl = (protocols: readonly string[], example: string) =>
+  optionalAddress.refine((value) => value === undefined || hasProtocol(value, protocols), {
+    message: `Expected a URL like ${example}.`,
+  });
+
+function hasProtocol(value: string, protocols: readonly string[]): boolean {
+  try {
+    return protocols.includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = z.object({
   HOST: z.string().default("127.0.0.1"),
   PORT: integer(8080, 0, 65535),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   ATELIER_DATA_DIR: z.string().default("data"),
+  ATELIER_DATABASE_URL: optionalUrl(["postgres:", "postgresql:"], "postgresql://user:password@host:5432/atelier"),
+  ATELIER_REDIS_URL: optionalUrl(["redis:", "rediss:"], "redis://host:6379"),
   ATELIER_MODELS_DIR: z.string().optional(),
   ATELIER_MODEL_MIRROR: z.string().default(path.join("..", "shared", "models")),
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
@@ -82,6 +98,11 @@ export interface AtelierConfig {
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
   /** Folder for the SQLite databases (API keys, quota counters). */
   dataDir: string;
+  /**
+   * PostgreSQL connection URL for the API keys, shared by several routers; its tables are created
+   * on first use. Undefined: keys live in SQLite in `dataDir`.
+   */
+  databaseUrl: string | undefined;
   /** Folder where installed model weights live. */
   modelsDir: string;
   /** Local mirror of model weights used by `models pull --from` and by tests. */
@@ -91,6 +112,11 @@ export interface AtelierConfig {
     defaultLimit: number;
     /** Length of the fixed quota window in seconds. */
     windowSeconds: number;
+    /**
+     * Redis URL for the quota counters, shared by several routers (keys under `atelier:quota:`).
+     * Undefined: counters live in SQLite in `dataDir`.
+     */
+    redisUrl: string | undefined;
   };
   images: {
     /** Largest encoded source image in bytes, checked before decoding. */
@@ -155,11 +181,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     http: { host: e.HOST, port: e.PORT, maxBodyBytes: e.ATELIER_MAX_BODY_BYTES },
     logLevel: e.LOG_LEVEL,
     dataDir,
+    databaseUrl: e.ATELIER_DATABASE_URL,
     modelsDir: path.resolve(e.ATELIER_MODELS_DIR ?? path.join(dataDir, "models")),
     modelMirror: path.resolve(e.ATELIER_MODEL_MIRROR),
     quota: {
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
       windowSeconds: e.ATELIER_RATE_LIMIT_WINDOW_SECONDS,
+      redisUrl: e.ATELIER_REDIS_URL,
     },
     images: {
       maxBytes: e.ATELIER_MAX_IMAGE_BYTES,

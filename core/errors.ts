@@ -71,6 +71,8 @@ export const ERROR_KINDS = {
   OVERLOADED: { http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE },
   /** A worker could not be reached. */
   WORKER_UNAVAILABLE: { http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE },
+  /** A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry later. */
+  STORE_UNAVAILABLE: { http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE },
   DEADLINE_EXCEEDED: { http: 504, trpc: "GATEWAY_TIMEOUT", grpc: GrpcStatus.DEADLINE_EXCEEDED },
 } as const satisfies Record<string, ErrorKind>;
 

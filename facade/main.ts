@@ -1,5 +1,5 @@
 /** `npm start`: the whole service on one machine, configured from the environment. */
-import { ConfigError, loadConfig } from "../core/config.js";
+import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { startAtelier } from "./start-atelier.js";
 
@@ -17,6 +17,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  // Start-up failures (bad configuration, unreachable database) are the operator's to fix: the
+  // message says what and where; a stack trace would only bury it.
+  console.error(error instanceof Error ? `Atelier could not start: ${error.message}` : error);
   process.exit(1);
 });

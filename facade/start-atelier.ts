@@ -9,8 +9,10 @@ import { WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../
 import { createLogger, type Logger } from "../core/logger.js";
 import type { AtelierServices } from "../server/context.js";
 import { createImageSource } from "../server/image-source/image-source.js";
-import { SqliteApiKeyStore } from "../server/keys/api-key-store.js";
-import { createSqliteQuotaStore } from "../server/quota/quota-store.js";
+import type { ApiKeyStore } from "../server/keys/api-key-store.js";
+import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
+import { openQuotaStore } from "../server/quota/open-quota-store.js";
+import type { QuotaStore } from "../server/quota/quota-store.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { startWorkerServer, type RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
@@ -37,11 +39,23 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     WORKER_SERVICES.map((name) => [name, config.workers.addresses[name] ?? worker!.address]),
   ) as Record<WorkerServiceName, string>;
 
+  // PostgreSQL and Redis when configured (several routers share them), else SQLite in dataDir.
+  // Either being unreachable stops start-up, with what was already started shut down.
+  let keys: ApiKeyStore | undefined;
+  let quota: QuotaStore;
+  try {
+    keys = await openApiKeyStore(config, { logger: logger.child({ part: "keys" }) });
+    quota = await openQuotaStore(config, { logger: logger.child({ part: "quota" }) });
+  } catch (error) {
+    await keys?.close();
+    await worker?.shutdown();
+    throw error;
+  }
   const services: AtelierServices = {
     config,
     logger,
-    keys: SqliteApiKeyStore.open(config.dataDir),
-    quota: await createSqliteQuotaStore(config.dataDir, config.quota.windowSeconds),
+    keys,
+    quota,
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };

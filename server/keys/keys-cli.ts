@@ -1,5 +1,6 @@
 /**
- * `npm run keys -- <command>`: the operator's shell over {@link SqliteApiKeyStore}.
+ * `npm run keys -- <command>`: the operator's shell over the key store the service uses
+ * ({@link openApiKeyStore}: PostgreSQL when `ATELIER_DATABASE_URL` is set, else SQLite).
  *
  * Exit codes: 0 success, 1 failure (unknown id, bad configuration, database trouble), 2 usage
  * (unknown command or option, missing or invalid argument). Messages go to stderr, so stdout
@@ -8,7 +9,9 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import { SqliteApiKeyStore, type ApiKeyRecord, type ApiKeyStore } from "./api-key-store.js";
+import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
+import { openApiKeyStore } from "./open-api-key-store.js";
+import { KeyDatabaseOpenError } from "./postgres-api-key-store.js";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -20,7 +23,8 @@ Commands:
   help                                     Show this help
 
 Environment:
-  ATELIER_DATA_DIR  folder holding atelier.db (default: ./data)
+  ATELIER_DATABASE_URL  PostgreSQL URL of the shared key database (when the service uses one)
+  ATELIER_DATA_DIR      folder holding atelier.db when ATELIER_DATABASE_URL is unset (default: ./data)
 `;
 
 const EXIT_FAILURE = 1;
@@ -188,7 +192,7 @@ async function run(argv: string[]): Promise<void> {
   checkOptions(command, options);
 
   const config = loadConfig();
-  const store = SqliteApiKeyStore.open(config.dataDir);
+  const store = await openApiKeyStore(config);
   const defaultLimit = config.quota.defaultLimit;
   try {
     switch (command) {
@@ -222,7 +226,12 @@ function report(error: unknown): number {
     process.stderr.write(`keys: ${error.message}\n`);
     return EXIT_USAGE;
   }
-  if (error instanceof CommandError || error instanceof ConfigError || error instanceof AtelierError) {
+  if (
+    error instanceof CommandError ||
+    error instanceof ConfigError ||
+    error instanceof AtelierError ||
+    error instanceof KeyDatabaseOpenError
+  ) {
     process.stderr.write(`keys: ${error.message}\n`);
     return EXIT_FAILURE;
   }

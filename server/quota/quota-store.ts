@@ -2,7 +2,7 @@
  * Per-key request quotas on rate-limiter-flexible: a fixed window per key that starts with the
  * key's first request. The counter is one atomic upsert in the store, so exactly `limit` requests
  * are granted however many arrive at once, and the SQLite store survives a restart (Redis serves
- * several router processes; see createRedisQuotaStore).
+ * several router processes; see redis-quota-store.ts, and open-quota-store.ts for the choice).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -33,25 +33,43 @@ export interface QuotaStore {
  * The library compares against one fixed `points`; per-key limits are compared here instead, so a
  * key's counter is kept when its limit changes.
  */
-const UNBOUNDED_POINTS = Number.MAX_SAFE_INTEGER;
+export const UNBOUNDED_POINTS = Number.MAX_SAFE_INTEGER;
+
+export interface RateLimiterQuotaStoreOptions {
+  /** Releases the limiter's connection. */
+  onClose?: () => Promise<void>;
+  /**
+   * What a failing store call becomes (with unbounded points the limiter never refuses, so every
+   * rejection is the store's). Default: rethrown as is, which clients see as a 500.
+   */
+  onStoreError?: (error: unknown) => Error;
+}
 
 export class RateLimiterQuotaStore implements QuotaStore {
   constructor(
     private readonly limiter: RateLimiterAbstract,
     private readonly windowSeconds: number,
-    private readonly onClose: () => Promise<void> = async () => {},
+    private readonly options: RateLimiterQuotaStoreOptions = {},
   ) {}
 
   async consume(keyId: string, limit: number): Promise<QuotaDecision> {
-    return this.decide(await this.limiter.consume(keyId, 1), limit);
+    return this.decide(await this.call(() => this.limiter.consume(keyId, 1)), limit);
   }
 
   async refund(keyId: string, limit: number): Promise<QuotaDecision> {
-    return this.decide(await this.limiter.reward(keyId, 1), limit);
+    return this.decide(await this.call(() => this.limiter.reward(keyId, 1)), limit);
   }
 
   async close(): Promise<void> {
-    await this.onClose();
+    await this.options.onClose?.();
+  }
+
+  private async call(operation: () => Promise<RateLimiterRes>): Promise<RateLimiterRes> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw this.options.onStoreError ? this.options.onStoreError(error) : error;
+    }
   }
 
   private decide(result: RateLimiterRes, limit: number): QuotaDecision {
@@ -92,7 +110,9 @@ export async function createSqliteQuotaStore(dataDir: string, windowSeconds: num
     (error?: Error) => settle(error),
   );
   await ready;
-  return new RateLimiterQuotaStore(limiter, windowSeconds, async () => {
-    db.close();
+  return new RateLimiterQuotaStore(limiter, windowSeconds, {
+    onClose: async () => {
+      db.close();
+    },
   });
 }

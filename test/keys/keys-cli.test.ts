@@ -3,8 +3,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SqliteApiKeyStore } from "../../server/keys/api-key-store.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { PostgresApiKeyStore } from "../../server/keys/postgres-api-key-store.js";
+import { SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
+import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
+import { freeLoopbackPort } from "../support/redis-server.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const cliPath = path.join(repoRoot, "server", "keys", "keys-cli.ts");
@@ -26,9 +29,13 @@ interface CliResult {
 }
 
 function cli(...args: string[]): CliResult {
+  return cliWith({}, ...args);
+}
+
+function cliWith(env: Record<string, string>, ...args: string[]): CliResult {
   const result = spawnSync(process.execPath, ["--import", "tsx", cliPath, ...args], {
     cwd: repoRoot,
-    env: { ...process.env, ATELIER_DATA_DIR: dataDir, ATELIER_RATE_LIMIT_PER_HOUR: "250" },
+    env: { ...process.env, ATELIER_DATA_DIR: dataDir, ATELIER_RATE_LIMIT_PER_HOUR: "250", ...env },
     encoding: "utf8",
     timeout: 30_000,
   });
@@ -155,5 +162,51 @@ describe("keys CLI", () => {
       expect(result.status).toBe(0);
       expect(result.stdout).toMatch(/create --name NAME/);
     }
+  });
+});
+
+const SKIP_POSTGRES = skipWithoutPostgres("keys/keys-cli.test PostgreSQL");
+
+describe.skipIf(SKIP_POSTGRES)("keys CLI with ATELIER_DATABASE_URL", () => {
+  let postgres: PostgresServer;
+  let databaseUrl: string;
+  beforeAll(async () => {
+    postgres = await startPostgresServer();
+  });
+  afterAll(async () => {
+    await postgres?.dispose();
+  });
+  beforeEach(async () => {
+    databaseUrl = await postgres.createDatabase();
+  });
+
+  it("creates, lists and revokes keys in PostgreSQL, where the service reads them", async () => {
+    const env = { ATELIER_DATABASE_URL: databaseUrl };
+    const created = cliWith(env, "create", "--name", "shared runner", "--limit", "30", "--json");
+    expect(created.status, created.stderr).toBe(0);
+    const { key, id } = JSON.parse(created.stdout) as { key: string; id: string };
+
+    const store = await PostgresApiKeyStore.open(databaseUrl);
+    try {
+      expect(await store.authenticate(key)).toMatchObject({ id, name: "shared runner", hourlyLimit: 30 });
+      const listed = cliWith(env, "list", "--json");
+      expect(JSON.parse(listed.stdout)).toMatchObject([{ id, status: "active" }]);
+      expect(cliWith(env, "revoke", id).status).toBe(0);
+      expect(await store.authenticate(key)).toBeNull();
+    } finally {
+      await store.close();
+    }
+    // Nothing went to the embedded database.
+    expect(fs.readdirSync(dataDir)).toEqual([]);
+  });
+
+  it("answers an unreachable database with exit code 1 and a message without the password", async () => {
+    const url = `postgresql://atelier:hunter2secret@127.0.0.1:${await freeLoopbackPort()}/keys`;
+    const result = cliWith({ ATELIER_DATABASE_URL: url }, "list");
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^keys: Could not open the API key database postgresql:\/\/127\.0\.0\.1:\d+\/keys: /);
+    expect(result.stderr).not.toContain("hunter2secret");
+    expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(result.stdout).toBe("");
   });
 });

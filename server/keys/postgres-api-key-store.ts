@@ -1,0 +1,244 @@
+/**
+ * The shared key storage for several routers: table `atelier_api_keys` in a PostgreSQL database
+ * (`ATELIER_DATABASE_URL`), created and migrated automatically on first use.
+ *
+ * Migrations are append-only; each open runs the missing ones in one transaction holding an
+ * advisory lock, so routers starting at once against a fresh database migrate it exactly once.
+ * Times are TIMESTAMPTZ (readable in psql), written and read at millisecond precision.
+ */
+import pg from "pg";
+import type { Logger } from "../../core/logger.js";
+import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
+import { storeUnavailable } from "./store-unavailable.js";
+
+/** The keys table; prefixed, since the database may be shared with other applications. */
+export const POSTGRES_KEYS_TABLE = "atelier_api_keys";
+/** One row per component with the number of its migrations that have run. */
+export const POSTGRES_SCHEMA_TABLE = "atelier_schema_versions";
+const SCHEMA_COMPONENT = "api_keys";
+/** Advisory lock serialising Atelier's migrations: ASCII "atelier" read as a big-endian integer. */
+const MIGRATION_LOCK_ID = "27431051700299122";
+
+/**
+ * Migration N (0-based) takes the schema from version N to N+1. Append, never edit: the database
+ * records how many have run. `created_seq` keeps insertion order among keys created in the same
+ * millisecond (what SQLite's rowid gives the embedded store).
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE ${POSTGRES_KEYS_TABLE} (
+     id           TEXT PRIMARY KEY,
+     name         TEXT NOT NULL,
+     key_hash     BYTEA NOT NULL CHECK (octet_length(key_hash) = 32),
+     created_at   TIMESTAMPTZ NOT NULL,
+     last_used_at TIMESTAMPTZ,
+     hourly_limit INTEGER CHECK (hourly_limit >= 1),
+     revoked_at   TIMESTAMPTZ,
+     created_seq  BIGINT GENERATED ALWAYS AS IDENTITY
+   )`,
+];
+
+const COLUMNS = "id, name, key_hash, created_at, last_used_at, hourly_limit, revoked_at";
+
+interface ApiKeyRow {
+  id: string;
+  name: string;
+  key_hash: Buffer;
+  created_at: Date;
+  last_used_at: Date | null;
+  hourly_limit: number | null;
+  revoked_at: Date | null;
+}
+
+function fromRow(row: ApiKeyRow): StoredApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    keyHash: row.key_hash,
+    createdAtMs: row.created_at.getTime(),
+    lastUsedAtMs: row.last_used_at?.getTime() ?? null,
+    hourlyLimit: row.hourly_limit,
+    revokedAtMs: row.revoked_at?.getTime() ?? null,
+  };
+}
+
+const UNIQUE_VIOLATION = "23505";
+const NETWORK_ERROR_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
+// SQLSTATE: class 08 is "connection exception"; the 57P0x codes are server shutdown and start-up;
+// 53300 is "too many connections".
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+const DRIVER_CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i;
+
+/** True when `error` says the database could not be reached, rather than that a statement failed. */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === "string" && (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnreachable);
+  return DRIVER_CONNECTION_MESSAGES.test(error.message);
+}
+
+/** `host:port/database` of a connection URL, without user or password, for messages and logs. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.host || parsed.searchParams.get("host") || "local socket";
+    return `postgresql://${host}${parsed.pathname}`;
+  } catch {
+    return "the configured PostgreSQL database";
+  }
+}
+
+async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  let failure: unknown;
+  try {
+    await client.query("BEGIN");
+    // Held until COMMIT or ROLLBACK; a second router opening the same database waits here and then
+    // finds the migrations done. Taken before CREATE TABLE IF NOT EXISTS, which is not safe to race.
+    await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_ID]);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${POSTGRES_SCHEMA_TABLE} (
+                          component TEXT PRIMARY KEY,
+                          version   INTEGER NOT NULL
+                        )`);
+    const { rows } = await client.query<{ version: number }>(
+      `SELECT version FROM ${POSTGRES_SCHEMA_TABLE} WHERE component = $1`,
+      [SCHEMA_COMPONENT],
+    );
+    const current = rows[0]?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `${SCHEMA_COMPONENT} schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`,
+      );
+    }
+    for (const migration of MIGRATIONS.slice(current)) await client.query(migration);
+    await client.query(
+      `INSERT INTO ${POSTGRES_SCHEMA_TABLE} (component, version) VALUES ($1, $2)
+       ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
+      [SCHEMA_COMPONENT, MIGRATIONS.length],
+    );
+    await client.query("COMMIT");
+  } catch (error) {
+    failure = error;
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    // A client that failed mid-transaction is discarded rather than returned to the pool.
+    client.release(failure instanceof Error ? failure : undefined);
+  }
+}
+
+/** {@link ApiKeyStorage} on a pg connection pool; each method is one statement. */
+class PostgresApiKeyStorage implements ApiKeyStorage {
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Runs one statement; an unreachable database becomes the 503 clients can act on. */
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      if (isDatabaseUnreachable(error)) throw storeUnavailable("api-keys", error);
+      throw error;
+    }
+  }
+
+  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs">): Promise<boolean> {
+    // DO NOTHING covers only the id; any other constraint still fails loudly.
+    const { rowCount } = await this.query(
+      `INSERT INTO ${POSTGRES_KEYS_TABLE} (id, name, key_hash, created_at, hourly_limit)
+       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+      [key.id, key.name, key.keyHash, new Date(key.createdAtMs), key.hourlyLimit],
+    );
+    return rowCount === 1;
+  }
+
+  async get(id: string): Promise<StoredApiKey | null> {
+    const { rows } = await this.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM ${POSTGRES_KEYS_TABLE} WHERE id = $1`, [id]);
+    return rows[0] ? fromRow(rows[0]) : null;
+  }
+
+  async list(): Promise<StoredApiKey[]> {
+    const { rows } = await this.query<ApiKeyRow>(
+      `SELECT ${COLUMNS} FROM ${POSTGRES_KEYS_TABLE} ORDER BY created_at, created_seq`,
+      [],
+    );
+    return rows.map(fromRow);
+  }
+
+  async touch(id: string, nowMs: number, staleBeforeMs: number): Promise<boolean> {
+    // The age condition is in SQL so several routers also write at most once a minute.
+    const { rowCount } = await this.query(
+      `UPDATE ${POSTGRES_KEYS_TABLE} SET last_used_at = $1
+       WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)`,
+      [new Date(nowMs), id, new Date(staleBeforeMs)],
+    );
+    return rowCount === 1;
+  }
+
+  async revoke(id: string, nowMs: number): Promise<boolean> {
+    const { rowCount } = await this.query(
+      `UPDATE ${POSTGRES_KEYS_TABLE} SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
+      [new Date(nowMs), id],
+    );
+    return rowCount === 1;
+  }
+
+  async setHourlyLimit(id: string, limit: number | null): Promise<boolean> {
+    const { rowCount } = await this.query(`UPDATE ${POSTGRES_KEYS_TABLE} SET hourly_limit = $1 WHERE id = $2`, [limit, id]);
+    return rowCount === 1;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+/** The key database could not be reached or migrated at open; its message is for operators. */
+export class KeyDatabaseOpenError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "KeyDatabaseOpenError";
+  }
+}
+
+/** Options for {@link PostgresApiKeyStore.open}. */
+export interface PostgresApiKeyStoreOptions extends ApiKeyStoreOptions {
+  /** Connections this process keeps at most; default 10. */
+  maxConnections?: number;
+  /** Milliseconds to wait for a connection before answering 503; default 5000. */
+  connectTimeoutMs?: number;
+  /** Where dropped idle connections are reported; without it they are ignored (the pool replaces them). */
+  logger?: Logger;
+}
+
+/** {@link ApiKeyStore} in PostgreSQL, shared by every router pointed at the same database. */
+export class PostgresApiKeyStore extends StorageBackedApiKeyStore {
+  /**
+   * Connects to `url` (`postgresql://user:password@host:5432/database`), creates or migrates the
+   * tables, and returns the store. Throws {@link KeyDatabaseOpenError} naming the database (never
+   * its password) when it cannot be reached or migrated: that stops start-up.
+   */
+  static async open(url: string, options: PostgresApiKeyStoreOptions = {}): Promise<PostgresApiKeyStore> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      // A statement that outlives this is treated like a dropped connection (503), not waited on.
+      query_timeout: 5_000,
+      idleTimeoutMillis: 30_000,
+      keepAlive: true,
+      application_name: "atelier",
+    });
+    // An idle connection dropped by the server is reported here; unhandled, it would end the process.
+    pool.on("error", (error) => {
+      options.logger?.warn({ err: error, database: describeDatabaseUrl(url) }, "PostgreSQL connection lost; the pool will reconnect");
+    });
+    try {
+      await migrate(pool);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new KeyDatabaseOpenError(`Could not open the API key database ${describeDatabaseUrl(url)}: ${reason}`, { cause: error });
+    }
+    return new PostgresApiKeyStore(new PostgresApiKeyStorage(pool), options);
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The embedded key storage: table `api_keys` in `<dataDir>/atelier.db` (SQLite, WAL mode), shared
+ * by the service and the keys CLI on one machine.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
+
+/** The database file inside the data folder, shared with other embedded tables. */
+export const DATABASE_FILE_NAME = "atelier.db";
+
+/** The component's row in `schema_versions`; other tables in the same file keep their own rows. */
+const SCHEMA_COMPONENT = "api_keys";
+
+/**
+ * Migration N (0-based) takes the api_keys schema from version N to N+1. Append, never edit: a
+ * database records how many have run.
+ */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE api_keys (
+     id           TEXT PRIMARY KEY,
+     name         TEXT NOT NULL,
+     key_hash     BLOB NOT NULL,
+     created_at   INTEGER NOT NULL,
+     last_used_at INTEGER,
+     hourly_limit INTEGER,
+     revoked_at   INTEGER
+   ) STRICT`,
+];
+
+function migrate(db: Database.Database): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_versions (
+             component TEXT PRIMARY KEY,
+             version   INTEGER NOT NULL
+           ) STRICT`);
+  const run = db.transaction(() => {
+    const row = db
+      .prepare<[string], { version: number }>("SELECT version FROM schema_versions WHERE component = ?")
+      .get(SCHEMA_COMPONENT);
+    const current = row?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `${SCHEMA_COMPONENT} schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`,
+      );
+    }
+    for (const migration of MIGRATIONS.slice(current)) db.exec(migration);
+    db.prepare(
+      `INSERT INTO schema_versions (component, version) VALUES (?, ?)
+       ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
+    ).run(SCHEMA_COMPONENT, MIGRATIONS.length);
+  });
+  // IMMEDIATE takes the write lock up front, so two processes opening a fresh file at once
+  // cannot both read version 0 and both try to create the table.
+  run.immediate();
+}
+
+interface ApiKeyRow {
+  id: string;
+  name: string;
+  key_hash: Buffer;
+  created_at: number;
+  last_used_at: number | null;
+  hourly_limit: number | null;
+  revoked_at: number | null;
+}
+
+function fromRow(row: ApiKeyRow): StoredApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    keyHash: row.key_hash,
+    createdAtMs: row.created_at,
+    lastUsedAtMs: row.last_used_at,
+    hourlyLimit: row.hourly_limit,
+    revokedAtMs: row.revoked_at,
+  };
+}
+
+function isPrimaryKeyClash(error: unknown): boolean {
+  return error instanceof Database.SqliteError && error.code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insert: db.prepare<[string, string, Buffer, number, number | null]>(
+      "INSERT INTO api_keys (id, name, key_hash, created_at, hourly_limit) VALUES (?, ?, ?, ?, ?)",
+    ),
+    byId: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ?"),
+    all: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
+    // The age condition is in SQL so concurrent processes also write at most once a minute.
+    touch: db.prepare<[number, string, number]>(
+      "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)",
+    ),
+    revoke: db.prepare<[number, string]>("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
+    setLimit: db.prepare<[number | null, string]>("UPDATE api_keys SET hourly_limit = ? WHERE id = ?"),
+  };
+}
+
+/** {@link ApiKeyStorage} on one better-sqlite3 connection (synchronous calls behind async methods). */
+class SqliteApiKeyStorage implements ApiKeyStorage {
+  private readonly statements: ReturnType<typeof prepareStatements>;
+
+  constructor(private readonly db: Database.Database) {
+    this.statements = prepareStatements(db);
+  }
+
+  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs">): Promise<boolean> {
+    try {
+      this.statements.insert.run(key.id, key.name, key.keyHash, key.createdAtMs, key.hourlyLimit);
+      return true;
+    } catch (error) {
+      if (isPrimaryKeyClash(error)) return false;
+      throw error;
+    }
+  }
+
+  async get(id: string): Promise<StoredApiKey | null> {
+    const row = this.statements.byId.get(id);
+    return row ? fromRow(row) : null;
+  }
+
+  async list(): Promise<StoredApiKey[]> {
+    return this.statements.all.all().map(fromRow);
+  }
+
+  async touch(id: string, nowMs: number, staleBeforeMs: number): Promise<boolean> {
+    return this.statements.touch.run(nowMs, id, staleBeforeMs).changes > 0;
+  }
+
+  async revoke(id: string, nowMs: number): Promise<boolean> {
+    return this.statements.revoke.run(nowMs, id).changes > 0;
+  }
+
+  async setHourlyLimit(id: string, limit: number | null): Promise<boolean> {
+    return this.statements.setLimit.run(limit, id).changes > 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+/** Options for {@link SqliteApiKeyStore.open}. */
+export type SqliteApiKeyStoreOptions = ApiKeyStoreOptions;
+
+/** {@link ApiKeyStore} in `<dataDir>/atelier.db`, an embedded SQLite database in WAL mode. */
+export class SqliteApiKeyStore extends StorageBackedApiKeyStore {
+  /** Opens (creating the folder and file if needed) and migrates the database in `dataDir`. */
+  static open(dataDir: string, options: SqliteApiKeyStoreOptions = {}): SqliteApiKeyStore {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const db = new Database(path.join(dataDir, DATABASE_FILE_NAME));
+    try {
+      db.pragma("journal_mode = WAL");
+      // The CLI and the server share the file; wait briefly for the other's write lock.
+      db.pragma("busy_timeout = 5000");
+      migrate(db);
+      return new SqliteApiKeyStore(new SqliteApiKeyStorage(db), options);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+}
