@@ -4,10 +4,12 @@
  * and a 422 are both "bad argument" to gRPC) and clients of any language can read it.
  */
 import { Metadata, status as GrpcStatus, type ServiceError, type StatusObject } from "@grpc/grpc-js";
-import { AtelierError, ERROR_KINDS, isErrorCode, type ErrorCode } from "./errors.js";
+import { AtelierError, ERROR_KINDS, isErrorCode, type ErrorCode, type FieldIssue } from "./errors.js";
 
 export const ERROR_CODE_METADATA_KEY = "atelier-error-code";
 export const RETRY_AFTER_METADATA_KEY = "atelier-retry-after";
+/** Field issues of an INVALID_INPUT error, as UTF-8 JSON (a `-bin` key: messages may hold any text). */
+export const ISSUES_METADATA_KEY = "atelier-error-issues-bin";
 
 /** What a gRPC handler sends back for a failure. */
 export function toGrpcStatus(error: AtelierError): Partial<StatusObject> {
@@ -15,6 +17,9 @@ export function toGrpcStatus(error: AtelierError): Partial<StatusObject> {
   metadata.set(ERROR_CODE_METADATA_KEY, error.code);
   if (error.retryAfterSeconds !== undefined) {
     metadata.set(RETRY_AFTER_METADATA_KEY, String(error.retryAfterSeconds));
+  }
+  if (error.issues && error.issues.length > 0) {
+    metadata.set(ISSUES_METADATA_KEY, Buffer.from(JSON.stringify(error.issues), "utf8"));
   }
   return { code: ERROR_KINDS[error.code].grpc, details: error.message, metadata };
 }
@@ -42,8 +47,10 @@ export function fromGrpcError(error: ServiceError): AtelierError {
   const sent = error.metadata?.get(ERROR_CODE_METADATA_KEY)[0];
   if (isErrorCode(sent)) {
     const retry = Number(error.metadata.get(RETRY_AFTER_METADATA_KEY)[0]);
+    const issues = issuesFrom(error.metadata.get(ISSUES_METADATA_KEY)[0]);
     return new AtelierError(sent, error.details, {
       ...(Number.isFinite(retry) && retry > 0 ? { retryAfterSeconds: retry } : {}),
+      ...(issues ? { issues } : {}),
       cause: error,
     });
   }
@@ -54,4 +61,17 @@ export function fromGrpcError(error: ServiceError): AtelierError {
     ...(code === "WORKER_UNAVAILABLE" ? { retryAfterSeconds: 5 } : {}),
     cause: error,
   });
+}
+
+function issuesFrom(value: unknown): FieldIssue[] | undefined {
+  if (!Buffer.isBuffer(value)) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value.toString("utf8"));
+    if (!Array.isArray(parsed)) return undefined;
+    return parsed.filter(
+      (issue): issue is FieldIssue => typeof issue === "object" && issue !== null && typeof issue.path === "string" && typeof issue.message === "string",
+    );
+  } catch {
+    return undefined;
+  }
 }

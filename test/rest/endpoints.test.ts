@@ -257,3 +257,11 @@ describe("GET /api/v1/openapi.json", () => {
     expect(document.paths["/v1/models"]!.get!.security ?? []).toEqual([]);
   });
 });
+
+describe("errors raised inside a worker", () => {
+  it("reach REST clients with their field issues", async () => {
+    const response = await service.post("/tools/upscale", { imageUrl: dataUrl(png), scale: 2, model: "no-such-model" }, key);
+    const body = await expectError(response, 400, "INVALID_INPUT");
+    expect(body.issues?.[0]).toMatchObject({ path: "model" });
+  });
+});
