@@ -74,6 +74,12 @@ const envSchema = z.object({
   ATELIER_WORKER_DEADLINE_MS: integer(120_000, 100, 3_600_000),
   ATELIER_WORKER_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
   ATELIER_WORKER_QUEUE: integer(32, 0, 100_000),
+  ATELIER_PROMPT_MAX_TOKENS: integer(77, 16, 512),
+  ATELIER_PROMPT_LLM_URL: optionalUrl(["http:", "https:"], "http://127.0.0.1:11434/v1"),
+  ATELIER_PROMPT_LLM_MODEL: optionalAddress,
+  ATELIER_PROMPT_LLM_API_KEY: optionalAddress,
+  ATELIER_PROMPT_LLM_TIMEOUT_MS: integer(15_000, 100, 600_000),
+  ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
   ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
   ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
   ATELIER_DISABLE_NON_COMMERCIAL: z
@@ -149,6 +155,12 @@ export interface AtelierConfig {
     /** Calls a worker lets wait; beyond that it answers "overloaded" (503 with Retry-After). */
     queueLength: number;
   };
+  prompt: {
+    /** Default budget of improved prompts in CLIP tokens, start/end markers included. */
+    maxTokens: number;
+    /** OpenAI-compatible chat completions server; undefined: the builtin engine only. */
+    llm: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number; temperature: number } | undefined;
+  };
   inference: {
     /** onnxruntime intra-op threads per session. */
     threads: number;
@@ -175,6 +187,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     );
   }
   const e = parsed.data;
+  if (e.ATELIER_PROMPT_LLM_URL !== undefined && e.ATELIER_PROMPT_LLM_MODEL === undefined) {
+    throw new ConfigError(["ATELIER_PROMPT_LLM_MODEL: required when ATELIER_PROMPT_LLM_URL is set (the model name on that server)."]);
+  }
   const dataDir = path.resolve(e.ATELIER_DATA_DIR);
   const shared = e.ATELIER_WORKER_ADDRESS;
   return {
@@ -214,6 +229,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       deadlineMs: e.ATELIER_WORKER_DEADLINE_MS,
       concurrency: e.ATELIER_WORKER_CONCURRENCY,
       queueLength: e.ATELIER_WORKER_QUEUE,
+    },
+    prompt: {
+      maxTokens: e.ATELIER_PROMPT_MAX_TOKENS,
+      llm:
+        e.ATELIER_PROMPT_LLM_URL === undefined
+          ? undefined
+          : {
+              baseUrl: e.ATELIER_PROMPT_LLM_URL,
+              model: e.ATELIER_PROMPT_LLM_MODEL!,
+              apiKey: e.ATELIER_PROMPT_LLM_API_KEY,
+              timeoutMs: e.ATELIER_PROMPT_LLM_TIMEOUT_MS,
+              temperature: e.ATELIER_PROMPT_LLM_TEMPERATURE,
+            },
     },
     inference: {
       threads: e.ATELIER_ONNX_THREADS,

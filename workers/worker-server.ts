@@ -7,9 +7,13 @@ import { HealthImplementation } from "grpc-health-check";
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
 import { catalogServiceImplementation, type ModelInventory } from "./catalog/catalog-service.js";
-import { MODEL_CATALOG } from "./catalog/model-catalog.js";
-import { uninstalledServiceImplementations } from "./uninstalled-services.js";
+import { CLIP_MERGES_FILE } from "./catalog/entries/clip-merges.js";
+import { catalogEntry, MODEL_CATALOG } from "./catalog/model-catalog.js";
+import { promptServiceImplementation, type PromptServiceOptions } from "./prompt/prompt-service.js";
 import { upscaleServiceImplementation } from "./upscale/upscale-service.js";
+import { generationServiceImplementation } from "./generation/generation-service.js";
+import { backgroundServiceImplementation } from "./background/background-service.js";
+import { styleTransferServiceImplementation } from "./style/style-service.js";
 import { ModelLoader } from "./models/model-loader.js";
 import { ModelStore } from "./models/model-store.js";
 import { ModelRuntime } from "./onnx/onnx-runtime.js";
@@ -49,6 +53,18 @@ export function createWorkerContext(config: AtelierConfig, logger: Logger): Work
   };
 }
 
+/** The prompt engine reads the installed term lists and CLIP merges when `prompt-builtin` is pulled. */
+function promptOptions(context: WorkerContext): PromptServiceOptions {
+  const entry = catalogEntry("prompt-builtin");
+  const installed = entry !== undefined && context.models.store.isInstalled(entry);
+  return {
+    modifiersFolder: installed ? context.models.store.modelFolder(entry.id) : undefined,
+    clipMergesFile: installed ? context.models.store.filePath(entry, CLIP_MERGES_FILE.name) : undefined,
+    maxTokens: context.config.prompt.maxTokens,
+    llm: context.config.prompt.llm,
+  };
+}
+
 export function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
   const { models, logger } = context;
   const inventory: ModelInventory = {
@@ -59,8 +75,11 @@ export function workerServiceBindings(context: WorkerContext): ServiceBinding[] 
   };
   return [
     upscaleServiceImplementation(context),
+    generationServiceImplementation(context),
+    backgroundServiceImplementation(context),
+    styleTransferServiceImplementation(context),
+    promptServiceImplementation({ logger, options: promptOptions(context) }),
     catalogServiceImplementation(inventory, logger),
-    ...uninstalledServiceImplementations(logger),
   ] as ServiceBinding[];
 }
 

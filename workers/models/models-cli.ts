@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../core/config.js";
-import { MODEL_CATALOG, catalogEntry, weightSize, type CatalogEntry } from "../catalog/model-catalog.js";
+import { MODEL_CATALOG, catalogEntry, unpinnedFiles, weightSize, type CatalogEntry } from "../catalog/model-catalog.js";
 import { ModelInstallError } from "./fetch-weight-file.js";
 import { modelConverters } from "./model-converters.js";
 import { cleanStaging, pullModel, removeModel, verifyModel } from "./model-installer.js";
@@ -94,7 +94,10 @@ async function main(argv: string[]): Promise<number> {
     }
     case "pull": {
       if (values.all === ids.length > 0) throw new UsageError("Name the models to pull, or pass --all.");
-      const entries = values.all ? MODEL_CATALOG.filter((entry) => entry.source.kind === "files") : resolveIds(ids);
+      // --all takes what can be verified: models whose every file has a pinned checksum.
+      const entries = values.all
+        ? MODEL_CATALOG.filter((entry) => entry.source.kind === "files" && unpinnedFiles(entry).length === 0)
+        : resolveIds(ids);
       const cleaned = cleanStaging(store);
       if (cleaned > 0) console.error(`Removed ${cleaned} leftover(s) of interrupted installs.`);
       const controller = new AbortController();

@@ -5,7 +5,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { AtelierError } from "../../core/errors.js";
-import type { ModelSignature, TensorMap } from "./tensor-data.js";
+import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
 
 interface Pending {
   resolve: (value: any) => void;
@@ -58,14 +58,18 @@ export class InferenceThread {
     });
   }
 
-  async create(session: number, bytes: Uint8Array, options: object): Promise<ModelSignature> {
+  async create(session: number, source: Uint8Array | { path: string }, options: object): Promise<ModelSignature> {
+    if (!(source instanceof Uint8Array)) {
+      const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, path: source.path, options });
+      return reply.signature;
+    }
     // A copy the thread owns: the caller's bytes may be a view into a pooled buffer.
-    const owned = bytes.slice();
+    const owned = source.slice();
     const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, bytes: owned, options }, [owned.buffer as ArrayBuffer]);
     return reply.signature;
   }
 
-  async run(session: number, feeds: TensorMap): Promise<TensorMap> {
+  async run(session: number, feeds: FeedMap): Promise<TensorMap> {
     // Feeds are copied (structured clone), not transferred: callers may still read their tensors.
     const reply = await this.call<{ outputs: TensorMap }>({ op: "run", session, feeds });
     return reply.outputs;

@@ -7,7 +7,7 @@
  * loader; it is type-checked through JSDoc (tsconfig `checkJs`).
  *
  * Protocol (one message in, one reply out, matched by `id`):
- *   {op: "create", id, session, bytes, options} → {id, signature}
+ *   {op: "create", id, session, bytes | path, options} → {id, signature}
  *   {op: "run", id, session, feeds}             → {id, outputs}   (output buffers transferred)
  *   {op: "release", id, session}                → {id}
  * A failure replies {id, error: {message}}.
@@ -67,7 +67,8 @@ port.on("message", async (/** @type {any} */ message) => {
   try {
     switch (message.op) {
       case "create": {
-        const session = await ort.InferenceSession.create(message.bytes, message.options);
+        // A path lets onnxruntime find external data files next to the graph.
+        const session = await ort.InferenceSession.create(message.path ?? message.bytes, message.options);
         sessions.set(message.session, session);
         port.postMessage({ id, signature: { inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata) } });
         break;

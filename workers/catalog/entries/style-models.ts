@@ -53,7 +53,7 @@ const ml5Entries: CatalogEntry[] = ML5_STYLES.map((style) => {
     graphs: { default: { onnx: "model.onnx" } },
     signature: fastStyleSignature,
     imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 255] },
-    geometry: { sizeMultiple: 4, tileSize: 512, tileOverlap: 32 },
+    geometry: { sizeMultiple: 4, tileSize: 1024, tileOverlap: 64 },
     details: { preview: painting.preview, family: "fast-style-ml5" },
   };
 });
@@ -67,19 +67,21 @@ const nc16Entries: CatalogEntry[] = NC16_STYLES.map((style) => {
     name: painting.title,
     description:
       `Small fast-neural-style network (half the channels of the PyTorch example network, retrained by gnsmrky) in the style "${painting.title}". ` +
-      "Fixed 256x256 network input; fastest and lowest quality tier.",
+      "Exported at a fixed 256x256; made size-independent when loaded, so it paints at the working size like the other styles. Fastest and lowest quality tier.",
     license: "No licence stated for the weights (training code BSD-3-Clause, pytorch/examples)",
     nonCommercial: false,
     attribution: "Weights by gnsmrky (pytorch-fast-neural-style-onnxjs).",
     homepage: "https://github.com/gnsmrky/pytorch-fast-neural-style-onnxjs",
     source: { kind: "files", files: pinnedFiles(id) },
     graphs: { default: { onnx: `${style}_nc16_256x256_onnxjs014.onnx` } },
+    // As loaded: the file declares 1x3x256x256; workers/style/dynamic-style-graph.ts opens H and W.
     signature: {
-      inputs: [{ name: "input.1", dtype: "float32", shape: [1, 3, 256, 256], layout: "NCHW", range: [0, 255] }],
-      outputs: [{ name: "395", dtype: "float32", shape: [1, 3, 256, 256], layout: "NCHW", range: [0, 255] }],
+      inputs: [{ name: "input.1", dtype: "float32", shape: [1, 3, "H", "W"], layout: "NCHW", range: [0, 255] }],
+      outputs: [{ name: "395", dtype: "float32", shape: [1, 3, "H", "W"], layout: "NCHW", range: [0, 255] }],
     },
     imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 255] },
-    geometry: { fixedSize: [256, 256] },
+    // Two stride-2 convolutions and two 2x upsamplings: sides must be multiples of 4 to come back whole.
+    geometry: { sizeMultiple: 4, tileSize: 1024, tileOverlap: 64 },
     details: { preview: painting.preview, family: "fast-style-nc16" },
   };
 });

@@ -1,0 +1,94 @@
+/**
+ * A GenerateRequest checked and completed for one model: the prompt and tuning fields within their
+ * documented bounds, width and height defaulted and bounded by the model record, and the seed
+ * fixed (drawn at random when the caller gave none, so the response can always report it). Every
+ * problem is reported at once, each as an issue on its field, in sharp's sentence shape.
+ */
+import { AtelierError, type FieldIssue } from "../../core/errors.js";
+import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { GenerationParams } from "./image-generator.js";
+import { MAX_SEED, randomSeed } from "./seeded-random.js";
+
+/** Longest prompt or negative prompt, in characters (as the REST schema documents). */
+export const MAX_PROMPT_CHARACTERS = 2000;
+export const MAX_STEPS = 100;
+export const MAX_GUIDANCE_SCALE = 30;
+export const MAX_SCHEDULER_CHARACTERS = 40;
+
+function sizeIssue(field: "width" | "height", value: number, min: number, max: number, multiple: number): FieldIssue | undefined {
+  if (Number.isInteger(value) && value >= min && value <= max && value % multiple === 0) return undefined;
+  const kind = multiple > 1 ? `a multiple of ${multiple}` : "integer";
+  return { path: field, message: `Expected ${kind} between ${min} and ${max} for ${field} but received ${value}.` };
+}
+
+/** Fields that do not depend on the model: prompt, negative prompt, steps, guidance, scheduler. */
+export function requestIssues(request: GenerateRequest): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  const prompt = request.prompt.trim();
+  if (prompt.length === 0 || request.prompt.length > MAX_PROMPT_CHARACTERS) {
+    issues.push({ path: "prompt", message: `Expected 1 to ${MAX_PROMPT_CHARACTERS} characters for prompt but received ${request.prompt.length}.` });
+  }
+  if (request.negativePrompt.length > MAX_PROMPT_CHARACTERS) {
+    issues.push({
+      path: "negativePrompt",
+      message: `Expected at most ${MAX_PROMPT_CHARACTERS} characters for negativePrompt but received ${request.negativePrompt.length}.`,
+    });
+  }
+  if (!Number.isInteger(request.steps) || request.steps < 0 || request.steps > MAX_STEPS) {
+    issues.push({ path: "steps", message: `Expected integer between 1 and ${MAX_STEPS} for steps but received ${request.steps}.` });
+  }
+  const guidance = request.guidanceScale;
+  if (guidance !== undefined && !(guidance >= 0 && guidance <= MAX_GUIDANCE_SCALE)) {
+    issues.push({ path: "guidanceScale", message: `Expected number between 0 and ${MAX_GUIDANCE_SCALE} for guidanceScale but received ${guidance}.` });
+  }
+  if (request.scheduler.length > MAX_SCHEDULER_CHARACTERS) {
+    issues.push({ path: "scheduler", message: `Expected at most ${MAX_SCHEDULER_CHARACTERS} characters for scheduler.` });
+  }
+  const seed = request.seed;
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED)) {
+    issues.push({ path: "seed", message: `Expected integer between 0 and ${MAX_SEED} for seed but received ${seed}.` });
+  }
+  return issues;
+}
+
+/** One INVALID_INPUT for all issues; its message leads with the first and counts the rest. */
+export function invalidRequest(issues: FieldIssue[]): AtelierError {
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""}, listed in issues)` : "";
+  return new AtelierError("INVALID_INPUT", `${issues[0]!.message}${more}`, { issues });
+}
+
+/** Throws INVALID_INPUT unless the model-independent fields are within bounds. */
+export function assertValidRequest(request: GenerateRequest): void {
+  const issues = requestIssues(request);
+  if (issues.length > 0) throw invalidRequest(issues);
+}
+
+/**
+ * The parameters a generator receives for `entry`: 0 for width or height takes the model's default;
+ * sizes outside the model's bounds throw INVALID_INPUT naming the allowed range and the model.
+ */
+export function generationParams(request: GenerateRequest, entry: CatalogEntry): GenerationParams {
+  const bounds = entry.generation;
+  if (!bounds) throw new AtelierError("INTERNAL", `The generation model "${entry.id}" has no size bounds in its catalog record.`);
+  const width = request.width === 0 ? bounds.defaultWidth : request.width;
+  const height = request.height === 0 ? bounds.defaultHeight : request.height;
+  const issues = [
+    sizeIssue("width", width, bounds.minSize, bounds.maxWidth, bounds.sizeMultiple),
+    sizeIssue("height", height, bounds.minSize, bounds.maxHeight, bounds.sizeMultiple),
+  ].filter((issue): issue is FieldIssue => issue !== undefined);
+  if (issues.length > 0) {
+    const withModel = issues.map((issue) => ({ ...issue, message: `${issue.message.slice(0, -1)} (limits of the model "${entry.id}").` }));
+    throw invalidRequest(withModel);
+  }
+  return {
+    prompt: request.prompt,
+    negativePrompt: request.negativePrompt,
+    width,
+    height,
+    ...(request.steps > 0 ? { steps: request.steps } : {}),
+    ...(request.guidanceScale !== undefined ? { guidanceScale: request.guidanceScale } : {}),
+    seed: request.seed ?? randomSeed(),
+    ...(request.scheduler !== "" ? { scheduler: request.scheduler } : {}),
+  };
+}

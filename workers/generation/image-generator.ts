@@ -1,0 +1,29 @@
+/**
+ * The contract between the generation service and each family of text-to-image models (the
+ * Quick, Draw! doodle decoder, Stable Diffusion, …). The service validates the request, resolves
+ * size, seed and model, runs `generate` inside the worker's work queue and encodes the result; a
+ * generator only turns valid parameters into pixels. Generators must not call `queue.run`
+ * themselves (the service already holds a queue slot for them).
+ */
+import type { RawImage } from "../image/raw-image.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+
+/**
+ * What to draw, already validated by the service. `width` and `height` are within the model's
+ * bounds (`entry.generation`), `seed` is 0..2^32-1; optional fields are undefined when the caller
+ * left them to the model's default.
+ */
+export interface GenerationParams { prompt: string; negativePrompt: string; width: number; height: number; steps?: number; guidanceScale?: number; seed: number; scheduler?: string; }
+
+/** The drawn pixels at exactly `width` x `height`, the steps run, and how the prompt was read. */
+export interface GeneratedImage { image: RawImage; steps: number; interpretation?: string; }
+
+export interface ImageGenerator {
+  readonly entry: CatalogEntry;
+  /**
+   * Draws one image. `onStep` is called after every step (1-based, `totalSteps` fixed for the
+   * call); `signal` aborts between steps. The same params give the same pixels. Prompt problems the
+   * model cannot handle throw an AtelierError INVALID_INPUT with an issue on `prompt`.
+   */
+  generate(params: GenerationParams, onStep: (step: number, totalSteps: number) => void, signal: AbortSignal): Promise<GeneratedImage>;
+}

@@ -1,0 +1,77 @@
+/**
+ * Which generation model answers a request. An explicit `model` must be a generation model that is
+ * installed; with none, the best available one is taken: a photographic (diffusion) model first,
+ * in catalog order, else the doodle model. Callers that need a photograph (background replacement)
+ * pass `photographicOnly` so the doodle model is never chosen for them.
+ */
+import { AtelierError } from "../../core/errors.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { ModelLoader } from "../models/model-loader.js";
+import type { GeneratorRegistry } from "./generator-registry.js";
+
+export interface ModelChoiceContext {
+  /** Generation models of the catalog, in preference order within each kind. */
+  entries: readonly CatalogEntry[];
+  models: Pick<ModelLoader, "isUsable" | "assertUsable" | "store">;
+  registry: GeneratorRegistry;
+}
+
+export interface ModelChoiceOptions {
+  /** Only models that draw photographic scenes (`photographic: true`). */
+  photographicOnly?: boolean;
+}
+
+/** Installed, enabled, and runnable by this version. */
+function isAvailable(entry: CatalogEntry, context: ModelChoiceContext): boolean {
+  return context.models.isUsable(entry) && context.registry.supports(entry);
+}
+
+/** The best available generation model, or undefined when none is. */
+export function defaultGenerationModel(context: ModelChoiceContext, options: ModelChoiceOptions = {}): CatalogEntry | undefined {
+  const candidates = context.entries.filter((entry) => isAvailable(entry, context));
+  return candidates.find((entry) => entry.photographic === true) ?? (options.photographicOnly ? undefined : candidates[0]);
+}
+
+/** The 503 for a server with no usable generation model: it names what to install. */
+export function noGenerationModelError(context: ModelChoiceContext, options: ModelChoiceOptions = {}): AtelierError {
+  const install = (entry: CatalogEntry) => `\`${context.models.store.installCommand(entry) ?? "npm install"}\``;
+  const photographic = context.entries.find((entry) => entry.photographic === true);
+  const diffusion = photographic
+    ? `a Stable Diffusion model with ${install(photographic)} (\`npm run models -- list\` shows the others)`
+    : "a Stable Diffusion ONNX export (none is in this version's catalog yet)";
+  const doodle = context.entries.find((entry) => entry.photographic !== true);
+  const message = options.photographicOnly
+    ? `No photographic text-to-image model is installed on this server. An operator installs ${diffusion}. ` +
+      `The doodle model cvae-quickdraw cannot draw photographic scenes.`
+    : `No text-to-image model is installed on this server. An operator installs ` +
+      (doodle ? `the ${doodle.id} doodle model with ${install(doodle)}, or ` : "") +
+      `${diffusion}.`;
+  return new AtelierError("MODEL_NOT_INSTALLED", message, { retryAfterSeconds: 3600 });
+}
+
+/**
+ * The entry for a request's `model` field: empty picks the default. Unknown ids answer 400 listing
+ * the generation models; known ones that are not installed answer 503 naming the install command.
+ */
+export function chooseGenerationModel(requested: string, context: ModelChoiceContext, options: ModelChoiceOptions = {}): CatalogEntry {
+  if (requested === "") {
+    const chosen = defaultGenerationModel(context, options);
+    if (!chosen) throw noGenerationModelError(context, options);
+    return chosen;
+  }
+  const allowed = context.entries.filter((entry) => !options.photographicOnly || entry.photographic === true);
+  const entry = allowed.find((candidate) => candidate.id === requested);
+  if (!entry) {
+    const ids = allowed.map((candidate) => candidate.id).join(", ");
+    throw new AtelierError("INVALID_INPUT", `Unknown generation model "${requested}". Expected one of: ${ids}.`, {
+      issues: [{ path: "model", message: `Expected one of ${ids} but received "${requested}".` }],
+    });
+  }
+  context.models.assertUsable(entry);
+  if (!context.registry.supports(entry)) {
+    throw new AtelierError("MODEL_NOT_INSTALLED", `The model "${entry.id}" is installed, but this version of the worker cannot run it yet.`, {
+      retryAfterSeconds: 3600,
+    });
+  }
+  return entry;
+}
