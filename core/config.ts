@@ -74,6 +74,8 @@ const envSchema = z.object({
   ATELIER_WORKER_DEADLINE_MS: integer(120_000, 100, 3_600_000),
   ATELIER_WORKER_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
   ATELIER_WORKER_QUEUE: integer(32, 0, 100_000),
+  ATELIER_STYLE_WORKING_SIZE: integer(1024, 64, 8192),
+  ATELIER_STYLE_TILE_SIZE: integer(1024, 128, 8192),
   ATELIER_PROMPT_MAX_TOKENS: integer(77, 16, 512),
   ATELIER_PROMPT_LLM_URL: optionalUrl(["http:", "https:"], "http://127.0.0.1:11434/v1"),
   ATELIER_PROMPT_LLM_MODEL: optionalAddress,
@@ -155,6 +157,15 @@ export interface AtelierConfig {
     /** Calls a worker lets wait; beyond that it answers "overloaded" (503 with Retry-After). */
     queueLength: number;
   };
+  style: {
+    /**
+     * Longest side, in pixels, styles are painted at: fast-style networks paint strokes of a fixed
+     * pixel size, so larger images are reduced to this and the painting resized back.
+     */
+    workingSize: number;
+    /** Longest tile side, in picture pixels, of one network run; larger working images are tiled. */
+    tileSize: number;
+  };
   prompt: {
     /** Default budget of improved prompts in CLIP tokens, start/end markers included. */
     maxTokens: number;
@@ -230,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       concurrency: e.ATELIER_WORKER_CONCURRENCY,
       queueLength: e.ATELIER_WORKER_QUEUE,
     },
+    style: { workingSize: e.ATELIER_STYLE_WORKING_SIZE, tileSize: e.ATELIER_STYLE_TILE_SIZE },
     prompt: {
       maxTokens: e.ATELIER_PROMPT_MAX_TOKENS,
       llm:

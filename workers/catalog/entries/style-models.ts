@@ -6,7 +6,11 @@ import { ML5_STYLES, NC16_STYLES } from "../weight-file-sets.js";
 const ML5_PAINTINGS: Record<(typeof ML5_STYLES)[number], { title: string; preview: string; lengstrom: boolean }> = {
   la_muse: { title: "La Muse (Pablo Picasso)", preview: "Bold cubist planes in warm ochres, blues and blacks.", lengstrom: true },
   mathura: { title: "Mathura", preview: "Black-and-white ornamental line pattern.", lengstrom: false },
-  matilde_perez: { title: "Matilde Pérez (op art)", preview: "High-contrast op-art stripes and kinetic geometry.", lengstrom: false },
+  matilde_perez: {
+    title: "Matilde Pérez (op art)",
+    preview: "Blue and white op-art stripes that all but replace the picture; strength around 0.5 keeps the subject visible.",
+    lengstrom: false,
+  },
   matta: { title: "Roberto Matta", preview: "Surrealist swirls in fiery reds and deep blues.", lengstrom: false },
   rain_princess: { title: "Rain Princess (Leonid Afremov)", preview: "Thick palette-knife strokes in glowing rainy-night colours.", lengstrom: true },
   scream: { title: "The Scream (Edvard Munch)", preview: "Wavy expressionist bands of orange sky and blue.", lengstrom: true },

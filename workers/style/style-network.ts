@@ -1,0 +1,88 @@
+/**
+ * Paints an RGB image with one style network: the session comes from the shared runtime (loaded once,
+ * kept while the image's tiles run), the image, with a mirrored margin where the family needs one,
+ * goes through it in balanced, blended tiles.
+ */
+import { AtelierError } from "../../core/errors.js";
+import type { CatalogEntry, InferenceGeometry } from "../catalog/catalog-types.js";
+import type { RawImage } from "../image/raw-image.js";
+import { runTiled } from "../image/tiling.js";
+import type { WorkerContext } from "../worker-context.js";
+import { addReflectedMargin, removeMargin } from "./edge-margin.js";
+import { styleFamily } from "./style-families.js";
+import type { StyleSettings } from "./style-settings.js";
+import { balancedTiling, type Size } from "./working-size.js";
+
+export type StyleNetworkDependencies = Pick<WorkerContext, "runtime" | "models">;
+
+const GRAPH = "default";
+
+/** What one painting did, for logs and the bench. */
+export interface PaintReport {
+  /** Network runs (tiles). */
+  tiles: number;
+  /** Milliseconds inside the network runs, loading excluded. */
+  runMs: number;
+}
+
+/**
+ * How an image of `size` is painted: the mirrored margin added on every side, and the tiling of the
+ * framed image. The tile limit counts picture pixels; the margin comes on top of it.
+ */
+export function paintingPlan(size: Size, entry: CatalogEntry, settings: StyleSettings): { margin: number; tiling: InferenceGeometry } {
+  const margin = styleFamily(entry).edgeMargin;
+  const framed = { width: size.width + 2 * margin, height: size.height + 2 * margin };
+  return { margin, tiling: balancedTiling(framed, entry.geometry ?? {}, settings.tileSize + 2 * margin) };
+}
+
+/**
+ * `image` (RGB, any size) painted by the style `entry`, same size. `settings.tileSize` bounds one
+ * run's longest side; larger images are painted in tiles that overlap by the catalog's `tileOverlap`.
+ */
+export async function paintWithStyle(
+  image: RawImage,
+  entry: CatalogEntry,
+  deps: StyleNetworkDependencies,
+  settings: StyleSettings,
+  signal?: AbortSignal,
+): Promise<{ image: RawImage; report: PaintReport }> {
+  const { imageFormat, geometry, signature } = entry;
+  const input = signature?.inputs[0]?.name;
+  const output = signature?.outputs[0]?.name;
+  if (!imageFormat || !geometry || !input || !output) {
+    throw new AtelierError("INTERNAL", `The style "${entry.id}" has no image format, geometry or tensor names in the catalog.`);
+  }
+  const family = styleFamily(entry);
+  const load = deps.models.graphLoader(entry, GRAPH);
+  const { margin, tiling } = paintingPlan(image, entry, settings);
+  const framed = addReflectedMargin(image, margin);
+  // The session outlives this image: count the largest tile any request can bring (images beyond the
+  // working size are reduced to it first), so the memory budget holds whatever comes next.
+  const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * margin + (geometry.sizeMultiple ?? 1);
+  const handle = deps.runtime.model(
+    deps.models.sessionKey(entry, GRAPH),
+    family.prepareGraph ? async () => family.prepareGraph!(await load()) : load,
+    { workingBytes: largestTile * largestTile * family.bytesPerTilePixel },
+  );
+  const report: PaintReport = { tiles: 0, runMs: 0 };
+  const painted = await handle.pin(
+    (model) =>
+      runTiled(framed, {
+        format: imageFormat,
+        scale: 1,
+        geometry: tiling,
+        signal,
+        runTile: async (tile) => {
+          const started = performance.now();
+          const outputs = await model.run({ [input]: tile }, { signal });
+          report.runMs += performance.now() - started;
+          report.tiles++;
+          const result = outputs[output];
+          if (!result) throw new AtelierError("INTERNAL", `The style "${entry.id}" returned no tensor "${output}".`);
+          return result;
+        },
+      }),
+    { signal },
+  );
+  return { image: removeMargin(painted, margin), report };
+}
