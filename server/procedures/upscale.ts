@@ -9,15 +9,26 @@ export const upscaleInput = requestBody({
   scale: boundedInteger("scale", 2, 8)
     .default(2)
     .meta({ description: "Enlargement factor for both sides, 2 to 8 (default 2). The output must stay within the server's pixel limit (16.8 MP by default)." }),
-  model: modelIdField("Upscale model id from `GET /api/v1/models` (beyond the spec). Default: the best installed model for the scale.").optional(),
+  model: modelIdField(
+    "Upscale model id from `GET /api/v1/models` (beyond the spec): lanczos, esrgan-slim, esrgan-medium, esrgan-thick, lsdir-compact-x4, espcn-x3. " +
+      "Default: the best installed model for the scale (x2 to x5: lsdir-compact-x4, espcn-x3, then up to x4 esrgan-medium, esrgan-slim; " +
+      "x6 to x8: esrgan-thick, lsdir-compact-x4, espcn-x3 up to x6; lanczos when none is installed and for images under 32 px on a side). " +
+      "An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command.",
+  ).optional(),
   outputFormat: outputFormatField,
 });
 
 export const upscaleOutput = z.object({
   ...imageEnvelope,
   scale: z.int().meta({ description: "Factor applied." }),
-  nativeScale: z.int().meta({ description: "Factor the model produced before any final resample." }),
-  steps: z.array(z.string()).meta({ description: "What was done, e.g. `lanczos3 x4`." }),
+  nativeScale: z.int().meta({
+    description:
+      "Factor the model produced before any final resample. A scale the model has no network for is reached from its smallest larger " +
+      "native factor followed by a Lanczos-3 reduction, else from its largest smaller one followed by a Lanczos-3 enlargement (at most 2x).",
+  }),
+  steps: z.array(z.string()).meta({
+    description: "What was done, in order, e.g. `lanczos3 x4`, or `esrgan-slim x8`, `lanczos3 to x6`, `alpha: lanczos3 x6`.",
+  }),
 });
 
 export const upscaleProcedure = meteredProcedure

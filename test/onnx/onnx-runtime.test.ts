@@ -320,6 +320,15 @@ describe("dispose", () => {
 });
 
 describe("inference thread", () => {
+  it("leaves the caller's model bytes intact, so one Buffer can load several sessions", async () => {
+    const runtime = makeRuntime();
+    const bytes = Buffer.from(addConstantModel(3));
+    const length = bytes.length;
+    expect(values(await runtime.run("first", async () => bytes, feed(1)))).toEqual([4]);
+    expect(bytes.length).toBe(length);
+    expect(values(await runtime.run("second", async () => bytes, feed(2)))).toEqual([5]);
+  });
+
   it("keeps this thread's event loop turning while a model runs", async () => {
     const runtime = makeRuntime();
     const model = slowConvModel(12);

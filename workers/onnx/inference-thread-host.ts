@@ -63,8 +63,8 @@ export class InferenceThread {
       const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, path: source.path, options });
       return reply.signature;
     }
-    // A copy the thread owns: the caller's bytes may be a view into a pooled buffer.
-    const owned = source.slice();
+    // A copy the thread owns (Buffer#slice would be a view): the caller keeps its bytes intact.
+    const owned = new Uint8Array(source);
     const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, bytes: owned, options }, [owned.buffer as ArrayBuffer]);
     return reply.signature;
   }

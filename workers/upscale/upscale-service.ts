@@ -1,45 +1,80 @@
-/** gRPC UpscaleService: validates the request, picks a model, runs it in the work queue. */
+/**
+ * gRPC UpscaleService: validates the request, picks the model and its path to the factor
+ * (upscale-choice.ts), refuses an output over the pixel limit before any work, then runs the
+ * upscale and the encoding inside the worker's queue.
+ *
+ * Order of refusals: scale out of range, no image, unknown model or a factor it cannot produce (400),
+ * model not installed (503), undecodable or oversized input (422, 413), oversized output (413).
+ */
+import type { Sharp } from "sharp";
 import {
   UpscaleServiceService,
   type UpscaleRequest,
   type UpscaleResponse,
 } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { AtelierError } from "../../core/errors.js";
+import { UPSCALE_SCALES } from "../catalog/model-catalog.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize, openImage } from "../image/open-image.js";
+import { assertOutputSize, openImage, type OpenedImage } from "../image/open-image.js";
+import { rawImagePipeline, readRawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
-import { UPSCALE_SCALES } from "../catalog/model-catalog.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
+import { upscaleWithNetwork } from "./network-pipeline.js";
+import { defaultModel, isClassical, requestedModel, upscalePath, type UpscalePath } from "./upscale-choice.js";
 
-export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger">;
+export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
 
 const MIN_SCALE = UPSCALE_SCALES[0];
 const MAX_SCALE = UPSCALE_SCALES[UPSCALE_SCALES.length - 1]!;
-const UPSCALE_MODELS = ["lanczos"];
 
-export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies, signal: AbortSignal): Promise<UpscaleResponse> {
-  const { scale } = request;
+function assertScale(scale: number): void {
   if (!Number.isInteger(scale) || scale < MIN_SCALE || scale > MAX_SCALE) {
     throw new AtelierError("INVALID_INPUT", `Expected integer between ${MIN_SCALE} and ${MAX_SCALE} for scale but received ${scale}.`, {
       issues: [{ path: "scale", message: `Expected integer between ${MIN_SCALE} and ${MAX_SCALE} but received ${scale}.` }],
     });
   }
-  const model = request.model === "" ? "lanczos" : request.model;
-  if (!UPSCALE_MODELS.includes(model)) {
-    throw new AtelierError("INVALID_INPUT", `Unknown upscale model "${model}". Available: ${UPSCALE_MODELS.join(", ")}.`, {
-      issues: [{ path: "model", message: `Expected one of ${UPSCALE_MODELS.join(", ")}.` }],
-    });
-  }
+}
+
+/** Runs the chosen model along its path; returns the finished pipeline and the steps taken. */
+async function render(
+  opened: OpenedImage,
+  entry: CatalogEntry,
+  scale: number,
+  path: UpscalePath,
+  deps: UpscaleDependencies,
+  signal: AbortSignal,
+): Promise<{ pipeline: Sharp; steps: string[] }> {
+  if (isClassical(entry)) return { pipeline: lanczosUpscale(opened, scale), steps: [`lanczos3 x${scale}`] };
+  const source = await readRawImage(opened.pipeline());
+  const grey = opened.info.colorChannels === 1;
+  const { image, steps } = await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal });
+  // sharp writes raw grey as sRGB unless told it is grey.
+  return { pipeline: grey ? rawImagePipeline(image).toColourspace("b-w") : rawImagePipeline(image), steps };
+}
+
+export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies, signal: AbortSignal): Promise<UpscaleResponse> {
+  const { scale } = request;
+  assertScale(scale);
   if (!request.image || request.image.data.byteLength === 0) {
     throw new AtelierError("INVALID_INPUT", "The request carries no image bytes.", { issues: [{ path: "image", message: "Required." }] });
   }
+  const requested = request.model === "" ? undefined : requestedModel(request.model, scale);
+  if (requested) deps.models.assertUsable(requested);
+
   const opened = await openImage(request.image.data, deps.limits);
-  const width = opened.info.width * scale;
-  const height = opened.info.height * scale;
-  assertOutputSize(width, height, deps.limits, "Use a smaller scale or a smaller image.");
-  const image = await deps.queue.run(() => encodeImage(lanczosUpscale(opened, scale), request.outputFormat), signal);
-  return { image, model, scale, nativeScale: scale, steps: [`lanczos3 x${scale}`] };
+  const entry = requested ?? defaultModel(scale, opened.info, (candidate) => deps.models.isUsable(candidate));
+  const path = upscalePath(entry, scale)!;
+  assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
+
+  const started = performance.now();
+  const { image, steps } = await deps.queue.run(async () => {
+    const { pipeline, steps } = await render(opened, entry, scale, path, deps, signal);
+    return { image: await encodeImage(pipeline, request.outputFormat), steps };
+  }, signal);
+  deps.logger.debug({ model: entry.id, scale, nativeScale: path.nativeScale, steps, ms: Math.round(performance.now() - started) }, "upscaled");
+  return { image, model: entry.id, scale, nativeScale: path.nativeScale, steps };
 }
 
 export function upscaleServiceImplementation(deps: UpscaleDependencies) {

@@ -31,7 +31,7 @@ function esrgan(size: "slim" | "medium" | "thick", name: string, description: st
       outputs: [{ name: "output", dtype: "float32", shape: ["batch", 3, "height*scale", "width*scale"], layout: "NCHW", range }],
     },
     imageFormat: { layout: "NCHW", channelOrder: "RGB", range },
-    // Larger tiles waste less on overlaps; at 192 px one x2 to x4 tile keeps 60 to 230 MB of activations
+    // Larger tiles waste less on overlaps; at 192 px one x2 to x4 tile keeps 60 to 250 MB of activations
     // (x8 tiles are shrunk further by the upscale worker).
     geometry: { tileSize: 192, tileOverlap: 12 },
     upscale: { nativeScales: ESRGAN_SCALES, supportedScales: ALL_SCALES },

@@ -1,0 +1,338 @@
+/**
+ * Upscaling benchmark: quality against Lanczos and bicubic on natural photographs, speed per model,
+ * ONNX against UpscalerJS's TensorFlow.js approach, and the REST service's overhead over a bare
+ * onnxruntime session. Prints Markdown tables; the README's upscaling table and the default order in
+ * workers/upscale/upscale-choice.ts come from them.
+ *
+ *   npx tsx bench/upscale-bench.ts [quality] [speed] [tfjs] [rest]     (default: all four)
+ *
+ * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos) and, for LSDIR and ESPCN,
+ * the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
+ * ATELIER_ONNX_THREADS (default: every core). About 8 minutes on 2 cores, most of it ESRGAN thick
+ * (quality) and TensorFlow.js (tfjs).
+ *
+ * - quality: for each photo, a 256 px centre crop (rounded down to a multiple of the factor) is
+ *   reduced by the factor with bicubic and upscaled back; PSNR and SSIM on luma, factor-wide border
+ *   shaved (bench/upscale-quality.ts). Every model runs through the service's own pipeline.
+ * - speed: one 256x256 crop (128x128 for ESRGAN thick) per native factor through the service's
+ *   pipeline (tiles, blending), after a warm-up on a small image; milliseconds per output megapixel,
+ *   best and median of 3 runs (the best is the steadier figure when other work shares the cores).
+ * - tfjs: the same ESRGAN graph through @tensorflow/tfjs (CPU backend, the fastest that installs here;
+ *   UpscalerJS's own layer code) and through onnxruntime, on the same small crop.
+ * - rest: POST /api/v1/tools/upscale through a real service against the same graph run once, whole,
+ *   in a bare onnxruntime session with the same thread count; runs interleaved.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import ort from "onnxruntime-node";
+import sharp from "sharp";
+import { catalogEntry } from "../workers/catalog/model-catalog.js";
+import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
+import { imageToTensor } from "../workers/image/image-tensor.js";
+import type { RawImage } from "../workers/image/raw-image.js";
+import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
+import { resample } from "../workers/upscale/resample.js";
+import { DEFAULT_PREFERENCE, upscalePath } from "../workers/upscale/upscale-choice.js";
+import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
+import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
+
+const PHOTOS = ["astronaut.png", "camera.png", "chelsea.png", "coffee.png", "motorcycle_left.png", "rocket.jpg"];
+const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
+const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "espcn-x3"];
+const SCALES = [2, 3, 4, 5, 6, 7, 8];
+const CROP = 256;
+/** Timed runs per measurement; the best is reported as well as the median, since other work may share the cores. */
+const SPEED_RUNS = 3;
+const REST_RUNS = 5;
+
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+const signed = (value: number, digits = 2) => `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`;
+
+/** One way of upscaling: a classical baseline or a catalog model through the service's pipeline. */
+interface Method {
+  name: string;
+  /** How it reaches `scale`, or undefined when it cannot. */
+  path(scale: number): string | undefined;
+  run(lr: RawImage, scale: number): Promise<RawImage>;
+}
+
+function methods(bench: BenchModels): Method[] {
+  const classical = (name: string, text: string, run: Method["run"]): Method => ({ name, path: (scale) => `${text} x${scale}`, run });
+  const network = (entry: CatalogEntry): Method => ({
+    name: entry.id,
+    path: (scale) => {
+      const path = upscalePath(entry, scale);
+      if (!path) return undefined;
+      return path.finalResample === "none" ? `x${path.nativeScale}` : `x${path.nativeScale} then lanczos3`;
+    },
+    run: async (lr, scale) => (await upscaleWithNetwork(lr, entry, scale, upscalePath(entry, scale)!, bench)).image,
+  });
+  return [
+    classical("bicubic", "bicubic (centred)", async (lr, scale) => resample(lr, lr.width * scale, lr.height * scale, "bicubic")),
+    classical("lanczos3", "lanczos3 (centred)", async (lr, scale) => resample(lr, lr.width * scale, lr.height * scale, "lanczos3")),
+    classical("lanczos", "sharp lanczos3", (lr, scale) => sharpLanczos(lr, lr.width * scale, lr.height * scale)),
+    ...bench.usable.map(network),
+  ];
+}
+
+interface QualityRow {
+  method: Method;
+  path: string;
+  psnr: number[];
+  ssim: number[];
+  ms: number;
+  outputPixels: number;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const BASELINES = ["bicubic", "lanczos3", "lanczos"];
+
+async function quality(bench: BenchModels): Promise<void> {
+  const all = methods(bench);
+  const photos = await Promise.all(PHOTOS.map(async (name) => ({ name, image: await centreCrop(`${PHOTO_DIR}/${name}`, CROP) })));
+  const summary: (string | number)[][] = [];
+  for (const scale of SCALES) {
+    const size = Math.floor(CROP / scale) * scale;
+    const rows: QualityRow[] = all.flatMap((method) => {
+      const path = method.path(scale);
+      return path ? [{ method, path, psnr: [], ssim: [], ms: 0, outputPixels: 0 }] : [];
+    });
+    // Load and warm every model first, so the timing column is the upscale alone.
+    const warm = degrade(cropRaw(photos[0]!.image, 0, 8 * scale), scale);
+    for (const row of rows) await row.method.run(warm, scale);
+    for (const photo of photos) {
+      const hr = size === CROP ? photo.image : cropRaw(photo.image, Math.floor((CROP - size) / 2), size);
+      const lr = degrade(hr, scale);
+      for (const row of rows) {
+        const started = performance.now();
+        const sr = await row.method.run(lr, scale);
+        row.ms += performance.now() - started;
+        row.outputPixels += sr.width * sr.height;
+        row.psnr.push(psnrY(hr, sr, scale));
+        row.ssim.push(ssimY(hr, sr, scale));
+      }
+    }
+    const lanczos = rows.find((row) => row.method.name === "lanczos3")!;
+    printTable(
+      `Quality x${scale}: ${photos.length} photos, ${size}x${size} centre crops reduced to ${size / scale}x${size / scale} (bicubic) and upscaled back; luma, ${scale} px border shaved`,
+      ["method", "path", "PSNR dB", "SSIM", "ΔPSNR vs lanczos3", "ΔSSIM vs lanczos3", "photos above lanczos3", "ms / output MP"],
+      rows.map((row) => [
+        row.method.name,
+        row.path,
+        fixed(mean(row.psnr)),
+        fixed(mean(row.ssim), 4),
+        signed(mean(row.psnr) - mean(lanczos.psnr)),
+        signed(mean(row.ssim) - mean(lanczos.ssim), 4),
+        `${row.psnr.filter((value, i) => value > lanczos.psnr[i]!).length}/${row.psnr.length}`,
+        Math.round(row.ms / (row.outputPixels / 1e6)),
+      ]),
+    );
+    console.log(`\nPSNR per photo (${photos.map((photo) => photo.name).join(", ")}):`);
+    for (const row of rows) console.log(`  ${row.method.name.padEnd(16)} ${row.psnr.map((value) => fixed(value)).join("  ")}`);
+    const ranked = rows.filter((row) => !BASELINES.includes(row.method.name)).sort((a, b) => mean(b.psnr) - mean(a.psnr));
+    summary.push([
+      `x${scale}`,
+      ranked.map((row) => `${row.method.name} ${signed(mean(row.psnr) - mean(lanczos.psnr))}`).join(", "),
+      (DEFAULT_PREFERENCE[scale] ?? []).join(" > "),
+    ]);
+  }
+  printTable("Models by mean PSNR gain over centred lanczos3 (dB), and the default order of upscale-choice.ts", ["scale", "ranking", "default order"], summary);
+}
+
+function cropRaw(image: RawImage, offset: number, size: number): RawImage {
+  const { channels } = image;
+  const data = new Uint8Array(size * size * channels);
+  for (let y = 0; y < size; y++) {
+    const from = ((y + offset) * image.width + offset) * channels;
+    data.set(image.data.subarray(from, from + size * channels), y * size * channels);
+  }
+  return { data, width: size, height: size, channels };
+}
+
+async function speed(bench: BenchModels): Promise<void> {
+  const warm = await centreCrop(`${PHOTO_DIR}/astronaut.png`, 24);
+  const rows: (string | number)[][] = [];
+  for (const entry of bench.usable) {
+    // ESRGAN thick needs seconds per 64x64 tile here; a 128x128 input keeps it to a minute.
+    const size = entry.id === "esrgan-thick" ? 128 : CROP;
+    const input = await centreCrop(`${PHOTO_DIR}/astronaut.png`, size);
+    for (const scale of entry.upscale!.nativeScales) {
+      const path = upscalePath(entry, scale)!;
+      let started = performance.now();
+      await upscaleWithNetwork(warm, entry, scale, path, bench);
+      const loadMs = performance.now() - started;
+      const times: number[] = [];
+      for (let i = 0; i < SPEED_RUNS; i++) {
+        started = performance.now();
+        await upscaleWithNetwork(input, entry, scale, path, bench);
+        times.push(performance.now() - started);
+      }
+      const outputMp = (size * scale) ** 2 / 1e6;
+      rows.push([entry.id, `x${scale}`, `${size * scale}x${size * scale}`, Math.round(Math.min(...times)), Math.round(Math.min(...times) / outputMp), Math.round(median(times) / outputMp), Math.round(loadMs)]);
+    }
+  }
+  printTable(
+    `Speed: one astronaut.png crop per native factor through the service pipeline (tiles as the catalog says), ${bench.threads} onnxruntime threads, best and median of ${SPEED_RUNS} runs`,
+    ["model", "scale", "output", "best ms", "best ms / output MP", "median ms / output MP", "first call ms (load, convert, warm-up)"],
+    rows,
+  );
+}
+
+async function tfjsComparison(bench: BenchModels): Promise<void> {
+  const { loadReferenceModel, registerUpscalerJsLayers, useTfjsCpu, tf } = await import("../test/convert/tfjs-reference.js");
+  const { esrganModelDir } = await import("../workers/convert/upscalerjs-esrgan.js");
+  await useTfjsCpu();
+  const cases = [
+    { variant: "slim", scale: 2, size: 64 },
+    { variant: "medium", scale: 2, size: 64 },
+    { variant: "thick", scale: 4, size: 32 },
+  ] as const;
+  const rows: (string | number)[][] = [];
+  for (const { variant, scale, size } of cases) {
+    const entry = catalogEntry(`esrgan-${variant}`)!;
+    const crop = await centreCrop(`${PHOTO_DIR}/chelsea.png`, size);
+    const format = entry.imageFormat!;
+    // UpscalerJS: tf.loadLayersModel on the package's model.json with its custom layers, predict on NHWC.
+    registerUpscalerJsLayers(variant, scale);
+    const model = await loadReferenceModel(esrganModelDir(variant, scale));
+    const nchw = imageToTensor(crop, format);
+    const nhwc = new Float32Array(nchw.data.length);
+    for (let c = 0; c < 3; c++) for (let p = 0; p < size * size; p++) nhwc[p * 3 + c] = nchw.data[c * size * size + p]!;
+    const predict = async () => {
+      const input = tf.tensor4d(nhwc, [1, size, size, 3]);
+      const output = model.predict(input) as import("@tensorflow/tfjs").Tensor;
+      const data = (await output.data()) as Float32Array;
+      tf.dispose([input, output]);
+      return data;
+    };
+    await predict();
+    let started = performance.now();
+    const tfjsOut = await predict();
+    const tfjsMs = performance.now() - started;
+    model.dispose();
+
+    const bytes = await bench.models.graphLoader(entry, `x${scale}`)();
+    const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: bench.threads, interOpNumThreads: 1, graphOptimizationLevel: "all" });
+    const feeds = { input: new ort.Tensor("float32", nchw.data, nchw.dims) };
+    await session.run(feeds);
+    started = performance.now();
+    const onnxOut = (await session.run(feeds)).output!.data as Float32Array;
+    const onnxMs = performance.now() - started;
+    await session.release();
+
+    const out = size * scale;
+    let maxDiff = 0;
+    for (let c = 0; c < 3; c++) for (let p = 0; p < out * out; p++) maxDiff = Math.max(maxDiff, Math.abs(tfjsOut[p * 3 + c]! - onnxOut[c * out * out + p]!));
+    const outputMp = (out * out) / 1e6;
+    rows.push([
+      `esrgan-${variant} x${scale}`,
+      `${size}x${size}`,
+      Math.round(tfjsMs),
+      Math.round(onnxMs),
+      Math.round(tfjsMs / outputMp),
+      Math.round(onnxMs / outputMp),
+      `${fixed(tfjsMs / onnxMs, 1)}x`,
+      fixed((maxDiff / format.range[1]) * 255, 3),
+    ]);
+  }
+  printTable(
+    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, second run timed`,
+    ["model", "input", "tfjs ms", "onnx ms", "tfjs ms / output MP", "onnx ms / output MP", "onnx speed-up", "max |Δ| (0..255 scale)"],
+    rows,
+  );
+}
+
+async function restOverhead(bench: BenchModels): Promise<void> {
+  const { startTestService } = await import("../test/support/test-service.js");
+  const { dataUrl } = await import("../test/support/test-images.js");
+  const service = await startTestService({ ATELIER_MODELS_DIR: bench.modelsDir, ATELIER_ONNX_THREADS: String(bench.threads) });
+  const key = await service.createKey("bench");
+  const rows: (string | number)[][] = [];
+  const percent = (value: number, base: number) => `${signed(((value - base) / base) * 100, 1)}%`;
+  try {
+    const cases: { photo: string; scale: number; size: number; model?: string }[] = [
+      { photo: "chelsea.png", scale: 4, size: 256 },
+      { photo: "coffee.png", scale: 2, size: 384 },
+      { photo: "coffee.png", scale: 3, size: 256, model: "esrgan-medium" },
+      { photo: "astronaut.png", scale: 8, size: 160 },
+    ];
+    for (const { photo, scale, size, model } of cases) {
+      const crop = await centreCrop(`${PHOTO_DIR}/${photo}`, size);
+      const png = await sharp(crop.data, { raw: { width: size, height: size, channels: crop.channels } }).png().toBuffer();
+      const post = async () => {
+        const started = performance.now();
+        const response = await service.post("/tools/upscale", { imageUrl: dataUrl(png), scale, ...(model ? { model } : {}) }, key);
+        const body = (await response.json()) as { model: string; steps: string[]; data: { url: string; width: number }[] };
+        if (response.status !== 200) throw new Error(`POST failed: ${JSON.stringify(body)}`);
+        return { ms: performance.now() - started, body };
+      };
+      const first = await post();
+      const entry = catalogEntry(first.body.model)!;
+      const path = upscalePath(entry, scale)!;
+      const bytes = await bench.models.graphLoader(entry, `x${path.nativeScale}`)();
+      const session = await ort.InferenceSession.create(bytes, {
+        intraOpNumThreads: bench.threads,
+        interOpNumThreads: 1,
+        executionMode: "sequential",
+        graphOptimizationLevel: "all",
+        enableCpuMemArena: true,
+      });
+      const tensor = imageToTensor(crop, entry.imageFormat!);
+      const feeds = { [session.inputNames[0]!]: new ort.Tensor("float32", tensor.data, tensor.dims) };
+      await session.run(feeds);
+      // Interleaved, so both see the same share of the machine.
+      const rest: number[] = [];
+      const bare: number[] = [];
+      for (let i = 0; i < REST_RUNS; i++) {
+        rest.push((await post()).ms);
+        const started = performance.now();
+        await session.run(feeds);
+        bare.push(performance.now() - started);
+      }
+      await session.release();
+      const output = await sharp(bytesOfDataUrl(first.body.data[0]!.url)).raw().toBuffer({ resolveWithObject: true });
+      const encodeStarted = performance.now();
+      await sharp(output.data, { raw: { width: output.info.width, height: output.info.height, channels: output.info.channels } }).png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer();
+      const encodeMs = performance.now() - encodeStarted;
+      rows.push([
+        `${photo} ${size}x${size} x${scale}`,
+        first.body.model,
+        first.body.steps.join(", "),
+        Math.round(first.ms),
+        Math.round(Math.min(...rest)),
+        Math.round(Math.min(...bare)),
+        percent(Math.min(...rest), Math.min(...bare)),
+        percent(median(rest), median(bare)),
+        Math.round(encodeMs),
+      ]);
+    }
+  } finally {
+    await service.close();
+  }
+  printTable(
+    `REST end to end (POST /api/v1/tools/upscale with a data URL, PNG out; default model unless named) vs a bare onnxruntime session running the same graph once on the whole image (${REST_RUNS} interleaved runs after a first call)`,
+    ["image", "model", "steps", "first call ms", "REST best ms", "bare best ms", "overhead (best)", "overhead (median)", "PNG encode ms"],
+    rows,
+  );
+}
+
+function bytesOfDataUrl(url: string): Buffer {
+  return Buffer.from(url.slice(url.indexOf(",") + 1), "base64");
+}
+
+const sections = process.argv.slice(2);
+const wanted = (name: string) => sections.length === 0 || sections.includes(name);
+if (!fs.existsSync(`${PHOTO_DIR}/chelsea.png`)) throw new Error(`No photographs in ${PHOTO_DIR}: run scripts/fetch-test-photos.sh.`);
+const bench = await benchModels(MODEL_IDS);
+console.log(
+  `Upscaling benchmark: ${bench.threads} onnxruntime threads, ${os.availableParallelism()} cores, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}, ` +
+    `models ${bench.usable.map((entry) => entry.id).join(", ")}`,
+);
+try {
+  if (wanted("quality")) await quality(bench);
+  if (wanted("speed")) await speed(bench);
+  if (wanted("tfjs")) await tfjsComparison(bench);
+  if (wanted("rest")) await restOverhead(bench);
+} finally {
+  await bench.runtime.dispose();
+}

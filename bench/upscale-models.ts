@@ -1,0 +1,67 @@
+/**
+ * The upscaling benchmark's access to models: a ModelRuntime and ModelLoader like a worker's, over a
+ * models folder that holds the mirror-installed ones (ATELIER_MODELS_DIR when it has them, else a
+ * temporary folder pulled from ATELIER_MODEL_MIRROR), and a plain-text table printer.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { loadConfig } from "../core/config.js";
+import { catalogEntry } from "../workers/catalog/model-catalog.js";
+import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
+import { modelConverters } from "../workers/models/model-converters.js";
+import { pullModel } from "../workers/models/model-installer.js";
+import { ModelLoader } from "../workers/models/model-loader.js";
+import { ModelStore } from "../workers/models/model-store.js";
+import { ModelRuntime } from "../workers/onnx/onnx-runtime.js";
+
+export interface BenchModels {
+  modelsDir: string;
+  runtime: ModelRuntime;
+  models: ModelLoader;
+  threads: number;
+  /** Upscale entries that can run here, in catalog order. */
+  usable: CatalogEntry[];
+}
+
+const quiet = { debug() {}, info() {}, warn() {} };
+
+/** Installs what the mirror has of `ids` (ignoring the ones it lacks) and opens a runtime over them. */
+export async function benchModels(ids: string[]): Promise<BenchModels> {
+  const config = loadConfig();
+  const modelsDir = process.env.ATELIER_MODELS_DIR ? config.modelsDir : fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-models-"));
+  const store = new ModelStore(modelsDir);
+  for (const id of ids) {
+    const entry = catalogEntry(id)!;
+    if (entry.source.kind !== "files" || store.isInstalled(entry)) continue;
+    try {
+      await pullModel(entry, store, { from: config.modelMirror, converters: modelConverters });
+    } catch (error) {
+      console.warn(`[bench] ${id} not installed: ${(error as Error).message}`);
+    }
+  }
+  const models = new ModelLoader(store, { disableNonCommercial: false });
+  const threads = config.inference.threads;
+  const runtime = new ModelRuntime({ threads, memoryBudgetBytes: config.inference.memoryBudgetBytes, logger: quiet });
+  const usable = ids.map((id) => catalogEntry(id)!).filter((entry) => models.isUsable(entry));
+  return { modelsDir, runtime, models, threads, usable };
+}
+
+/** Prints rows as an aligned Markdown table (numbers right-aligned). */
+export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((row) => row.map(String))];
+  const widths = header.map((_, c) => Math.max(...cells.map((row) => row[c]!.length)));
+  const numeric = header.map((_, c) => rows.length > 0 && rows.every((row) => /^[-+]?[\d.,]+( ?[a-z%/]*)?$|^—$/.test(String(row[c]))));
+  const line = (row: string[]) => `| ${row.map((cell, c) => (numeric[c] ? cell.padStart(widths[c]!) : cell.padEnd(widths[c]!))).join(" | ")} |`;
+  console.log(`\n### ${title}\n`);
+  console.log(line(header));
+  console.log(`|${widths.map((w, c) => (numeric[c] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`)).join("|")}|`);
+  for (const row of cells.slice(1)) console.log(line(row));
+}
+
+/** Median of a non-empty list. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}

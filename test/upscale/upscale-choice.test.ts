@@ -1,0 +1,136 @@
+/** Model choice and the path to a factor: native, reduced from a larger native factor, or enlarged. */
+import { describe, expect, it } from "vitest";
+import { AtelierError } from "../../core/errors.js";
+import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import {
+  CLASSICAL_MODEL,
+  DEFAULT_PREFERENCE,
+  MIN_NETWORK_SIDE,
+  defaultModel,
+  requestedModel,
+  upscaleEntries,
+  upscalePath,
+} from "../../workers/upscale/upscale-choice.js";
+
+const entry = (id: string) => catalogEntry(id)!;
+const photo = { width: 640, height: 480 };
+const installed = (...ids: string[]) => (candidate: CatalogEntry) => candidate.source.kind === "builtin" || ids.includes(candidate.id);
+
+function failure(run: () => unknown): AtelierError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(AtelierError);
+    return error as AtelierError;
+  }
+  throw new Error("expected a failure");
+}
+
+describe("upscalePath", () => {
+  it.each([
+    ["lanczos", 7, 7, "none"],
+    ["esrgan-slim", 2, 2, "none"],
+    ["esrgan-slim", 3, 3, "none"],
+    ["esrgan-slim", 5, 8, "reduce"],
+    ["esrgan-slim", 6, 8, "reduce"],
+    ["esrgan-thick", 7, 8, "reduce"],
+    ["lsdir-compact-x4", 2, 4, "reduce"],
+    ["lsdir-compact-x4", 3, 4, "reduce"],
+    ["lsdir-compact-x4", 4, 4, "none"],
+    ["lsdir-compact-x4", 6, 4, "enlarge"],
+    ["lsdir-compact-x4", 8, 4, "enlarge"],
+    ["espcn-x3", 2, 3, "reduce"],
+    ["espcn-x3", 6, 3, "enlarge"],
+  ] as const)("%s x%i runs natively at x%i (%s)", (id, scale, nativeScale, finalResample) => {
+    expect(upscalePath(entry(id), scale)).toEqual({ nativeScale, finalResample });
+  });
+
+  it("has no path for a factor the catalog does not list for the model", () => {
+    expect(upscalePath(entry("espcn-x3"), 7)).toBeUndefined();
+    expect(upscalePath(entry("espcn-x3"), 8)).toBeUndefined();
+  });
+
+  it("gives every upscale model a path to every factor it lists, never enlarging more than 2x after the network", () => {
+    for (const candidate of upscaleEntries()) {
+      for (const scale of candidate.upscale!.supportedScales) {
+        const path = upscalePath(candidate, scale);
+        expect(path, `${candidate.id} x${scale}`).toBeDefined();
+        expect(candidate.upscale!.nativeScales).toContain(path!.nativeScale);
+        expect(scale / path!.nativeScale, `${candidate.id} x${scale}`).toBeLessThanOrEqual(2);
+      }
+    }
+  });
+});
+
+describe("defaultModel", () => {
+  it.each([
+    [2, "lsdir-compact-x4"],
+    [3, "lsdir-compact-x4"],
+    [4, "lsdir-compact-x4"],
+    [5, "lsdir-compact-x4"],
+    [6, "esrgan-thick"],
+    [7, "esrgan-thick"],
+    [8, "esrgan-thick"],
+  ])("x%i: %s when everything is installed (the head of the preference list)", (scale, id) => {
+    expect(defaultModel(scale, photo, () => true).id).toBe(id);
+    expect(DEFAULT_PREFERENCE[scale]![0]).toBe(id);
+  });
+
+  it("falls back along the list to what is installed", () => {
+    expect(defaultModel(2, photo, installed("espcn-x3")).id).toBe("espcn-x3");
+    expect(defaultModel(6, photo, installed("lsdir-compact-x4", "espcn-x3")).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, photo, installed("esrgan-slim", "esrgan-medium", "esrgan-thick")).id).toBe("esrgan-medium");
+    expect(defaultModel(3, photo, installed("esrgan-slim")).id).toBe("esrgan-slim");
+  });
+
+  it("keeps to the speed bound and to models that beat the classical model", () => {
+    const npmOnly = installed("esrgan-slim", "esrgan-medium", "esrgan-thick");
+    // Thick: 4.4 to 20 s per output MP at x2 to x4, 3.7 s at x5 through its x8 network.
+    for (const scale of [2, 3, 4, 5]) expect(defaultModel(scale, photo, npmOnly).id, `x${scale}`).not.toBe("esrgan-thick");
+    for (const scale of [6, 7, 8]) expect(defaultModel(scale, photo, npmOnly).id, `x${scale}`).toBe("esrgan-thick");
+    // Medium before slim up to x4; both fall below Lanczos from x5.
+    expect(defaultModel(2, photo, npmOnly).id).toBe("esrgan-medium");
+    expect(defaultModel(2, photo, installed("esrgan-slim")).id).toBe("esrgan-slim");
+    expect(defaultModel(5, photo, npmOnly).id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(7, photo, installed("espcn-x3")).id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(6, photo, installed("espcn-x3")).id).toBe("espcn-x3");
+  });
+
+  it("is Lanczos when nothing else is installed, and for icons and thumbnails", () => {
+    expect(defaultModel(2, photo, installed()).id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(2, { width: MIN_NETWORK_SIDE - 1, height: 500 }, () => true).id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(2, { width: 500, height: MIN_NETWORK_SIDE - 1 }, () => true).id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(2, { width: MIN_NETWORK_SIDE, height: MIN_NETWORK_SIDE }, () => true).id).toBe("lsdir-compact-x4");
+  });
+
+  it("lists only upscale models that exist, each list ending with Lanczos", () => {
+    for (const list of Object.values(DEFAULT_PREFERENCE)) {
+      expect(list[list.length - 1]).toBe(CLASSICAL_MODEL);
+      for (const id of list) expect(catalogEntry(id)?.task, id).toBe("upscale");
+    }
+  });
+});
+
+describe("requestedModel", () => {
+  it("returns the entry for an upscale model and a factor it can reach", () => {
+    expect(requestedModel("esrgan-slim", 6).id).toBe("esrgan-slim");
+  });
+
+  it.each(["no-such-model", "udnie"])("refuses %s with INVALID_INPUT listing the upscale models", (id) => {
+    const error = failure(() => requestedModel(id, 2));
+    expect(error.code).toBe("INVALID_INPUT");
+    expect(error.httpStatus).toBe(400);
+    expect(error.message).toBe(
+      `Unknown upscale model "${id}". Upscale models: lanczos, esrgan-thick, esrgan-medium, esrgan-slim, lsdir-compact-x4, espcn-x3.`,
+    );
+    expect(error.issues).toEqual([{ path: "model", message: expect.stringContaining(`but received "${id}"`) }]);
+  });
+
+  it("refuses a factor the model cannot produce with INVALID_INPUT naming its factors", () => {
+    const error = failure(() => requestedModel("espcn-x3", 8));
+    expect(error.code).toBe("INVALID_INPUT");
+    expect(error.message).toBe('Expected one of 2, 3, 4, 5, 6 for scale with model "espcn-x3" but received 8.');
+    expect(error.issues?.[0]?.path).toBe("scale");
+  });
+});
