@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { AtelierError } from "../../core/errors.js";
+import { parseReplacement, photographicGenerator, resolveReplacement } from "../background/index.js";
 import { boundedText, flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
@@ -10,17 +12,27 @@ export const backgroundRemoveInput = requestBody({
     .optional()
     .meta({
       description:
-        "What goes behind the subject. Empty or absent: transparent cutout. A CSS colour (`white`, `#00ff00`, `rgb(...)`), " +
-        "an image URL, `blur`, or a description of a scene to generate.",
+        "What goes behind the subject, read in this order. Empty or absent: transparent cutout. " +
+        "A CSS colour (`white`, `#00ff00`, `#0f08`, `rgb(0 128 255)`, `hsl(120 100% 25%)`, `transparent`): solid fill. " +
+        "An `http(s)://` or `data:image/...` URL: that image, scaled to cover. " +
+        "`blur` or `blur(12px)` (Gaussian sigma 1 to 100 source pixels): the original background blurred. " +
+        "Any other text: a scene described in words, drawn by a photographic text-to-image model (503 when none is installed).",
+      example: "white",
     }),
-  model: modelIdField("Segmentation model id from `GET /api/v1/models` (beyond the spec). Default: the best installed general model.").optional(),
-  onlyMask: flag("onlyMask").default(false).meta({ description: "Return the matte as a grayscale image (beyond the spec)." }),
+  model: modelIdField(
+    "Segmentation model id from `GET /api/v1/models` (beyond the spec): `isnet-general` (any subject), `portrait-sinet` or `portrait-selfie` (people only). " +
+      "Default: the best installed general model, else a people model (the response then carries a `note`).",
+  ).optional(),
+  onlyMask: flag("onlyMask").default(false).meta({ description: "Return the matte alone as a grayscale image, 255 = subject (beyond the spec). Not combinable with `replacement`." }),
   outputFormat: outputFormatField,
 });
 
 export const backgroundRemoveOutput = z.object({
   ...imageEnvelope,
-  replacement: z.string().optional().meta({ description: "How `replacement` was understood." }),
+  replacement: z
+    .string()
+    .meta({ description: "How `replacement` was understood: `none`, `color:#rrggbb` (`#rrggbbaa` when translucent), `image`, `blur`, `blur:<sigma>` or `generated:<model>`." }),
+  note: z.string().optional().meta({ description: "Why the result may fall short, e.g. a people-only model was the best one installed." }),
 });
 
 export const backgroundRemoveProcedure = meteredProcedure
@@ -31,16 +43,31 @@ export const backgroundRemoveProcedure = meteredProcedure
       protect: true,
       tags: ["tools"],
       summary: "Remove or replace the background of an image",
-      description: "Separates the subject of the image at `imageUrl` from its background and removes or replaces the background.",
+      description:
+        "Separates the subject of the image at `imageUrl` from its background and removes or replaces the background. " +
+        "The result has the source's size: a PNG (or WebP) cutout with a soft alpha edge whose colours are cleaned of the old background, or a composite.",
     },
   })
   .input(backgroundRemoveInput)
   .output(backgroundRemoveOutput)
   .mutation(async ({ input, ctx }) => {
-    const image = await loadSourceImage(ctx, input.imageUrl);
+    const replacement = parseReplacement(input.replacement);
+    if (input.onlyMask && replacement.kind !== "none") {
+      const message = "Expected no replacement with onlyMask, which returns the matte alone";
+      throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "onlyMask", message }] });
+    }
+    // A description needs a photographic generator: refuse before fetching anything if there is none.
+    const generator = replacement.kind === "generate" ? await photographicGenerator(ctx) : undefined;
+    const source = loadSourceImage(ctx, input.imageUrl);
+    const [image, resolved] = await Promise.all([source, resolveReplacement(ctx, replacement, source, generator)]);
     const result = await ctx.services.workers.removeBackground(
-      { image, model: input.model ?? "", onlyMask: input.onlyMask, outputFormat: toProtoFormat(input.outputFormat) },
+      { image, model: input.model ?? "", replacement: resolved.field, onlyMask: input.onlyMask, outputFormat: toProtoFormat(input.outputFormat) },
       { signal: ctx.signal },
     );
-    return { ...envelope(ctx, result.model), data: [toImageResult(result.image)] };
+    return {
+      ...envelope(ctx, result.model),
+      data: [toImageResult(result.image)],
+      replacement: resolved.understood,
+      ...(result.note ? { note: result.note } : {}),
+    };
   });

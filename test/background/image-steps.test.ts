@@ -1,0 +1,190 @@
+/**
+ * The background-removal steps on their own, without a network: box means, resampling, guided
+ * refinement, foreground estimation (decontamination) with the true matte, and the compositing of
+ * each kind of fill.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { resampleBilinear } from "../../workers/background/bilinear.js";
+import { blurredBackground } from "../../workers/background/background-fill.js";
+import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
+import { composeImage, composeMatte } from "../../workers/background/compose.js";
+import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
+import { refineMatte } from "../../workers/background/refine-matte.js";
+import { blurFusionRadii } from "../../workers/background/remove-background.js";
+import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
+import { hasTestPhotos } from "../support/test-assets.js";
+import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, PERSON, type Composite } from "./ground-truth.js";
+
+function planes(width: number, height: number, channels: number, value: (x: number, y: number, c: number) => number): FloatPlanes {
+  const data = new Float32Array(width * height * channels);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) for (let c = 0; c < channels; c++) data[(y * width + x) * channels + c] = value(x, y, c);
+  return { data, width, height, channels };
+}
+
+/** A coefficient field that reproduces `alpha` exactly (a = 0, b = alpha). */
+function fieldOf(alpha: Float32Array, width: number, height: number): FloatPlanes {
+  return planes(width, height, 4, (x, y, c) => (c === 3 ? alpha[y * width + x]! : 0));
+}
+
+describe("box means", () => {
+  it("match a direct window average, borders included", () => {
+    const source = planes(13, 9, 2, (x, y, c) => Math.sin(x * 1.3 + y * 0.7 + c) * 10);
+    for (const radius of [0, 1, 3, 20]) {
+      const fast = boxMean(source, radius);
+      for (let y = 0; y < 9; y++) {
+        for (let x = 0; x < 13; x++) {
+          for (let c = 0; c < 2; c++) {
+            let sum = 0;
+            let count = 0;
+            for (let v = Math.max(0, y - radius); v <= Math.min(8, y + radius); v++) {
+              for (let u = Math.max(0, x - radius); u <= Math.min(12, x + radius); u++) {
+                sum += source.data[(v * 13 + u) * 2 + c]!;
+                count++;
+              }
+            }
+            expect(fast.data[(y * 13 + x) * 2 + c]).toBeCloseTo(sum / count, 4);
+          }
+        }
+      }
+    }
+  });
+});
+
+describe("bilinear resampling", () => {
+  it("keeps pixel centres aligned: a linear ramp stays the same ramp at any size", () => {
+    const ramp = planes(8, 1, 1, (x) => x + 0.5);
+    const wide = resampleBilinear(ramp, 32, 1);
+    // Source pixel x covers [x, x+1); its centre value is x + 0.5 = position in source pixels.
+    for (let x = 2; x < 30; x++) expect(wide.data[x]).toBeCloseTo(((x + 0.5) / 32) * 8, 5);
+  });
+
+  it("bounds the working copy to a quarter megapixel, never enlarging", () => {
+    expect(workingSize(600, 400)).toEqual({ width: 600, height: 400 });
+    const big = workingSize(4000, 3000);
+    expect(big.width * big.height).toBeLessThanOrEqual(512 * 512);
+    expect(big.width * big.height).toBeGreaterThan(0.99 * 512 * 512);
+    expect(big.width / big.height).toBeCloseTo(4 / 3, 2);
+  });
+});
+
+describe("guided refinement", () => {
+  it("snaps a blurry network matte onto the image's sharp edge", () => {
+    // A two-colour image with a vertical edge at x = 40, and the matte a network at 1/8 of the size
+    // would give: the right edge position, but a ramp 16 pixels wide once enlarged.
+    const width = 80;
+    const height = 40;
+    const guide = planes(width, height, 3, (x, _y, c) => (x < 40 ? [0.2, 0.5, 0.8][c]! : [0.9, 0.4, 0.1][c]!));
+    const coarse = planes(10, 5, 1, (x) => (x < 5 ? 1 : 0));
+    const bilinear = refineMatte(coarse, guide, { method: "bilinear" }).alpha;
+    const guided = refineMatte(coarse, guide).alpha;
+    const row = (alpha: FloatPlanes) => Array.from(alpha.data.subarray(20 * width, 21 * width));
+    const soft = (alpha: FloatPlanes) => row(alpha).filter((a) => a > 0.1 && a < 0.9).length;
+    const step = (alpha: FloatPlanes) => row(alpha)[39]! - row(alpha)[40]!;
+    expect(soft(bilinear)).toBeGreaterThanOrEqual(5);
+    expect(step(bilinear)).toBeLessThan(0.2);
+    expect(soft(guided)).toBe(0);
+    expect(step(guided)).toBeGreaterThan(0.85);
+  });
+
+  it("gives the same matte at full resolution from the working-resolution field", () => {
+    const guide = planes(64, 48, 3, (x, y, c) => ((x * (c + 1) + y * 3) % 37) / 37);
+    const coarse = planes(16, 12, 1, (x, y) => (Math.hypot(x - 8, y - 6) < 4 ? 1 : 0));
+    const refined = refineMatte(coarse, guide);
+    const rgb = { data: Uint8Array.from(guide.data, (v) => Math.round(v * 255)), width: 64, height: 48, channels: 3 as const };
+    const matte = composeMatte({ rgb, coefficients: refined.coefficients });
+    let worst = 0;
+    for (let i = 0; i < matte.data.length; i++) worst = Math.max(worst, Math.abs(matte.data[i]! / 255 - refined.alpha.data[i]!));
+    expect(worst).toBeLessThan(3 / 255);
+  });
+});
+
+describe.runIf(hasTestPhotos())("foreground estimation (decontamination) with the true matte", () => {
+  let pairs: [string, Composite, Composite][];
+  beforeAll(async () => {
+    pairs = [
+      ["person, green vs blue screen", await buildComposite(PERSON, GREEN_SCREEN), await buildComposite(PERSON, BLUE_SCREEN)],
+      ["person, rocket vs cat photo", await buildComposite(PERSON, "rocket.jpg"), await buildComposite(PERSON, "chelsea.png")],
+      ["cup, rocket vs motorcycle photo", await buildComposite(CUP, "rocket.jpg"), await buildComposite(CUP, "motorcycle_left.png")],
+    ];
+  });
+
+  function cutout(composite: Composite, estimate: boolean) {
+    const { width, height } = composite;
+    const rgb = { data: composite.image, width, height, channels: 3 as const };
+    const guide = toUnitPlanes(rgb);
+    const alpha = { data: composite.alpha, width, height, channels: 1 };
+    const sides = estimate ? blurFusionMeans(guide, alpha, blurFusionRadii(width, height)) : { foreground: guide, background: guide };
+    return composeImage({ rgb, coefficients: fieldOf(composite.alpha, width, height) }, sides, { kind: "transparent" });
+  }
+
+  it("leaves at most a tenth of the old background where the source colours carry half", () => {
+    // The bleed measure (ground-truth.ts): the share of the backdrop difference that survives in the
+    // cutout colours of the transition band. Source colours carry mean(1 - alpha) = 0.5 of it.
+    for (const [, first, second] of pairs) {
+      const raw = backgroundBleed(cutout(first, false), first, cutout(second, false), second);
+      const cleaned = backgroundBleed(cutout(first, true), first, cutout(second, true), second);
+      expect(raw.pixels).toBeGreaterThan(1000);
+      expect(raw.bleed).toBeGreaterThan(0.45);
+      expect(Math.abs(cleaned.bleed)).toBeLessThan(0.1);
+    }
+  });
+});
+
+/** Equal within one 8-bit step (float rounding may land either side of .5). */
+function expectBytes(actual: Uint8Array, expected: number[]): void {
+  expect(actual.length).toBe(expected.length);
+  actual.forEach((value, i) => expect(Math.abs(value - expected[i]!), `sample ${i}: ${value} vs ${expected[i]}`).toBeLessThanOrEqual(1));
+}
+
+describe("compositing", () => {
+  // A 3x1 image: subject, half-covered edge pixel, background. True matte 1, 0.5, 0.
+  const rgb = { data: Uint8Array.from([200, 100, 50, 120, 160, 100, 40, 220, 150]), width: 3, height: 1, channels: 3 as const };
+  const alpha = Float32Array.from([1, 0.5, 0]);
+  const coefficients = fieldOf(alpha, 3, 1);
+  // Side means: subject colour (200, 100, 50), old background (40, 220, 150), on 0..1.
+  const sides = {
+    foreground: planes(3, 1, 3, (_x, _y, c) => [200, 100, 50][c]! / 255),
+    background: planes(3, 1, 3, (_x, _y, c) => [40, 220, 150][c]! / 255),
+  };
+
+  it("cuts out with the edge pixel's colour cleaned and zeros where transparent", () => {
+    const out = composeImage({ rgb, coefficients }, sides, { kind: "transparent" });
+    expect(out.channels).toBe(4);
+    expectBytes(out.data, [200, 100, 50, 255, 200, 100, 50, 128, 0, 0, 0, 0]);
+  });
+
+  it("puts the subject over a solid colour, opaque or translucent", () => {
+    const opaque = composeImage({ rgb, coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 1 });
+    expect(opaque.channels).toBe(3);
+    expectBytes(opaque.data, [200, 100, 50, 100, 50, 153, 0, 0, 255]);
+    const translucent = composeImage({ rgb, coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 0.5 });
+    expect(translucent.channels).toBe(4);
+    // Coverage 0.5 + 0.5 * 0.5 = 0.75; colour (0.5 * F + 0.25 * C) / 0.75.
+    expectBytes(translucent.data.subarray(4, 12), [133, 67, 118, 191, 0, 0, 255, 128]);
+  });
+
+  it("puts the subject over an image, using the image's own alpha", () => {
+    const image = { data: Uint8Array.from([9, 9, 9, 255, 10, 20, 30, 255, 1, 2, 3, 0]), width: 3, height: 1, channels: 4 as const };
+    const out = composeImage({ rgb, coefficients }, sides, { kind: "image", image });
+    expect(out.channels).toBe(4);
+    expectBytes(out.data, [200, 100, 50, 255, 105, 60, 40, 255, 1, 2, 3, 0]);
+  });
+
+  it("multiplies in the source's own transparency", () => {
+    const sourceAlpha = { data: Uint8Array.from([255, 255, 0]), width: 3, height: 1, channels: 1 as const };
+    const matte = composeMatte({ rgb, sourceAlpha, coefficients: fieldOf(Float32Array.from([1, 1, 1]), 3, 1) });
+    expectBytes(matte.data, [255, 255, 0]);
+  });
+
+  it("blurs the background without smearing the subject's colour into it", () => {
+    // Left half subject (red), right half background (blue): the weighted blur keeps the right
+    // half blue up to the edge, where a plain blur would turn it purple.
+    const width = 40;
+    const guide = planes(width, 10, 3, (x, _y, c) => (x < 20 ? [1, 0, 0][c]! : [0, 0, 1][c]!));
+    const matte = planes(width, 10, 1, (x) => (x < 20 ? 1 : 0));
+    const blurred = blurredBackground(guide, matte, 4);
+    const at = (x: number) => Array.from(blurred.data.subarray((5 * width + x) * 3, (5 * width + x) * 3 + 3));
+    expect(at(21)[0]).toBeLessThan(0.02);
+    expect(at(21)[2]).toBeGreaterThan(0.98);
+  });
+});

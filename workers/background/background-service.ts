@@ -1,0 +1,84 @@
+/**
+ * gRPC BackgroundService: validates the request, picks the segmentation model, checks the image
+ * against the limits, then runs the whole removal (network and full-resolution steps) as one job of
+ * the worker's queue.
+ */
+import { AtelierError } from "../../core/errors.js";
+import {
+  BackgroundServiceService,
+  type RemoveBackgroundRequest,
+  type RemoveBackgroundResponse,
+} from "../../gen/atelier/background/v1/background_service.js";
+import { unaryHandler } from "../grpc-handler.js";
+import { assertOutputSize, openImage } from "../image/open-image.js";
+import type { WorkerContext } from "../worker-context.js";
+import { chooseModel } from "./choose-model.js";
+import { runRemoval, type FillRequest } from "./remove-background.js";
+
+export type BackgroundDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
+
+/** Largest blur sigma accepted, in source pixels. */
+export const MAX_BLUR_SIGMA = 100;
+
+function invalid(path: string, message: string): AtelierError {
+  return new AtelierError("INVALID_INPUT", `${message}.`, { issues: [{ path, message }] });
+}
+
+function channel(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 0 || value > 255) throw invalid(`color.${name}`, `Expected integer between 0 and 255 for color.${name} but received ${value}`);
+  return value;
+}
+
+/** The request's replacement as a fill request, each value checked. */
+export function fillOf(request: RemoveBackgroundRequest): FillRequest {
+  const replacement = request.replacement;
+  switch (replacement?.$case) {
+    case undefined:
+      return { kind: "transparent" };
+    case "color": {
+      const { red, green, blue, alpha } = replacement.value;
+      if (!(alpha >= 0 && alpha <= 1)) throw invalid("color.alpha", `Expected number between 0 and 1 for color.alpha but received ${alpha}`);
+      return { kind: "color", red: channel(red, "red"), green: channel(green, "green"), blue: channel(blue, "blue"), alpha };
+    }
+    case "imageBackground":
+      if (replacement.value.data.byteLength === 0) throw invalid("image_background", "Expected image bytes for image_background but received none");
+      return { kind: "image", bytes: replacement.value.data };
+    case "blur": {
+      const { sigma } = replacement.value;
+      if (!(sigma === 0 || (sigma >= 1 && sigma <= MAX_BLUR_SIGMA))) {
+        throw invalid("blur.sigma", `Expected 0 or a number between 1 and ${MAX_BLUR_SIGMA} for blur.sigma but received ${sigma}`);
+      }
+      return { kind: "blur", sigma };
+    }
+  }
+}
+
+export async function removeBackground(request: RemoveBackgroundRequest, deps: BackgroundDependencies, signal: AbortSignal): Promise<RemoveBackgroundResponse> {
+  if (!request.image || request.image.data.byteLength === 0) {
+    throw new AtelierError("INVALID_INPUT", "The request carries no image bytes.", { issues: [{ path: "image", message: "Required." }] });
+  }
+  const fill = fillOf(request);
+  if (request.onlyMask && fill.kind !== "transparent") {
+    throw invalid("only_mask", "Expected no replacement with only_mask, which returns the matte alone");
+  }
+  const model = chooseModel(request.model, deps.models);
+  const source = await openImage(request.image.data, deps.limits);
+  assertOutputSize(source.info.width, source.info.height, deps.limits, "Use a smaller image.");
+  const { image, timings } = await deps.queue.run(
+    () => runRemoval({ source, model, fill, onlyMask: request.onlyMask, outputFormat: request.outputFormat }, deps, signal),
+    signal,
+  );
+  deps.logger.debug({ model: model.entry.id, width: source.info.width, height: source.info.height, fill: fill.kind, timings }, "background removed");
+  return { image, model: model.entry.id, note: model.note ?? "" };
+}
+
+export function backgroundServiceImplementation(deps: BackgroundDependencies) {
+  return {
+    definition: BackgroundServiceService,
+    implementation: {
+      removeBackground: unaryHandler<RemoveBackgroundRequest, RemoveBackgroundResponse>(deps.logger, "RemoveBackground", (request, signal) =>
+        removeBackground(request, deps, signal),
+      ),
+    },
+  };
+}

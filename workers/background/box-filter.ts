@@ -1,0 +1,119 @@
+/**
+ * Window means over float planes in O(pixels) whatever the radius: a running sum along each row, then
+ * a running sum of whole rows down the image. Windows are cut at the image border and averaged over
+ * the pixels they still cover, so borders are neither darkened nor padded (as in He et al.'s guided
+ * filter reference code, which divides by a box-filtered plane of ones).
+ *
+ * Samples are interleaved (`channels` per pixel) so one pass filters every channel of a plane; both
+ * passes read memory in order, which is what keeps them fast in JavaScript.
+ */
+import { AtelierError } from "../../core/errors.js";
+
+/** Interleaved float samples: `channels` per pixel, rows top to bottom. */
+export interface FloatPlanes {
+  data: Float32Array;
+  width: number;
+  height: number;
+  channels: number;
+}
+
+/** 1 / (pixels of a window cut at the borders) along an axis of `size` pixels, per position. */
+function inverseCounts(size: number, radius: number): Float64Array {
+  const inverse = new Float64Array(size);
+  for (let i = 0; i < size; i++) inverse[i] = 1 / (Math.min(i + radius, size - 1) - Math.max(i - radius, 0) + 1);
+  return inverse;
+}
+
+/**
+ * The row pass's intermediate plane, kept between calls: at the working resolution it is up to
+ * 13 MB, and allocating (and zeroing, and later collecting) it on every call cost more than the pass.
+ * Safe to share because a box pass is synchronous and the worker runs one JavaScript thread.
+ */
+let scratch = new Float32Array(0);
+
+function scratchFor(length: number): Float32Array {
+  if (scratch.length < length) scratch = new Float32Array(length);
+  return scratch.subarray(0, length);
+}
+
+/** Mean of every channel over the (2r+1) x (2r+1) window around each pixel, cut at the borders. */
+export function boxMean(source: FloatPlanes, radius: number): FloatPlanes {
+  const { width, height, channels, data } = source;
+  if (data.length !== width * height * channels) {
+    throw new AtelierError("INTERNAL", `Expected ${width * height * channels} samples for ${width}x${height}x${channels} planes but received ${data.length}.`);
+  }
+  if (!Number.isInteger(radius) || radius < 0) throw new AtelierError("INTERNAL", `Expected integer of at least 0 for radius but received ${radius}.`);
+  const rowMeans = scratchFor(data.length);
+  const rowLength = width * channels;
+  const across = inverseCounts(width, radius);
+  const preload = Math.min(radius, width);
+  const sums = new Float64Array(channels);
+  // Rows: the window [x - r, x + r] slides right, adding the pixel entering and dropping the one
+  // leaving; away from the borders both happen in one loop over the channels.
+  for (let y = 0; y < height; y++) {
+    const row = y * rowLength;
+    sums.fill(0);
+    for (let x = 0; x < preload; x++) for (let c = 0; c < channels; c++) sums[c]! += data[row + x * channels + c]!;
+    for (let x = 0; x < width; x++) {
+      const enter = x + radius;
+      const leave = x - radius - 1;
+      const entering = row + enter * channels;
+      const leaving = row + leave * channels;
+      const to = row + x * channels;
+      const inverse = across[x]!;
+      if (enter < width && leave >= 0) {
+        for (let c = 0; c < channels; c++) {
+          const sum = sums[c]! + data[entering + c]! - data[leaving + c]!;
+          sums[c] = sum;
+          rowMeans[to + c] = sum * inverse;
+        }
+      } else {
+        if (enter < width) for (let c = 0; c < channels; c++) sums[c]! += data[entering + c]!;
+        if (leave >= 0) for (let c = 0; c < channels; c++) sums[c]! -= data[leaving + c]!;
+        for (let c = 0; c < channels; c++) rowMeans[to + c] = sums[c]! * inverse;
+      }
+    }
+  }
+  // Columns: one running sum per sample of a row, moved down a row at a time (contiguous loops).
+  const out = new Float32Array(data.length);
+  const columnSums = new Float64Array(rowLength);
+  for (let y = 0; y < Math.min(radius, height); y++) {
+    const row = y * rowLength;
+    for (let i = 0; i < rowLength; i++) columnSums[i]! += rowMeans[row + i]!;
+  }
+  const down = inverseCounts(height, radius);
+  for (let y = 0; y < height; y++) {
+    const enter = y + radius;
+    const leave = y - radius - 1;
+    const entering = enter * rowLength;
+    const leaving = leave * rowLength;
+    const inverse = down[y]!;
+    const row = y * rowLength;
+    if (enter < height && leave >= 0) {
+      for (let i = 0; i < rowLength; i++) {
+        const sum = columnSums[i]! + rowMeans[entering + i]! - rowMeans[leaving + i]!;
+        columnSums[i] = sum;
+        out[row + i] = sum * inverse;
+      }
+      continue;
+    }
+    if (enter < height) for (let i = 0; i < rowLength; i++) columnSums[i]! += rowMeans[entering + i]!;
+    if (leave >= 0) for (let i = 0; i < rowLength; i++) columnSums[i]! -= rowMeans[leaving + i]!;
+    for (let i = 0; i < rowLength; i++) out[row + i] = columnSums[i]! * inverse;
+  }
+  return { data: out, width, height, channels };
+}
+
+/** Box radii whose three successive box means approximate a Gaussian of `sigma` (Wells 1986). */
+export function gaussianBoxRadii(sigma: number): [number, number, number] {
+  const ideal = Math.sqrt((12 * sigma * sigma) / 3 + 1);
+  const radius = Math.max(0, Math.round((ideal - 1) / 2));
+  return [radius, radius, radius];
+}
+
+/** Approximate Gaussian blur of every channel: three box means. */
+export function gaussianMean(source: FloatPlanes, sigma: number): FloatPlanes {
+  let planes = source;
+  for (const radius of gaussianBoxRadii(sigma)) planes = boxMean(planes, radius);
+  return planes;
+}

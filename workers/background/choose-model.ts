@@ -1,0 +1,51 @@
+/**
+ * Which segmentation model serves a request: the one named (400 if unknown, 503 naming the install
+ * command if not installed), else the best usable general model, else a people-only model with a note
+ * saying so, else a 503 that lists how to install each.
+ */
+import { AtelierError } from "../../core/errors.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { ModelLoader } from "../models/model-loader.js";
+import { SEGMENTATION_MODELS, segmentationEntry, subjectsOf, type SegmentationSpec } from "./segmentation-models.js";
+
+export interface ChosenModel {
+  entry: CatalogEntry;
+  spec: SegmentationSpec;
+  /** For the response: why the result may fall short (a people-only default); undefined otherwise. */
+  note?: string;
+}
+
+export function chooseModel(requested: string, models: ModelLoader): ChosenModel {
+  const known = SEGMENTATION_MODELS.map((spec) => ({ spec, entry: segmentationEntry(spec) }));
+  if (requested !== "") {
+    const found = known.find(({ spec }) => spec.id === requested);
+    if (!found) {
+      const ids = known.map(({ spec }) => spec.id).join(", ");
+      throw new AtelierError("INVALID_INPUT", `Unknown background-removal model "${requested}". Available: ${ids}.`, {
+        issues: [{ path: "model", message: `Expected one of ${ids} but received "${requested}".` }],
+      });
+    }
+    models.assertUsable(found.entry);
+    return found;
+  }
+  const usable = known.filter(({ entry }) => models.isUsable(entry));
+  const general = usable.find(({ entry }) => subjectsOf(entry) === "any");
+  if (general) return general;
+  const people = usable[0];
+  if (people) {
+    const install = known
+      .filter(({ entry }) => subjectsOf(entry) === "any")
+      .map(({ entry }) => `\`${models.store.installCommand(entry)}\` (${entry.id})`)
+      .join(" or ");
+    return {
+      ...people,
+      note: `No general-object model is installed, so "${people.entry.id}" ran: it finds people only, and other subjects may be cut badly. For any subject an operator installs ${install}.`,
+    };
+  }
+  const options = known.map(({ entry }) => `\`${models.store.installCommand(entry)}\` (${entry.id}, ${subjectsOf(entry) === "any" ? "any subject" : "people only"})`);
+  throw new AtelierError(
+    "MODEL_NOT_INSTALLED",
+    `No background-removal model is installed on this server. An operator installs one with ${options.join(", or ")}.`,
+    { retryAfterSeconds: 3600 },
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * The one pass over full-resolution pixels. Per pixel, from the working-resolution fields sampled
+ * bilinearly at that pixel:
+ *
+ * 1. matte: `alpha = a . I + b` (the guided filter's coefficients against the pixel's own colour),
+ *    times the source's own alpha when it has one;
+ * 2. foreground colour: `I` where the matte is opaque; in the transition band the blur-fusion
+ *    estimate (foreground-estimate.ts), which removes the old background's share of the colour;
+ * 3. output: the matte alone, the cutout (`F`, alpha), or `F` over the new background ("over"
+ *    operator, straight alpha, in the image's own sRGB values as CSS and image editors composite).
+ *
+ * Fully transparent cutout pixels are written as 0,0,0,0: their colour is never seen, and zeros keep
+ * the encoded file small.
+ */
+import { AtelierError } from "../../core/errors.js";
+import type { RawImage } from "../image/raw-image.js";
+import type { FloatPlanes } from "./box-filter.js";
+import { RowSampler } from "./bilinear.js";
+import { isOpaque, type BackgroundFill } from "./background-fill.js";
+import { fuseForeground, type SideMeans } from "./foreground-estimate.js";
+
+export interface MatteSources {
+  /** The source's colour at full resolution, 3 channels. */
+  rgb: RawImage;
+  /** The source's own alpha, 1 channel, when it has one. */
+  sourceAlpha?: RawImage | undefined;
+  /** Guided-filter coefficients `(a_r, a_g, a_b, b)` at the working resolution. */
+  coefficients: FloatPlanes;
+}
+
+/** Below this the matte rounds to 0 in 8 bits; above `OPAQUE` it rounds to 255. */
+const CLEAR = 0.5 / 255;
+const OPAQUE = 1 - 0.5 / 255;
+
+function byte(value: number): number {
+  return value <= 0 ? 0 : value >= 255 ? 255 : Math.round(value);
+}
+
+function checkSources({ rgb, sourceAlpha }: MatteSources): void {
+  if (rgb.channels !== 3) throw new AtelierError("INTERNAL", `Expected a 3-channel image to compose but received ${rgb.channels} channels.`);
+  if (sourceAlpha && (sourceAlpha.channels !== 1 || sourceAlpha.width !== rgb.width || sourceAlpha.height !== rgb.height)) {
+    throw new AtelierError("INTERNAL", "Expected the source alpha plane to match the image.");
+  }
+}
+
+/** The matte alone: 1 channel, 0 background to 255 subject. */
+export function composeMatte(sources: MatteSources): RawImage {
+  checkSources(sources);
+  const { rgb, sourceAlpha } = sources;
+  const { width, height } = rgb;
+  const coefficients = new RowSampler(sources.coefficients, width, height);
+  const out = new Uint8Array(width * height);
+  const k = 1 / 255;
+  for (let y = 0; y < height; y++) {
+    const c = coefficients.row(y);
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const s = i * 3;
+      const t = x * 4;
+      let alpha = (c[t]! * rgb.data[s]! + c[t + 1]! * rgb.data[s + 1]! + c[t + 2]! * rgb.data[s + 2]!) * k + c[t + 3]!;
+      alpha = alpha <= 0 ? 0 : alpha >= 1 ? 1 : alpha;
+      if (sourceAlpha) alpha *= sourceAlpha.data[i]! * k;
+      out[i] = byte(alpha * 255);
+    }
+  }
+  return { data: out, width, height, channels: 1 };
+}
+
+/** The cutout (RGBA) or the composite over `fill` (RGB when the fill is opaque, else RGBA). */
+export function composeImage(sources: MatteSources, sides: SideMeans, fill: BackgroundFill): RawImage {
+  checkSources(sources);
+  const { rgb, sourceAlpha } = sources;
+  const { width, height } = rgb;
+  if (fill.kind === "image" && (fill.image.width !== width || fill.image.height !== height || fill.image.channels < 3)) {
+    throw new AtelierError("INTERNAL", "Expected the background image to be cover-fitted to the source's size with 3 or 4 channels.");
+  }
+  const channels = isOpaque(fill) ? 3 : 4;
+  const out = new Uint8Array(width * height * channels);
+  // Writes through a clamped view round and clamp to 0..255 without a call per sample.
+  const clamped = new Uint8ClampedArray(out.buffer);
+  const coefficients = new RowSampler(sources.coefficients, width, height);
+  const foregroundMeans = new RowSampler(sides.foreground, width, height);
+  const backgroundMeans = new RowSampler(sides.background, width, height);
+  const blurred = fill.kind === "blur" ? new RowSampler(fill.background, width, height) : undefined;
+  const kind = fill.kind;
+  const image = fill.kind === "image" ? fill.image : undefined;
+  // A solid colour, also the default of the other kinds until they set their own per pixel.
+  let backR = fill.kind === "color" ? fill.red : 0;
+  let backG = fill.kind === "color" ? fill.green : 0;
+  let backB = fill.kind === "color" ? fill.blue : 0;
+  let backA = fill.kind === "color" ? fill.alpha : 1;
+  const source = rgb.data;
+  const k = 1 / 255;
+  // The side means are needed only in the transition band, a few percent of the pixels: sampled per pixel.
+  const fm = new Float32Array(3);
+  const bm = new Float32Array(3);
+  for (let y = 0; y < height; y++) {
+    const c = coefficients.row(y);
+    const blurRow = blurred?.row(y);
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const s = i * 3;
+      const t = x * 4;
+      const r = source[s]!;
+      const g = source[s + 1]!;
+      const b = source[s + 2]!;
+      let alpha = (c[t]! * r + c[t + 1]! * g + c[t + 2]! * b) * k + c[t + 3]!;
+      alpha = alpha <= 0 ? 0 : alpha >= 1 ? 1 : alpha;
+      // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
+      const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
+      const o = i * channels;
+      if (kind === "image") {
+        const p = i * image!.channels;
+        backR = image!.data[p]!;
+        backG = image!.data[p + 1]!;
+        backB = image!.data[p + 2]!;
+        backA = image!.channels === 4 ? image!.data[p + 3]! * k : 1;
+      } else if (kind === "blur") {
+        backR = blurRow![x * 3]! * 255;
+        backG = blurRow![x * 3 + 1]! * 255;
+        backB = blurRow![x * 3 + 2]! * 255;
+      }
+      if (a <= CLEAR) {
+        // Background only (a cutout stays 0,0,0,0).
+        if (kind !== "transparent") {
+          clamped[o] = backR;
+          clamped[o + 1] = backG;
+          clamped[o + 2] = backB;
+          if (channels === 4) clamped[o + 3] = backA * 255;
+        }
+        continue;
+      }
+      let fr = r;
+      let fg = g;
+      let fb = b;
+      if (alpha < OPAQUE) {
+        foregroundMeans.pixel(x, y, fm);
+        backgroundMeans.pixel(x, y, bm);
+        fr = 255 * fuseForeground(r * k, alpha, fm[0]!, bm[0]!);
+        fg = 255 * fuseForeground(g * k, alpha, fm[1]!, bm[1]!);
+        fb = 255 * fuseForeground(b * k, alpha, fm[2]!, bm[2]!);
+      }
+      if (kind === "transparent") {
+        clamped[o] = fr;
+        clamped[o + 1] = fg;
+        clamped[o + 2] = fb;
+        clamped[o + 3] = a * 255;
+        continue;
+      }
+      // "over" with straight alpha: coverage of the result, then colour weighted by each layer's share.
+      const behind = backA * (1 - a);
+      const coverage = a + behind;
+      const inverse = 1 / coverage;
+      clamped[o] = (a * fr + behind * backR) * inverse;
+      clamped[o + 1] = (a * fg + behind * backG) * inverse;
+      clamped[o + 2] = (a * fb + behind * backB) * inverse;
+      if (channels === 4) clamped[o + 3] = coverage * 255;
+    }
+  }
+  return { data: out, width, height, channels: channels as 3 | 4 };
+}

@@ -1,0 +1,77 @@
+/**
+ * Runs a segmentation network on an image: stretch to the network's fixed input size (as the models
+ * were trained: MediaPipe, SINet and IMG.LY's ISNet pipeline all resize without keeping the aspect
+ * ratio), normalise as the catalog says, run, and read the foreground channel back as a coarse
+ * matte on 0..1 at the network's resolution.
+ */
+import { AtelierError } from "../../core/errors.js";
+import { imageToTensor } from "../image/image-tensor.js";
+import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
+import type { ModelLoader } from "../models/model-loader.js";
+import type { ModelRuntime } from "../onnx/onnx-runtime.js";
+import type { FloatPlanes } from "./box-filter.js";
+import type { ChosenModel } from "./choose-model.js";
+
+const MiB = 1024 * 1024;
+
+/** The network's input and output tensors as the catalog declares them. */
+function tensors(model: ChosenModel) {
+  const { entry } = model;
+  const input = entry.signature?.inputs[0];
+  const output = entry.signature?.outputs[0];
+  const size = entry.geometry?.fixedSize;
+  if (!input || !output || !size || !entry.imageFormat) {
+    throw new AtelierError("INTERNAL", `The catalog record of "${entry.id}" lacks the signature, fixed size or image format segmentation needs.`);
+  }
+  return { input, output, size, format: entry.imageFormat };
+}
+
+/** The network's fixed input size, width and height. */
+export function networkSize(model: ChosenModel): [number, number] {
+  return tensors(model).size;
+}
+
+/** The session handle for a model (lazy: nothing loads until it runs). */
+export function segmentationSession(model: ChosenModel, runtime: ModelRuntime, models: ModelLoader) {
+  return runtime.model(models.sessionKey(model.entry, "default"), models.graphLoader(model.entry, "default"), {
+    workingBytes: model.spec.workingMiB * MiB,
+  });
+}
+
+/** The image at the network's input size, as the network's input tensor. */
+export async function segmentationInput(rgb: RawImage, model: ChosenModel) {
+  const { size, format, input } = tensors(model);
+  const [width, height] = size;
+  // libvips widens the kernel when shrinking, so even bilinear averages a 12 MP photo rather than aliasing it.
+  const kernel = model.spec.inputKernel;
+  const resized = rgb.width === width && rgb.height === height ? rgb : await readRawImage(rawImagePipeline(rgb).resize(width, height, { fit: "fill", kernel }));
+  return { [input.name]: imageToTensor(resized, format) };
+}
+
+/** The foreground channel of the network's output tensor, clamped to 0..1. */
+export function readMatte(outputs: Record<string, { data: Float32Array; dims: number[] }>, model: ChosenModel): FloatPlanes {
+  const { output } = tensors(model);
+  const tensor = outputs[output.name];
+  if (!tensor || tensor.dims.length !== 4) {
+    throw new AtelierError("INTERNAL", `Model "${model.entry.id}" returned no 4-dimensional "${output.name}" tensor.`);
+  }
+  const nhwc = output.layout === "NHWC";
+  const [, d1, d2, d3] = tensor.dims as [number, number, number, number];
+  const [channels, height, width] = nhwc ? [d3, d1, d2] : [d1, d2, d3];
+  const channel = model.spec.maskChannel;
+  if (channel >= channels) throw new AtelierError("INTERNAL", `Model "${model.entry.id}" returned ${channels} channels; the matte is channel ${channel}.`);
+  const pixels = width * height;
+  const data = new Float32Array(pixels);
+  for (let p = 0; p < pixels; p++) {
+    const value = tensor.data[nhwc ? p * channels + channel : channel * pixels + p]!;
+    data[p] = value <= 0 ? 0 : value >= 1 ? 1 : value;
+  }
+  return { data, width, height, channels: 1 };
+}
+
+/** Runs the network on `rgb` and returns its coarse matte at the network's resolution. */
+export async function predictMatte(rgb: RawImage, model: ChosenModel, runtime: ModelRuntime, models: ModelLoader, signal?: AbortSignal): Promise<FloatPlanes> {
+  const feeds = await segmentationInput(rgb, model);
+  const outputs = await segmentationSession(model, runtime, models).run(feeds, { signal });
+  return readMatte(outputs, model);
+}

@@ -1,0 +1,152 @@
+/**
+ * Background removal as an ordered list of named steps, each in its own file:
+ *
+ *   decode (full size, network size and working size ≤ 0.25 MP at once) → segment (network)
+ *   → refine (guided filter) → foreground (blur-fusion means) → fill (new background)
+ *   → compose (full resolution) → encode
+ *
+ * Each step's wall time is reported, so the service can log it and bench/background.ts can show
+ * where the time goes beside the bare network run.
+ */
+import type { Image, OutputFormat } from "../../gen/atelier/image/v1/image.js";
+import { throwIfCancelled } from "../onnx/cancellation.js";
+import { encodeImage } from "../image/encode-image.js";
+import type { ImageLimits } from "../image/image-limits.js";
+import type { OpenedImage } from "../image/open-image.js";
+import { rawImagePipeline, type RawImage } from "../image/raw-image.js";
+import type { ModelLoader } from "../models/model-loader.js";
+import type { ModelRuntime } from "../onnx/onnx-runtime.js";
+import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
+import type { ChosenModel } from "./choose-model.js";
+import { composeImage, composeMatte } from "./compose.js";
+import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
+import { decodeSource } from "./decode-source.js";
+import { networkSize, predictMatte } from "./predict-matte.js";
+import { refineMatte, type RefineOptions } from "./refine-matte.js";
+import { WORKING_PIXELS, workingSize } from "./working-image.js";
+
+/** What the client asked to put behind the subject, before it is prepared. */
+export type FillRequest =
+  | { kind: "transparent" }
+  /** Channels 0..255, alpha 0..1. */
+  | { kind: "color"; red: number; green: number; blue: number; alpha: number }
+  /** Encoded image bytes, cover-fitted to the source. */
+  | { kind: "image"; bytes: Uint8Array }
+  /** Gaussian sigma in source pixels; 0 picks one from the image size. */
+  | { kind: "blur"; sigma: number };
+
+export interface RemovalRequest {
+  source: OpenedImage;
+  model: ChosenModel;
+  fill: FillRequest;
+  onlyMask: boolean;
+  outputFormat: OutputFormat;
+}
+
+export interface RemovalDependencies {
+  runtime: ModelRuntime;
+  models: ModelLoader;
+  limits: ImageLimits;
+}
+
+/** Knobs for experiments (bench/background.ts); production uses the defaults. */
+export interface RemovalTuning {
+  refine?: RefineOptions;
+  /** Pixels of the working copy; default {@link WORKING_PIXELS}. */
+  workingPixels?: number;
+  /** Skip foreground estimation (keep the source colours in the band; exact below the working size), for comparisons. */
+  keepSourceColours?: boolean;
+}
+
+export interface RemovalResult {
+  image: Image;
+  /** Milliseconds per step, in order. */
+  timings: Record<string, number>;
+}
+
+/**
+ * Blur-fusion windows for a working copy of `width` x `height`: the paper's boxes (90 and 6 pixels,
+ * radii 45 and 3, on images of about a megapixel) scaled with the image's side, so a window covers
+ * the same part of the picture at any size (radii 23 and 2 on a 512 x 512 working copy).
+ */
+export function blurFusionRadii(width: number, height: number): BlurFusionOptions {
+  const side = Math.sqrt(width * height);
+  return { wideRadius: Math.max(4, Math.round(0.045 * side)), narrowRadius: Math.max(1, Math.round(0.003 * side)) };
+}
+
+class StepClock {
+  readonly timings: Record<string, number> = {};
+  private last = performance.now();
+
+  constructor(private readonly signal?: AbortSignal) {}
+
+  /** Records the time since the previous step; stops the pipeline if the caller went away. */
+  done(step: string): void {
+    const now = performance.now();
+    this.timings[step] = Math.round((now - this.last) * 10) / 10;
+    this.last = now;
+    throwIfCancelled(this.signal);
+  }
+}
+
+export async function runRemoval(request: RemovalRequest, deps: RemovalDependencies, signal?: AbortSignal, tuning: RemovalTuning = {}): Promise<RemovalResult> {
+  const clock = new StepClock(signal);
+  const { width, height } = request.source.info;
+  const size = workingSize(width, height, tuning.workingPixels ?? WORKING_PIXELS);
+  const [networkWidth, networkHeight] = networkSize(request.model);
+  const decoded = await decodeSource(request.source, {
+    network: { width: networkWidth, height: networkHeight },
+    networkKernel: request.model.spec.inputKernel,
+    working: size,
+  });
+  const { rgb, alpha: sourceAlpha, working: guide } = decoded;
+  clock.done("decode");
+  const coarse = await predictMatte(decoded.networkInput, request.model, deps.runtime, deps.models, signal);
+  clock.done("segment");
+  const refined = refineMatte(coarse, guide, tuning.refine);
+  clock.done("refine");
+  const sources = { rgb, sourceAlpha, coefficients: refined.coefficients };
+  let composed: RawImage;
+  if (request.onlyMask) {
+    composed = composeMatte(sources);
+    clock.done("compose");
+  } else {
+    // With both side means equal to the image, the blur-fusion update returns the image itself.
+    const sides = tuning.keepSourceColours
+      ? { foreground: guide, background: guide }
+      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height));
+    clock.done("foreground");
+    const fill = await prepareFill(request.fill, rgb, guide, refined.alpha.data, deps.limits);
+    clock.done("fill");
+    composed = composeImage(sources, sides, fill);
+    clock.done("compose");
+  }
+  // A 1-channel raw image is otherwise encoded as RGB: keep the matte grayscale (PNG, JPEG; WebP has no grey).
+  const pipeline = composed.channels === 1 ? rawImagePipeline(composed).toColourspace("b-w") : rawImagePipeline(composed);
+  const image = await encodeImage(pipeline, request.outputFormat);
+  clock.done("encode");
+  return { image, timings: clock.timings };
+}
+
+async function prepareFill(
+  fill: FillRequest,
+  rgb: RawImage,
+  guide: { data: Float32Array; width: number; height: number; channels: number },
+  alpha: Float32Array,
+  limits: ImageLimits,
+): Promise<BackgroundFill> {
+  switch (fill.kind) {
+    case "transparent":
+    case "color":
+      return fill;
+    case "image":
+      return { kind: "image", image: await coverFit(fill.bytes, rgb.width, rgb.height, limits) };
+    case "blur": {
+      // Sigma is given in source pixels; the blur runs on the working copy.
+      const sigma = fill.sigma > 0 ? fill.sigma : defaultBlurSigma(rgb.width, rgb.height);
+      const scale = guide.width / rgb.width;
+      const background = blurredBackground(guide, { data: alpha, width: guide.width, height: guide.height, channels: 1 }, sigma * scale);
+      return { kind: "blur", background };
+    }
+  }
+}

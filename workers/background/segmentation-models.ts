@@ -1,0 +1,56 @@
+/**
+ * The segmentation networks background removal runs. The catalog record says how to feed each one
+ * (input size, tensor names and layout, normalisation); this registry adds what only this task
+ * needs: which output channel is the foreground, how the input is resized, how much working memory a
+ * session keeps, and which model is preferred when the client names none.
+ */
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import { catalogEntry } from "../catalog/model-catalog.js";
+
+/** What a model finds: any salient subject, or people only (catalog `details.subjects`). */
+export type Subjects = "any" | "people";
+
+export interface SegmentationSpec {
+  /** Catalog id. */
+  id: string;
+  /** Channel of the output tensor that holds the foreground probability (0..1). */
+  maskChannel: number;
+  /**
+   * Activation memory the session keeps after a run (onnxruntime's arena holds the peak of the
+   * network's fixed-size input), in MiB, counted against the model memory budget on top of the
+   * runtime's estimate for the weights. Measured by bench/background.ts: resident memory grows by
+   * about 2.2 GiB when ISNet loads and runs once at 1024x1024; the portrait models by a few MiB.
+   */
+  workingMiB: number;
+  /**
+   * How the image is resized to the network's input: bilinear for ISNet, as IMG.LY's reference
+   * pipeline does (and half the time of Lanczos on a 1 MP photo); Lanczos for the people models, which
+   * score higher with it on the composites of bench/background.ts (with bilinear input the selfie
+   * model's mean IoU falls from 0.90 to 0.88 on the people and from 0.89 to 0.87 on the objects).
+   */
+  inputKernel: "linear" | "lanczos3";
+}
+
+/**
+ * Best first; the default is the first usable general model, else the first usable people model.
+ * On the person composites of bench/background.ts the two people models are close (mean IoU 0.90
+ * selfie, 0.89 SINet), each failing on a different backdrop; the selfie model goes first because
+ * MediaPipe trained it on varied scenes, while SINet's weights were trained on head-and-shoulders
+ * portraits only.
+ */
+export const SEGMENTATION_MODELS: readonly SegmentationSpec[] = [
+  { id: "isnet-general", maskChannel: 0, workingMiB: 1950, inputKernel: "linear" },
+  { id: "portrait-selfie", maskChannel: 0, workingMiB: 16, inputKernel: "lanczos3" },
+  { id: "portrait-sinet", maskChannel: 1, workingMiB: 16, inputKernel: "lanczos3" },
+];
+
+export function subjectsOf(entry: CatalogEntry): Subjects {
+  return entry.details?.subjects === "people" ? "people" : "any";
+}
+
+/** The catalog record of a registered model (the registry and the catalog are checked against each other by the tests). */
+export function segmentationEntry(spec: SegmentationSpec): CatalogEntry {
+  const entry = catalogEntry(spec.id);
+  if (!entry || entry.task !== "background-remove") throw new Error(`Segmentation model ${spec.id} is not a background-remove catalog entry.`);
+  return entry;
+}

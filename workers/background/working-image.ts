@@ -1,0 +1,42 @@
+/**
+ * The working resolution: every neighbourhood statistic (guided-filter windows, foreground and
+ * background colour means, the blurred background) is computed on a copy of the image of at most a
+ * quarter megapixel, and only smooth fields of it are carried to full resolution, where the matte
+ * and colours are evaluated against each pixel's own colour. A 12 MP photo therefore costs about as
+ * much as a small one in these steps, and its memory stays bounded. The fields are window averages,
+ * so a coarser grid loses little: He and Sun's fast guided filter subsamples by 4 for the same
+ * reason, and on the 1.5 MP composites of bench/background.ts a 0.25 MP working copy scores the same
+ * IoU and MAE as a 1 MP one, with equal or lower edge error and old-background residue.
+ */
+import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
+import type { FloatPlanes } from "./box-filter.js";
+
+/** Pixels of the working copy, at most: 512 x 512. */
+export const WORKING_PIXELS = 512 * 512;
+
+export interface Size {
+  width: number;
+  height: number;
+}
+
+/** The image's size scaled down (never up) to at most `budget` pixels, keeping the aspect ratio. */
+export function workingSize(width: number, height: number, budget = WORKING_PIXELS): Size {
+  const pixels = width * height;
+  if (pixels <= budget) return { width, height };
+  const factor = Math.sqrt(budget / pixels);
+  return { width: Math.max(1, Math.floor(width * factor)), height: Math.max(1, Math.floor(height * factor)) };
+}
+
+/** 8-bit samples as floats on 0..1. */
+export function toUnitPlanes(image: RawImage): FloatPlanes {
+  const data = new Float32Array(image.data.length);
+  for (let i = 0; i < data.length; i++) data[i] = image.data[i]! / 255;
+  return { data, width: image.width, height: image.height, channels: image.channels };
+}
+
+/** The RGB image at `size`, on 0..1 (the image itself when it already has that size). */
+export async function workingCopy(rgb: RawImage, size: Size): Promise<FloatPlanes> {
+  if (rgb.width === size.width && rgb.height === size.height) return toUnitPlanes(rgb);
+  // A triangle filter: close to the area average the working-resolution statistics stand for.
+  return toUnitPlanes(await readRawImage(rawImagePipeline(rgb).resize(size.width, size.height, { fit: "fill", kernel: "linear" })));
+}
