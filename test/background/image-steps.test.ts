@@ -4,11 +4,12 @@
  * each kind of fill.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { resampleBilinear } from "../../workers/background/bilinear.js";
+import { resampleBilinear, RowSampler } from "../../workers/background/bilinear.js";
 import { blurredBackground } from "../../workers/background/background-fill.js";
 import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
 import { composeImage, composeMatte } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
+import { MatteField } from "../../workers/background/matte-field.js";
 import { refineMatte } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
@@ -95,6 +96,30 @@ describe("guided refinement", () => {
     let worst = 0;
     for (let i = 0; i < matte.data.length; i++) worst = Math.max(worst, Math.abs(matte.data[i]! / 255 - refined.alpha.data[i]!));
     expect(worst).toBeLessThan(3 / 255);
+  });
+});
+
+describe("matte field", () => {
+  it("decides certain pixels without interpolating and matches full interpolation everywhere", () => {
+    // A field with flat regions (0 and 1 whatever the colour) and colour-dependent ones, enlarged 5x.
+    const field = planes(20, 12, 4, (x, y, c) => {
+      if (x < 6) return c === 3 ? -0.1 : 0.02; // at most -0.1 + 3 * 0.02 < 0: certainly clear
+      if (x > 13) return c === 3 ? 1.2 : -0.03; // at least 1.2 - 3 * 0.03 > 1: certainly opaque
+      return c === 3 ? 0.2 : [0.5, -0.3, 0.2][c]! * Math.sin(x + y);
+    });
+    const width = 100;
+    const height = 60;
+    const exact = new RowSampler(field, width, height);
+    const matte = new MatteField(field, width, height);
+    for (let y = 0; y < height; y++) {
+      const c = exact.row(y);
+      matte.row(y);
+      for (let x = 0; x < width; x++) {
+        const [r, g, b] = [(x * 37) % 256, (y * 53) % 256, ((x + y) * 11) % 256];
+        const direct = Math.min(1, Math.max(0, (c[x * 4]! * r + c[x * 4 + 1]! * g + c[x * 4 + 2]! * b) / 255 + c[x * 4 + 3]!));
+        expect(matte.alpha(x, r, g, b)).toBeCloseTo(direct, 5);
+      }
+    }
   });
 });
 

@@ -8,7 +8,8 @@
  */
 import type { FloatPlanes } from "./box-filter.js";
 
-interface Taps {
+/** Where each target index samples its source axis. */
+export interface Taps {
   /** First source index, per target index. */
   lower: Int32Array;
   /** Second source index (the first one again at the edges). */
@@ -17,7 +18,8 @@ interface Taps {
   weight: Float32Array;
 }
 
-function taps(sourceSize: number, targetSize: number): Taps {
+/** The two source indices and the blend weight of each of `targetSize` positions on a `sourceSize` axis. */
+export function axisTaps(sourceSize: number, targetSize: number): Taps {
   const lower = new Int32Array(targetSize);
   const upper = new Int32Array(targetSize);
   const weight = new Float32Array(targetSize);
@@ -47,8 +49,8 @@ export class RowSampler {
     readonly height: number,
   ) {
     this.channels = source.channels;
-    this.columns = taps(source.width, width);
-    this.rows = taps(source.height, height);
+    this.columns = axisTaps(source.width, width);
+    this.rows = axisTaps(source.height, height);
     this.blended = new Float32Array(source.width * source.channels);
     this.out = new Float32Array(width * source.channels);
   }

@@ -2,8 +2,8 @@
  * The one pass over full-resolution pixels. Per pixel, from the working-resolution fields sampled
  * bilinearly at that pixel:
  *
- * 1. matte: `alpha = a . I + b` (the guided filter's coefficients against the pixel's own colour),
- *    times the source's own alpha when it has one;
+ * 1. matte: `alpha = a . I + b` (the guided filter's coefficients against the pixel's own colour,
+ *    see matte-field.ts), times the source's own alpha when it has one;
  * 2. foreground colour: `I` where the matte is opaque; in the transition band the blur-fusion
  *    estimate (foreground-estimate.ts), which removes the old background's share of the colour;
  * 3. output: the matte alone, the cutout (`F`, alpha), or `F` over the new background ("over"
@@ -18,6 +18,7 @@ import type { FloatPlanes } from "./box-filter.js";
 import { RowSampler } from "./bilinear.js";
 import { isOpaque, type BackgroundFill } from "./background-fill.js";
 import { fuseForeground, type SideMeans } from "./foreground-estimate.js";
+import { CLEAR, MatteField, OPAQUE } from "./matte-field.js";
 
 export interface MatteSources {
   /** The source's colour at full resolution, 3 channels. */
@@ -28,9 +29,6 @@ export interface MatteSources {
   coefficients: FloatPlanes;
 }
 
-/** Below this the matte rounds to 0 in 8 bits; above `OPAQUE` it rounds to 255. */
-const CLEAR = 0.5 / 255;
-const OPAQUE = 1 - 0.5 / 255;
 
 function byte(value: number): number {
   return value <= 0 ? 0 : value >= 255 ? 255 : Math.round(value);
@@ -48,17 +46,16 @@ export function composeMatte(sources: MatteSources): RawImage {
   checkSources(sources);
   const { rgb, sourceAlpha } = sources;
   const { width, height } = rgb;
-  const coefficients = new RowSampler(sources.coefficients, width, height);
+  const matte = new MatteField(sources.coefficients, width, height);
   const out = new Uint8Array(width * height);
   const k = 1 / 255;
+  const source = rgb.data;
   for (let y = 0; y < height; y++) {
-    const c = coefficients.row(y);
+    matte.row(y);
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
       const s = i * 3;
-      const t = x * 4;
-      let alpha = (c[t]! * rgb.data[s]! + c[t + 1]! * rgb.data[s + 1]! + c[t + 2]! * rgb.data[s + 2]!) * k + c[t + 3]!;
-      alpha = alpha <= 0 ? 0 : alpha >= 1 ? 1 : alpha;
+      let alpha = matte.alpha(x, source[s]!, source[s + 1]!, source[s + 2]!);
       if (sourceAlpha) alpha *= sourceAlpha.data[i]! * k;
       out[i] = byte(alpha * 255);
     }
@@ -78,7 +75,7 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
   const out = new Uint8Array(width * height * channels);
   // Writes through a clamped view round and clamp to 0..255 without a call per sample.
   const clamped = new Uint8ClampedArray(out.buffer);
-  const coefficients = new RowSampler(sources.coefficients, width, height);
+  const matte = new MatteField(sources.coefficients, width, height);
   const foregroundMeans = new RowSampler(sides.foreground, width, height);
   const backgroundMeans = new RowSampler(sides.background, width, height);
   const blurred = fill.kind === "blur" ? new RowSampler(fill.background, width, height) : undefined;
@@ -95,17 +92,15 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
   const fm = new Float32Array(3);
   const bm = new Float32Array(3);
   for (let y = 0; y < height; y++) {
-    const c = coefficients.row(y);
+    matte.row(y);
     const blurRow = blurred?.row(y);
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
       const s = i * 3;
-      const t = x * 4;
       const r = source[s]!;
       const g = source[s + 1]!;
       const b = source[s + 2]!;
-      let alpha = (c[t]! * r + c[t + 1]! * g + c[t + 2]! * b) * k + c[t + 3]!;
-      alpha = alpha <= 0 ? 0 : alpha >= 1 ? 1 : alpha;
+      const alpha = matte.alpha(x, r, g, b);
       // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
       const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
       const o = i * channels;
