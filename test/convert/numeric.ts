@@ -1,4 +1,5 @@
 /** Numeric helpers for comparing converted models with their references. */
+import { seededRandom } from "../../workers/prompt/seeded-random.js";
 
 /** Largest |a[i] - b[i]|; throws when the lengths differ (a layout or shape mistake). */
 export function maxAbsDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -20,17 +21,8 @@ export function maxAbs(a: ArrayLike<number>): number {
   return max;
 }
 
-/** Deterministic uniform [0, 1) generator (mulberry32), so failures reproduce. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic uniform [0, 1) generator (the prompt engine's mulberry32), so failures reproduce. */
+export { seededRandom };
 
 /** `count` seeded uniform values in [lo, hi). */
 export function seededUniform(seed: number, count: number, lo = 0, hi = 1): Float32Array {

@@ -4,31 +4,12 @@
  * σ_up = √(σ_to²·(σ_from² − σ_to²)/σ_from²). The last step (σ_to = 0) adds none, so a single step
  * is plain Euler to x₀: that is SD-Turbo's one-step sampling at timestep 999.
  */
-import type { NoiseSchedule } from "../noise-schedule.js";
-import type { TimestepSpacing } from "../scheduler-config.js";
-import { eulerInitNoiseSigma, eulerSigmas } from "./euler.js";
-import { checkLengths, denoisedInSigmaSpace, type GaussianSource, type Sampler } from "./sampler.js";
+import { EulerSampler } from "./euler.js";
+import { checkLengths, denoisedInSigmaSpace, type GaussianSource } from "./sampler.js";
 
-export class EulerAncestralSampler implements Sampler {
-  readonly timesteps: number[];
-  readonly sigmas: number[];
-  readonly initNoiseSigma: number;
-
-  constructor(
-    private readonly schedule: NoiseSchedule,
-    steps: number,
-    spacing: TimestepSpacing,
-  ) {
-    ({ timesteps: this.timesteps, sigmas: this.sigmas } = eulerSigmas(schedule, steps, spacing));
-    this.initNoiseSigma = eulerInitNoiseSigma(this.sigmas, spacing);
-  }
-
-  inputScale(step: number): number {
-    const sigma = this.sigmas[step]!;
-    return 1 / Math.sqrt(sigma * sigma + 1);
-  }
-
-  step(step: number, modelOutput: Float32Array, sample: Float32Array, noise: GaussianSource): Float32Array {
+/** Euler's schedule and input scaling, with fresh noise added after every step. */
+export class EulerAncestralSampler extends EulerSampler {
+  override step(step: number, modelOutput: Float32Array, sample: Float32Array, noise: GaussianSource): Float32Array {
     checkLengths(modelOutput, sample);
     const sigmaFrom = this.sigmas[step]!;
     const sigmaTo = this.sigmas[step + 1]!;

@@ -27,7 +27,7 @@ export class EulerSampler implements Sampler {
   readonly initNoiseSigma: number;
 
   constructor(
-    private readonly schedule: NoiseSchedule,
+    protected readonly schedule: NoiseSchedule,
     steps: number,
     spacing: TimestepSpacing,
   ) {
