@@ -22,7 +22,7 @@ import {
 import { DATABASE_FILE_NAME, SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
 import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../server/keys/store-unavailable.js";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
-import { freeLoopbackPort } from "../support/redis-server.js";
+import { freeLoopbackPort } from "../support/free-port.js";
 
 const KEY_SHAPE = /^atl_[a-z2-7]{12}_[A-Za-z0-9_-]{43}$/;
 

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { PostgresApiKeyStore } from "../../server/keys/postgres-api-key-store.js";
 import { SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
-import { freeLoopbackPort } from "../support/redis-server.js";
+import { freeLoopbackPort } from "../support/free-port.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const cliPath = path.join(repoRoot, "server", "keys", "keys-cli.ts");

@@ -13,7 +13,8 @@ import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../s
 import { openQuotaStore } from "../../server/quota/open-quota-store.js";
 import { createSqliteQuotaStore, QUOTA_DATABASE_FILE, type QuotaDecision, type QuotaStore } from "../../server/quota/quota-store.js";
 import { createRedisQuotaStore, QuotaStoreOpenError, REDIS_QUOTA_KEY_PREFIX } from "../../server/quota/redis-quota-store.js";
-import { freeLoopbackPort, skipWithoutRedis, startRedisServer, type RedisServer } from "../support/redis-server.js";
+import { freeLoopbackPort } from "../support/free-port.js";
+import { skipWithoutRedis, startRedisServer, type RedisServer } from "../support/redis-server.js";
 
 const WINDOW_SECONDS = 3600;
 const SKIP_REDIS = skipWithoutRedis("quota/quota-store.test Redis");

@@ -12,10 +12,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { freeLoopbackPort } from "./free-port.js";
 
 interface Binaries {
   initdb: string;
@@ -80,17 +80,6 @@ export function skipWithoutPostgres(suite: string): boolean {
     `[${suite}] SKIPPED: ${reason}. Install it with: apt-get install postgresql (with CI set this suite fails instead).`,
   );
   return true;
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function shellQuote(arg: string): string {

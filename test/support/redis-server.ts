@@ -10,6 +10,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { freeLoopbackPort } from "./free-port.js";
 
 const CANDIDATES = ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"];
 
@@ -38,18 +39,6 @@ export function skipWithoutRedis(suite: string): boolean {
       "(with CI set this suite fails instead).",
   );
   return true;
-}
-
-/** A free TCP port on 127.0.0.1 (free now; the server is told to bind it right after). */
-export async function freeLoopbackPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** One `PING`; true on `+PONG`. */

@@ -186,37 +186,21 @@ export class OnnxGraphBuilder {
 
   /** Adds a float32 constant; returns its (unique) name. `data.length` must match `dims`. */
   addFloatInitializer(name: string, dims: readonly number[], data: Float32Array): string {
-    const expected = dims.reduce((a, b) => a * b, 1);
-    if (data.length !== expected) {
-      throw new Error(`initializer ${name}: ${data.length} values for dims [${dims.join(", ")}] (${expected} expected)`);
-    }
-    const unique = this.uniqueName(name);
-    this.initializers.push(
-      onnx.TensorProto.create({
-        name: unique,
-        dims: [...dims],
-        dataType: onnx.TensorProto.DataType.FLOAT,
-        rawData: float32Bytes(data),
-      }),
-    );
-    return unique;
+    return this.addInitializer(name, dims, data.length, onnx.TensorProto.DataType.FLOAT, () => float32Bytes(data));
   }
 
   /** Adds an int64 constant (shapes for Reshape, axes…); returns its (unique) name. */
   addInt64Initializer(name: string, dims: readonly number[], data: readonly number[]): string {
+    return this.addInitializer(name, dims, data.length, onnx.TensorProto.DataType.INT64, () => int64Bytes(data));
+  }
+
+  private addInitializer(name: string, dims: readonly number[], count: number, dataType: number, rawData: () => Uint8Array): string {
     const expected = dims.reduce((a, b) => a * b, 1);
-    if (data.length !== expected) {
-      throw new Error(`initializer ${name}: ${data.length} values for dims [${dims.join(", ")}] (${expected} expected)`);
+    if (count !== expected) {
+      throw new Error(`initializer ${name}: ${count} values for dims [${dims.join(", ")}] (${expected} expected)`);
     }
     const unique = this.uniqueName(name);
-    this.initializers.push(
-      onnx.TensorProto.create({
-        name: unique,
-        dims: [...dims],
-        dataType: onnx.TensorProto.DataType.INT64,
-        rawData: int64Bytes(data),
-      }),
-    );
+    this.initializers.push(onnx.TensorProto.create({ name: unique, dims: [...dims], dataType, rawData: rawData() }));
     return unique;
   }
 
