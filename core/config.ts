@@ -52,6 +52,8 @@ const envSchema = z.object({
   ATELIER_REDIS_URL: optionalUrl(["redis:", "rediss:"], "redis://host:6379"),
   ATELIER_MODELS_DIR: z.string().optional(),
   ATELIER_MODEL_MIRROR: z.string().default(path.join("..", "shared", "models")),
+  ATELIER_MODEL_HUB_URL: optionalUrl(["http:", "https:"], "https://huggingface.co").transform((value) => value ?? "https://huggingface.co"),
+  ATELIER_MODEL_HUB_TOKEN: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
@@ -115,6 +117,13 @@ export interface AtelierConfig {
   modelsDir: string;
   /** Local mirror of model weights used by `models pull --from` and by tests. */
   modelMirror: string;
+  /** The Hugging Face–compatible hub that models with a hub repository are pulled from. */
+  modelHub: {
+    /** Base URL, e.g. https://huggingface.co or a mirror of it. */
+    url: string;
+    /** Access token for gated or private repositories; sent to the hub's own origin only. */
+    token: string | undefined;
+  };
   quota: {
     /** Requests granted per key per window unless the key has its own limit. */
     defaultLimit: number;
@@ -210,6 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     databaseUrl: e.ATELIER_DATABASE_URL,
     modelsDir: path.resolve(e.ATELIER_MODELS_DIR ?? path.join(dataDir, "models")),
     modelMirror: path.resolve(e.ATELIER_MODEL_MIRROR),
+    modelHub: { url: e.ATELIER_MODEL_HUB_URL, token: e.ATELIER_MODEL_HUB_TOKEN },
     quota: {
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
       windowSeconds: e.ATELIER_RATE_LIMIT_WINDOW_SECONDS,

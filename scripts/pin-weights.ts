@@ -6,6 +6,13 @@
  * against, so they are never recomputed automatically.
  *
  *   npx tsx scripts/pin-weights.ts [--mirror DIR]
+ *
+ * With `--hub ID`, it instead pins a hub export that was pulled into ATELIER_MODELS_DIR: the commit
+ * and the size and sha256 of each file (as verified against the hub at pull time) go into
+ * workers/catalog/pinned-hub-exports.json, and later pulls take exactly that commit and check those
+ * checksums too.
+ *
+ *   npx tsx scripts/pin-weights.ts --hub sd-turbo [--out FILE]
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -13,8 +20,15 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
 import { WEIGHT_FILE_SETS } from "../workers/catalog/weight-file-sets.js";
+import { catalogEntry } from "../workers/catalog/model-catalog.js";
+import { sha256OfFile } from "../workers/models/fetch-weight-file.js";
+import { ModelStore } from "../workers/models/model-store.js";
 
-const { values } = parseArgs({ options: { mirror: { type: "string" } } });
+const { values } = parseArgs({ options: { mirror: { type: "string" }, hub: { type: "string" }, out: { type: "string" } } });
+if (values.hub !== undefined) {
+  await pinHubExport(values.hub, values.out ?? path.join("workers", "catalog", "pinned-hub-exports.json"));
+  process.exit(0);
+}
 const mirror = path.resolve(values.mirror ?? loadConfig().modelMirror);
 
 function listFiles(root: string): string[] {
@@ -43,3 +57,25 @@ for (const [modelId, set] of Object.entries(WEIGHT_FILE_SETS)) {
 const target = path.join("workers", "catalog", "pinned-weights.json");
 fs.writeFileSync(target, `${JSON.stringify(pinned, null, 1)}\n`);
 console.log(`wrote ${target}`);
+
+/** Records the commit and checksums of the installed pull of hub export `id` into `target`. */
+async function pinHubExport(id: string, target: string): Promise<void> {
+  const entry = catalogEntry(id);
+  if (entry?.source.kind !== "files" || !entry.source.hub) throw new Error(`${id} is not a hub export in the catalog`);
+  const store = new ModelStore(loadConfig().modelsDir);
+  const record = store.readInstallRecord(id);
+  if (!record?.hub) throw new Error(`${id} is not installed from a hub; pull it first (npm run models -- pull ${id})`);
+  const hub = entry.source.hub;
+  const files: Record<string, { size: number; sha256: string }> = {};
+  for (const name of [...hub.files, ...hub.optionalFiles]) {
+    const sha = record.files[name];
+    if (sha === undefined) continue;
+    const file = store.filePath(entry, name);
+    if ((await sha256OfFile(file)) !== sha) throw new Error(`${file} no longer matches its install record; pull ${id} again`);
+    files[name] = { size: fs.statSync(file).size, sha256: sha };
+  }
+  const pins = JSON.parse(fs.readFileSync(target, "utf8")) as Record<string, unknown>;
+  pins[id] = { revision: record.hub.commit, files };
+  fs.writeFileSync(target, `${JSON.stringify(pins, null, 1)}\n`);
+  console.log(`${id}: pinned ${Object.keys(files).length} files at ${hub.repository}@${record.hub.commit} in ${target}`);
+}

@@ -24,7 +24,7 @@ export const modelRecordSchema = z.object({
   disabled: z.boolean().meta({ description: "Whether the operator disabled it." }),
   installCommand: z.string().optional().meta({ description: "How an operator installs it, when it is not installed." }),
   attribution: z.string().optional(),
-  sizeBytes: z.int(),
+  sizeBytes: z.int().meta({ description: "Total size of the weights in bytes; 0 when none, or not known before download (hub exports not pinned in the catalog)." }),
   photographic: z.boolean().optional().meta({ description: "Generation models: suitable for photographic backgrounds." }),
   generation: z
     .object({

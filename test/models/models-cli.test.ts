@@ -11,12 +11,14 @@ import { promisify } from "node:util";
 import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MODEL_CATALOG, unpinnedFiles } from "../../workers/catalog/model-catalog.js";
+import { fullyPinned, MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, modelMirror, testPhoto } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
 const run = promisify(execFile);
 const modelsDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-pull-all-"));
+/** Models `pull --all` leaves out: hub exports not pinned here, and exports only an operator can make. */
+const notPinned = MODEL_CATALOG.filter((entry) => !fullyPinned(entry)).map((entry) => entry.id);
 
 function models(...args: string[]) {
   return run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", ...args], {
@@ -44,26 +46,27 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
   }, 180_000);
   afterAll(() => fs.rmSync(modelsDir, { recursive: true, force: true }));
 
-  it("lists every catalogued model as installed after pull --all, except exports with unpinned files", async () => {
+  it("lists every catalogued model as installed after pull --all, except exports not pinned here", async () => {
     const { stdout } = await models("list", "--json");
     const rows = JSON.parse(stdout) as { id: string; installed: boolean }[];
     expect(rows.map((row) => row.id).sort()).toEqual(MODEL_CATALOG.map((entry) => entry.id).sort());
-    const unverifiable = MODEL_CATALOG.filter((entry) => unpinnedFiles(entry).length > 0).map((entry) => entry.id);
-    expect(unverifiable).toContain("sd-turbo");
-    expect(rows.filter((row) => !row.installed).map((row) => row.id).sort()).toEqual(unverifiable.sort());
+    expect(notPinned).toEqual(["sd-turbo", "stable-diffusion-1-5", "stable-diffusion-2-1", "lcm-dreamshaper-v7"]);
+    expect(rows.filter((row) => !row.installed).map((row) => row.id)).toEqual(notPinned);
   });
 
-  it("refuses to pull a model whose files have no pinned checksum", async () => {
-    await expect(models("pull", "sd-turbo", "--from", modelMirror)).rejects.toMatchObject({
+  it("refuses to pull a model no source publishes checksums for, pointing at import", async () => {
+    await expect(models("pull", "stable-diffusion-2-1", "--from", modelMirror)).rejects.toMatchObject({
       code: 1,
-      stderr: expect.stringMatching(/sd-turbo: FAILED: sd-turbo cannot be pulled yet: \d+ of its files .* have no pinned sha256/),
+      stderr: expect.stringMatching(
+        /stable-diffusion-2-1: FAILED: stable-diffusion-2-1 cannot be pulled: no source publishes checksums for 4 of its files .*npm run models -- import stable-diffusion-2-1 EXPORT_DIR/,
+      ),
     });
   });
 
   it("verifies every installed model", async () => {
     const { stdout } = await models("verify");
     expect(stdout).not.toMatch(/FAILED/);
-    expect(stdout.match(/: OK$/gm)?.length).toBe(MODEL_CATALOG.filter((entry) => entry.source.kind !== "builtin" && unpinnedFiles(entry).length === 0).length);
+    expect(stdout.match(/: OK$/gm)?.length).toBe(MODEL_CATALOG.filter((entry) => entry.source.kind !== "builtin" && fullyPinned(entry)).length);
   });
 
   it("is idempotent", async () => {
@@ -108,7 +111,7 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
         data: { id: string; installed: boolean; nonCommercial: boolean; installCommand?: string; attribution?: string }[];
       };
       expect(body.data.filter((record) => !record.installed).map((record) => record.id)).toEqual(
-        MODEL_CATALOG.filter((entry) => unpinnedFiles(entry).length > 0).map((entry) => entry.id),
+        notPinned,
       );
       expect(body.data.find((record) => record.id === "udnie")?.nonCommercial).toBe(true);
       expect(body.data.find((record) => record.id === "matta")?.nonCommercial).toBe(false);

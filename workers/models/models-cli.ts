@@ -1,25 +1,25 @@
 /**
- * `npm run models -- <command>`: list, pull, verify and remove model weights in ATELIER_MODELS_DIR.
- *
- *   list [--json]                       every catalogued model and whether it is installed
- *   pull ID... | pull --all [--from SRC] install from public origins, a mirror folder or a mirror URL
- *   verify [ID...]                      re-hash installed files against their pinned checksums
- *   remove ID...                        delete pulled models
+ * `npm run models -- <command>`: list, pull, import, verify and remove model weights in
+ * ATELIER_MODELS_DIR (usage below).
  */
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../../core/config.js";
-import { MODEL_CATALOG, catalogEntry, unpinnedFiles, weightSize, type CatalogEntry } from "../catalog/model-catalog.js";
+import { MODEL_CATALOG, catalogEntry, fullyPinned, weightSize, type CatalogEntry } from "../catalog/model-catalog.js";
 import { ModelInstallError } from "./fetch-weight-file.js";
 import { modelConverters } from "./model-converters.js";
-import { cleanStaging, pullModel, removeModel, verifyModel } from "./model-installer.js";
+import { HubClient } from "./hub-files.js";
+import { cleanStaging, importModel, pullModel, removeModel, verifyModel } from "./model-installer.js";
 import { ModelStore } from "./model-store.js";
 
 const USAGE = `Usage: npm run models -- <command>
   list [--json]                      every catalogued model and whether it is installed
   pull ID... [--from SRC] [--force]  install models (SRC: a mirror folder or http(s) mirror URL;
                                      without --from, files come from their public origins)
-  pull --all [--from SRC]            install every model that has files to pull
-  verify [ID...]                     re-hash installed models against their pinned sha256
+                                     (models from a model hub: ATELIER_MODEL_HUB_URL)
+  pull --all [--from SRC]            install every model whose files are all pinned here
+  import ID DIR [--from SRC]         install an export you made (e.g. optimum-cli) from DIR,
+                                     recording its checksums
+  verify [ID...]                     re-hash installed models against their checksums
   remove ID...                       delete pulled models`;
 
 class UsageError extends Error {}
@@ -86,7 +86,8 @@ async function main(argv: string[]): Promise<number> {
         for (const row of rows) {
           const state = row.installed ? "installed" : "missing  ";
           const extra = row.installed || !row.install ? "" : `  (${row.install})`;
-          console.log(`${row.id.padEnd(width)}  ${row.task.padEnd(17)}  ${state}  ${megabytes(row.size).padStart(9)}${row.nonCommercial ? "  non-commercial" : ""}${extra}`);
+          const size = row.size > 0 || !row.install ? megabytes(row.size) : "unknown";
+          console.log(`${row.id.padEnd(width)}  ${row.task.padEnd(17)}  ${state}  ${size.padStart(9)}${row.nonCommercial ? "  non-commercial" : ""}${extra}`);
         }
         console.log(`\nModels folder: ${config.modelsDir}`);
       }
@@ -94,9 +95,10 @@ async function main(argv: string[]): Promise<number> {
     }
     case "pull": {
       if (values.all === ids.length > 0) throw new UsageError("Name the models to pull, or pass --all.");
-      // --all takes what can be verified: models whose every file has a pinned checksum.
+      // --all takes the models whose every file is pinned here: not the multi-GB hub exports, which
+      // are pulled by name, nor exports only an operator can make.
       const entries = values.all
-        ? MODEL_CATALOG.filter((entry) => entry.source.kind === "files" && unpinnedFiles(entry).length === 0)
+        ? MODEL_CATALOG.filter((entry) => entry.source.kind === "files" && fullyPinned(entry))
         : resolveIds(ids);
       const cleaned = cleanStaging(store);
       if (cleaned > 0) console.error(`Removed ${cleaned} leftover(s) of interrupted installs.`);
@@ -112,10 +114,12 @@ async function main(argv: string[]): Promise<number> {
             from: values.from,
             force: values.force,
             converters: modelConverters,
+            hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
             signal: controller.signal,
             onProgress: progressPrinter(entry.id),
           });
-          console.log(`${entry.id}: ${result === "installed" ? "installed and verified" : "already installed"}`);
+          const origin = result === "installed" && entry.source.kind === "files" && entry.source.hub ? ` (${store.readInstallRecord(entry.id)?.from})` : "";
+          console.log(`${entry.id}: ${result === "installed" ? `installed and verified${origin}` : "already installed"}`);
         } catch (error) {
           if (controller.signal.aborted) return 130;
           failures += 1;
@@ -123,6 +127,15 @@ async function main(argv: string[]): Promise<number> {
         }
       }
       return failures === 0 ? 0 : 1;
+    }
+    case "import": {
+      const [id, folder, ...rest] = ids;
+      if (id === undefined || folder === undefined || rest.length > 0) throw new UsageError("Usage: import ID DIR");
+      const [entry] = resolveIds([id]);
+      cleanStaging(store);
+      await importModel(entry!, store, folder, { from: values.from, converters: modelConverters });
+      console.log(`${id}: imported from ${folder}; checksums recorded (\`npm run models -- verify ${id}\` re-checks them)`);
+      return 0;
     }
     case "verify": {
       const entries = ids.length > 0 ? resolveIds(ids) : MODEL_CATALOG.filter((entry) => entry.source.kind !== "builtin" && store.isInstalled(entry));

@@ -2,43 +2,50 @@
  * Stable Diffusion family text-to-image models, run from their ONNX exports (Optimum layout, see
  * workers/generation/diffusion/export-layout.ts) by workers/generation/diffusion.
  *
- * Only files whose sha256 is known are listed in `source.files`: today that is OpenAI's CLIP merges
- * file (the tokenizer fallback), pinned like every other file. The exports' own files (graphs,
- * tokenizer, scheduler config) have public origins listed in `details.unpinnedFiles` but no
- * recorded checksum yet; until someone downloads them once and pins them (scripts/pin-weights.ts),
- * an operator installs a model by copying its export into `ATELIER_MODELS_DIR/<id>/`, and the
- * generator answers 503 naming the files still missing.
+ * Published exports come from their repositories on the Hugging Face hub: the catalog names the
+ * repository and revision, and each file is verified against the checksum the hub publishes for it
+ * at the commit the pull resolves (workers/models/hub-files.ts). Once someone has pulled one, its
+ * commit and checksums can be pinned here (scripts/pin-weights.ts --hub ID → pinned-hub-exports.json),
+ * and later pulls take exactly that commit. Models with no published export (SD 2.1) are exported by
+ * the operator and installed with `npm run models -- import ID DIR`.
+ * OpenAI's CLIP merges file (the tokenizer fallback) is pinned like every other weight file.
  */
-import type { CatalogEntry, GenerationConstraints, GraphSource, WeightFile } from "../catalog-types.js";
-import { DIFFUSION_GRAPH_SOURCES } from "../../generation/diffusion/export-layout.js";
+import type { CatalogEntry, GenerationConstraints, GraphSource, HubExport, WeightFile } from "../catalog-types.js";
+import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../../generation/diffusion/export-layout.js";
+import pinnedHubExports from "../pinned-hub-exports.json" with { type: "json" };
 import { CLIP_MERGES_FILE } from "./clip-merges.js";
+import { graphFiles } from "../graph-files.js";
 
 const CLIP_MERGES: WeightFile = CLIP_MERGES_FILE;
 
-/** Files of an Optimum-layout export, for `details.unpinnedFiles` (origins known, checksums not). */
-const EXPORT_FILE_NAMES = [
-  "text_encoder/model.onnx",
-  "unet/model.onnx",
-  "vae_decoder/model.onnx",
+const HUB_PINS = pinnedHubExports as Record<string, HubExport["pinned"]>;
+
+/** Files of an export the pipeline reads when present. */
+const EXPORT_OPTIONAL_FILES = [
   "tokenizer/vocab.json",
   "tokenizer/merges.txt",
   "tokenizer/special_tokens_map.json",
   "tokenizer/tokenizer_config.json",
-  "scheduler/scheduler_config.json",
+  EXPORT_FILES.schedulerConfig,
+  EXPORT_FILES.unetConfig,
+  EXPORT_FILES.vaeConfig,
+  EXPORT_FILES.modelIndex,
 ];
 
-function unpinned(base: string, names: readonly string[] = EXPORT_FILE_NAMES): { name: string; url: string }[] {
-  return names.map((name) => ({ name, url: `${base}/${name}` }));
+/** The hub repository of model `id`, with the commit and checksums pinned for it if any. */
+function hubExport(id: string, repository: string, revision: string, graphs: Record<string, GraphSource>): HubExport {
+  const pinned = HUB_PINS[id];
+  return { repository, revision, files: graphFiles(graphs), optionalFiles: EXPORT_OPTIONAL_FILES, ...(pinned ? { pinned } : {}) };
 }
 
-/**
- * The export's graphs with a UNet whose weights sit in `dataFile` (full-precision UNets exceed
- * protobuf's 2 GB). `externalData` is the field the runtime change adds to GraphSource (load by
- * path); until then it is ignored and such a UNet cannot load.
- */
+/** The export's graphs with a UNet whose weights sit in `dataFile` (full-precision UNets exceed protobuf's 2 GB). */
 function withExternalUnet(dataFile: string): Record<string, GraphSource> {
-  return { ...DIFFUSION_GRAPH_SOURCES, unet: { onnx: "unet/model.onnx", externalData: [dataFile] } as GraphSource };
+  return { ...DIFFUSION_GRAPH_SOURCES, unet: { onnx: EXPORT_FILES.unet, externalData: [dataFile] } };
 }
+
+const SD15_GRAPHS = withExternalUnet("unet/weights.pb");
+const SD21_GRAPHS = withExternalUnet("unet/model.onnx_data");
+const LCM_GRAPHS = withExternalUnet("unet/model.onnx_data");
 
 function sizes(defaultSize: number): GenerationConstraints {
   return { defaultWidth: defaultSize, defaultHeight: defaultSize, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8 };
@@ -58,7 +65,7 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
     nonCommercial: true,
     attribution: "SD-Turbo by Stability AI; ONNX export by the ONNX Runtime team.",
     homepage: "https://huggingface.co/stabilityai/sd-turbo",
-    source: { kind: "files", files: [CLIP_MERGES] },
+    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("sd-turbo", "onnxruntime/sd-turbo", "main", DIFFUSION_GRAPH_SOURCES) },
     graphs: DIFFUSION_GRAPH_SOURCES,
     generation: sizes(512),
     photographic: true,
@@ -66,7 +73,6 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
       family: "stable-diffusion",
       diffusion: { scheduler: "turbo", steps: 1, guidanceScale: 0, padToken: "!" },
       export: "ONNX Runtime's export (half-precision tensors; runs through the float32 facade)",
-      unpinnedFiles: unpinned("https://huggingface.co/onnxruntime/sd-turbo/resolve/main"),
     },
   },
   {
@@ -78,15 +84,14 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
     nonCommercial: false,
     attribution: "Stable Diffusion v1.5 by Runway and Stability AI (CompVis latent diffusion).",
     homepage: "https://huggingface.co/stable-diffusion-v1-5/stable-diffusion-v1-5",
-    source: { kind: "files", files: [CLIP_MERGES] },
-    graphs: withExternalUnet("unet/weights.pb"),
+    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("stable-diffusion-1-5", "stable-diffusion-v1-5/stable-diffusion-v1-5", "onnx", SD15_GRAPHS) },
+    graphs: SD15_GRAPHS,
     generation: sizes(512),
     photographic: true,
     details: {
       family: "stable-diffusion",
       diffusion: { scheduler: "dpmpp-2m-karras", steps: 25, guidanceScale: 7.5 },
       export: "diffusers' ONNX export (revision `onnx`, float32; the UNet keeps its weights in unet/weights.pb, which needs the runtime to load by path)",
-      unpinnedFiles: unpinned("https://huggingface.co/stable-diffusion-v1-5/stable-diffusion-v1-5/resolve/onnx", [...EXPORT_FILE_NAMES, "unet/weights.pb"]),
     },
   },
   {
@@ -99,14 +104,14 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
     attribution: "Stable Diffusion v2.1 by Stability AI.",
     homepage: "https://huggingface.co/stabilityai/stable-diffusion-2-1",
     source: { kind: "files", files: [CLIP_MERGES] },
-    graphs: withExternalUnet("unet/model.onnx_data"),
+    graphs: SD21_GRAPHS,
     generation: sizes(768),
     photographic: true,
     details: {
       family: "stable-diffusion",
       diffusion: { scheduler: "dpmpp-2m-karras", steps: 25, guidanceScale: 7.5, padToken: "!" },
-      export: "`optimum-cli export onnx --model stabilityai/stable-diffusion-2-1 <dir>` (no published ONNX export is pinned here)",
-      unpinnedFiles: [],
+      export:
+        "no published ONNX export: `optimum-cli export onnx --model stabilityai/stable-diffusion-2-1 DIR`, then `npm run models -- import stable-diffusion-2-1 DIR`",
     },
   },
   {
@@ -118,15 +123,14 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
     nonCommercial: false,
     attribution: "LCM_Dreamshaper_v7 by Simian Luo et al. (Latent Consistency Models), from Dreamshaper v7 by Lykon.",
     homepage: "https://huggingface.co/SimianLuo/LCM_Dreamshaper_v7",
-    source: { kind: "files", files: [CLIP_MERGES] },
-    graphs: withExternalUnet("unet/model.onnx_data"),
+    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("lcm-dreamshaper-v7", "SimianLuo/LCM_Dreamshaper_v7", "onnx", LCM_GRAPHS) },
+    graphs: LCM_GRAPHS,
     generation: sizes(512),
     photographic: true,
     details: {
       family: "stable-diffusion",
       diffusion: { scheduler: "lcm", steps: 4, guidanceScale: 8 },
-      export: "`optimum-cli export onnx --model SimianLuo/LCM_Dreamshaper_v7 <dir>` (UNet with timestep_cond; no published ONNX export is pinned here)",
-      unpinnedFiles: [],
+      export: "the repository's `onnx` revision (float32; the UNet takes timestep_cond and keeps its weights in unet/model.onnx_data)",
     },
   },
 ];
