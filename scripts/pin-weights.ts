@@ -12,7 +12,7 @@
  * workers/catalog/pinned-hub-exports.json, and later pulls take exactly that commit and check those
  * checksums too.
  *
- *   npx tsx scripts/pin-weights.ts --hub sd-turbo [--out FILE]
+ *   npx tsx scripts/pin-weights.ts --hub lcm-dreamshaper-v7 [--out FILE]
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";

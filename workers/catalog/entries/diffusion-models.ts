@@ -6,8 +6,8 @@
  * repository and revision, and each file is verified against the checksum the hub publishes for it
  * at the commit the pull resolves (workers/models/hub-files.ts). Once someone has pulled one, its
  * commit and checksums can be pinned here (scripts/pin-weights.ts --hub ID → pinned-hub-exports.json),
- * and later pulls take exactly that commit. Models with no published export (SD 2.1) are exported by
- * the operator and installed with `npm run models -- import ID DIR`.
+ * and later pulls take exactly that commit. Models with no published export that runs on CPU
+ * (SD-Turbo, SD 2.1) are exported by the operator and installed with `npm run models -- import ID DIR`.
  * OpenAI's CLIP merges file (the tokenizer fallback) is pinned like every other weight file.
  */
 import type { CatalogEntry, GenerationConstraints, GraphSource, HubExport, WeightFile } from "../catalog-types.js";
@@ -43,9 +43,10 @@ function withExternalUnet(dataFile: string): Record<string, GraphSource> {
   return { ...DIFFUSION_GRAPH_SOURCES, unet: { onnx: EXPORT_FILES.unet, externalData: [dataFile] } };
 }
 
+/** diffusers' ONNX conversion (the `onnx` revision of SD 1.5): the UNet's weights in unet/weights.pb. */
 const SD15_GRAPHS = withExternalUnet("unet/weights.pb");
-const SD21_GRAPHS = withExternalUnet("unet/model.onnx_data");
-const LCM_GRAPHS = withExternalUnet("unet/model.onnx_data");
+/** `optimum-cli export onnx` at float32: the 3.4 GB UNet keeps its weights in unet/model.onnx_data. */
+const OPTIMUM_FP32_GRAPHS = withExternalUnet("unet/model.onnx_data");
 
 function sizes(defaultSize: number): GenerationConstraints {
   return { defaultWidth: defaultSize, defaultHeight: defaultSize, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8 };
@@ -63,16 +64,19 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
       `512x512 by default. No negative prompt or guidance: the distilled model is run without them. ${SAMPLERS_NOTE}`,
     license: "Stability AI Community License (free below USD 1M annual revenue; enterprise licence above)",
     nonCommercial: true,
-    attribution: "SD-Turbo by Stability AI; ONNX export by the ONNX Runtime team.",
+    attribution: "SD-Turbo by Stability AI.",
     homepage: "https://huggingface.co/stabilityai/sd-turbo",
-    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("sd-turbo", "onnxruntime/sd-turbo", "main", DIFFUSION_GRAPH_SOURCES) },
-    graphs: DIFFUSION_GRAPH_SOURCES,
+    source: { kind: "files", files: [CLIP_MERGES] },
+    graphs: OPTIMUM_FP32_GRAPHS,
     generation: sizes(512),
     photographic: true,
     details: {
       family: "stable-diffusion",
       diffusion: { scheduler: "turbo", steps: 1, guidanceScale: 0, padToken: "!" },
-      export: "ONNX Runtime's export (half-precision tensors; runs through the float32 facade)",
+      // onnxruntime/sd-turbo is not used: its UNet and VAE are CUDA-optimised graphs (com.microsoft.NhwcConv),
+      // which onnxruntime's CPU build cannot load.
+      export:
+        "no CPU-ready published ONNX export: `optimum-cli export onnx --model stabilityai/sd-turbo DIR`, then `npm run models -- import sd-turbo DIR`",
     },
   },
   {
@@ -104,7 +108,7 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
     attribution: "Stable Diffusion v2.1 by Stability AI.",
     homepage: "https://huggingface.co/stabilityai/stable-diffusion-2-1",
     source: { kind: "files", files: [CLIP_MERGES] },
-    graphs: SD21_GRAPHS,
+    graphs: OPTIMUM_FP32_GRAPHS,
     generation: sizes(768),
     photographic: true,
     details: {
@@ -123,8 +127,8 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
     nonCommercial: false,
     attribution: "LCM_Dreamshaper_v7 by Simian Luo et al. (Latent Consistency Models), from Dreamshaper v7 by Lykon.",
     homepage: "https://huggingface.co/SimianLuo/LCM_Dreamshaper_v7",
-    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("lcm-dreamshaper-v7", "SimianLuo/LCM_Dreamshaper_v7", "onnx", LCM_GRAPHS) },
-    graphs: LCM_GRAPHS,
+    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("lcm-dreamshaper-v7", "SimianLuo/LCM_Dreamshaper_v7", "onnx", OPTIMUM_FP32_GRAPHS) },
+    graphs: OPTIMUM_FP32_GRAPHS,
     generation: sizes(512),
     photographic: true,
     details: {
