@@ -61,7 +61,6 @@ function fromRow(row: ApiKeyRow): StoredApiKey {
   };
 }
 
-const UNIQUE_VIOLATION = "23505";
 const NETWORK_ERROR_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
 // SQLSTATE: class 08 is "connection exception"; the 57P0x codes are server shutdown and start-up;
 // 53300 is "too many connections".

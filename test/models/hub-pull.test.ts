@@ -12,29 +12,17 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
 import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
 import { HubClient } from "../../workers/models/hub-files.js";
-import { importModel, pullModel, verifyModel, type ModelConverters } from "../../workers/models/model-installer.js";
+import { importModel, pullModel, verifyModel } from "../../workers/models/model-installer.js";
 import { INSTALL_RECORD, ModelStore, STAGING_FOLDER } from "../../workers/models/model-store.js";
 import { writeTinyDiffusion } from "../../scripts/make-tiny-diffusion.js";
 import { readFolder, startFakeModelHub, type FakeModelHub } from "../support/fake-model-hub.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
+import { entry, noConverters } from "./installer-fixtures.js";
 import { startTestService } from "../support/test-service.js";
 
 const run = promisify(execFile);
-const noConverters = new Proxy({} as ModelConverters, {
-  get: () => async () => {
-    throw new Error("no conversion expected");
-  },
-});
-
-function entry(id: string): CatalogEntry {
-  const found = catalogEntry(id);
-  if (!found) throw new Error(`no catalog entry ${id}`);
-  return found;
-}
-
 const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), `atelier-${prefix}-`));
 
 /** A tiny random export of `variant` with the real tensor signatures, as name → bytes. */

@@ -8,24 +8,12 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { catalogEntry, MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
 import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
-import { cleanStaging, pullModel, removeModel, verifyModel, type ModelConverters } from "../../workers/models/model-installer.js";
-import { INSTALL_RECORD, ModelStore, STAGING_FOLDER } from "../../workers/models/model-store.js";
+import { cleanStaging, pullModel, removeModel, verifyModel } from "../../workers/models/model-installer.js";
+import { ModelStore, STAGING_FOLDER } from "../../workers/models/model-store.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
-
-const noConverters = new Proxy({} as ModelConverters, {
-  get: () => async () => {
-    throw new Error("no conversion expected in this test");
-  },
-});
-
-function entry(id: string): CatalogEntry {
-  const found = catalogEntry(id);
-  if (!found) throw new Error(`no catalog entry ${id}`);
-  return found;
-}
+import { entry, noConverters } from "./installer-fixtures.js";
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "atelier-models-"));

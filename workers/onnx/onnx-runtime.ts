@@ -25,7 +25,7 @@ import { InferenceThread } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
 import { estimateSessionBytes } from "./session-cost.js";
-import type { FeedMap, ModelSignature, TensorMap, TensorSignature } from "./tensor-data.js";
+import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
 export type { FeedData, FeedMap, ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
