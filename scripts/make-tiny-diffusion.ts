@@ -26,9 +26,9 @@ import onnxProto from "onnx-proto";
 import { loadConfig } from "../core/config.js";
 import type { CatalogEntry, GraphSource, WeightFile } from "../workers/catalog/catalog-types.js";
 import { attr, OnnxGraphBuilder, type Dim } from "../workers/convert/onnx-graph.js";
-import { seededRandom } from "../workers/generation/seeded-random.js";
+import { seededRandom } from "../core/seeded-random.js";
 import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../workers/generation/diffusion/export-layout.js";
-import { vocabularyFromClipMerges, vocabularyToFiles } from "../workers/generation/tokenizer/clip-vocabulary.js";
+import { vocabularyFromClipMerges, vocabularyToFiles } from "../workers/clip-tokenizer/clip-vocabulary.js";
 import { INSTALL_RECORD, type InstallRecord } from "../workers/models/model-store.js";
 
 const { onnx } = onnxProto;

@@ -33,7 +33,7 @@ async function measure(): Promise<RunStats> {
   const { BuiltinPromptEngine } = await import("../workers/prompt/builtin-engine.js");
   const { readModifierLists } = await import("../workers/prompt/modifier-lists.js");
   const { RelevanceIndex } = await import("../workers/prompt/relevance-index.js");
-  const { ClipBpeTokenizer } = await import("../workers/prompt/clip-tokens.js");
+  const { ExactClipCounter } = await import("../workers/prompt/clip-tokens.js");
   const importMs = performance.now() - t;
   gc();
   const heap0 = process.memoryUsage().heapUsed;
@@ -59,7 +59,7 @@ async function measure(): Promise<RunStats> {
   new RelevanceIndex(lists.flavors, lists.artists);
   const indexMs = performance.now() - t;
   t = performance.now();
-  ClipBpeTokenizer.fromFile(merges);
+  ExactClipCounter.fromMergesFile(merges);
   const tokenizerMs = performance.now() - t;
   return { importMs, listsMs, indexMs, tokenizerMs, engineMs, heapMiB, rssMiB, firstRequestMs, requestMs };
 }

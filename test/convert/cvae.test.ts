@@ -11,7 +11,7 @@ import { convertKerasToOnnx } from "../../workers/convert/keras-to-onnx.js";
 import { permuteTensor } from "../../workers/convert/permute-tensor.js";
 import { readTfjsLayersModel } from "../../workers/convert/tfjs-layers-model.js";
 import { hasMirrorModel, mirrorPath } from "../support/test-assets.js";
-import { maxAbsDifference, seededRandom, seededUniform } from "./numeric.js";
+import { maxAbsDifference, seededUniform, seededUniformGenerator } from "./numeric.js";
 import { onnxSession, runOnnxOutput } from "./onnx-run.js";
 import { loadReferenceModel, predictAll, useTfjsCpu } from "./tfjs-reference.js";
 
@@ -31,7 +31,7 @@ function declaredIo(bytes: Uint8Array): { inputs: Record<string, (string | numbe
 function batch(seed: number, size: number): { latent: Float32Array; label: Float32Array } {
   const latent = seededUniform(seed, size * LATENT);
   const label = new Float32Array(size * LABELS);
-  const pick = seededRandom(seed + 1000);
+  const pick = seededUniformGenerator(seed + 1000);
   for (let b = 0; b < size; b++) label[b * LABELS + 1 + Math.floor(pick() * 50)] = 1;
   return { latent, label };
 }

@@ -1,5 +1,5 @@
 /** Numeric helpers for comparing converted models with their references. */
-import { seededRandom } from "../../workers/prompt/seeded-random.js";
+import { seededRandom } from "../../core/seeded-random.js";
 
 /** Largest |a[i] - b[i]|; throws when the lengths differ (a layout or shape mistake). */
 export function maxAbsDifference(a: ArrayLike<number>, b: ArrayLike<number>): number {
@@ -21,11 +21,13 @@ export function maxAbs(a: ArrayLike<number>): number {
   return max;
 }
 
-/** Deterministic uniform [0, 1) generator (the prompt engine's mulberry32), so failures reproduce. */
-export { seededRandom };
+/** Deterministic uniform [0, 1) generator (the project's seeded generator), so failures reproduce. */
+export function seededUniformGenerator(seed: number): () => number {
+  return seededRandom(seed).uniform;
+}
 
 /** `count` seeded uniform values in [lo, hi). */
 export function seededUniform(seed: number, count: number, lo = 0, hi = 1): Float32Array {
-  const next = seededRandom(seed);
+  const next = seededRandom(seed).uniform;
   return Float32Array.from({ length: count }, () => lo + (hi - lo) * next());
 }

@@ -10,7 +10,7 @@ import { catalogEntry } from "../../workers/catalog/model-catalog.js";
 import { createDoodleGenerator, doodleFeeds } from "../../workers/generation/doodle/doodle-generator.js";
 import { DOODLE_STYLE, renderDoodle } from "../../workers/generation/doodle/render-doodle.js";
 import type { GenerationParams, ImageGenerator } from "../../workers/generation/image-generator.js";
-import { MAX_SEED, seededRandom } from "../../workers/generation/seeded-random.js";
+import { MAX_SEED, seededRandom } from "../../core/seeded-random.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
 import { installedModelsDir } from "../support/installed-models.js";

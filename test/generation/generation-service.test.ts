@@ -14,7 +14,7 @@ import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../../workers/catalog/model-catalog.js";
 import { createGenerationService, type GenerationServiceOptions } from "../../workers/generation/generation-service.js";
 import { DIFFUSION_GENERATOR, DOODLE_GENERATOR, GeneratorRegistry, defaultGeneratorRegistry, isStableDiffusion } from "../../workers/generation/generator-registry.js";
-import { MAX_SEED } from "../../workers/generation/seeded-random.js";
+import { MAX_SEED } from "../../core/seeded-random.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
 import { fakeDiffusionEntry, fakeFamily } from "./fake-generators.js";

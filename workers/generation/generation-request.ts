@@ -8,7 +8,7 @@ import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import type { GenerationParams } from "./image-generator.js";
-import { MAX_SEED, randomSeed } from "./seeded-random.js";
+import { MAX_SEED, randomSeed } from "../../core/seeded-random.js";
 
 /** Longest prompt or negative prompt, in characters (as the REST schema documents). */
 export const MAX_PROMPT_CHARACTERS = 2000;

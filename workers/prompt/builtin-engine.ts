@@ -22,7 +22,6 @@
  * per-class detail terms, negative terms); the notes and the status say that the flavour-list
  * details are missing.
  */
-import crypto from "node:crypto";
 import path from "node:path";
 import { AtelierError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
@@ -37,7 +36,8 @@ import { analysePrompt, type PromptAnalysis } from "./prompt-analysis.js";
 import { matchMood, matchStyle, understoodAs, type PresetMatch } from "./preset-matching.js";
 import { RelevanceIndex, type Associations, type DetailCandidate, type DetailKind, type IndexStats, type RelevanceQuery } from "./relevance-index.js";
 import { extendScene, fitsScene, sceneOf, type Scene } from "./scene-constraints.js";
-import { pickRanked, seededRandom, shuffled, streamSeed } from "./seeded-random.js";
+import { randomSeed, seededRandom } from "../../core/seeded-random.js";
+import { pickRanked, shuffled, streamSeed } from "./random-choice.js";
 import { STYLE_PRESETS, type StylePreset } from "./style-presets.js";
 import { SUBJECT_CLASS_INFO, subjectFeatures } from "./subject-classes.js";
 import { contentKeys } from "./term-keys.js";
@@ -189,7 +189,7 @@ export class BuiltinPromptEngine {
 
   improve(request: ImproveRequest): ImproveResult {
     const { prompt, variantCount, maxTokens } = validate(request, this.defaultMaxTokens);
-    const seed = request.seed === undefined ? crypto.randomInt(0, 2 ** 32 - 1) : request.seed >>> 0;
+    const seed = request.seed === undefined ? randomSeed() : request.seed >>> 0;
     const style = matchStyle(request.style);
     const mood = matchMood(request.mood);
     const notes: string[] = [];
@@ -220,7 +220,7 @@ export class BuiltinPromptEngine {
     const variants: ImprovedVariant[] = [];
     const seen = new Set<string>();
     for (let v = 0; v < variantCount; v++) {
-      const variant = this.variant(context, seededRandom(streamSeed(seed, v)), used, maxTokens);
+      const variant = this.variant(context, seededRandom(streamSeed(seed, v)).uniform, used, maxTokens);
       if (seen.has(variant.prompt)) continue;
       seen.add(variant.prompt);
       variants.push(variant);

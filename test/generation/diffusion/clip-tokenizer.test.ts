@@ -22,7 +22,7 @@ import {
   vocabularyFromFiles,
   vocabularyToFiles,
   type BpeVocabulary,
-} from "../../../workers/generation/tokenizer/index.js";
+} from "../../../workers/clip-tokenizer/index.js";
 import { clipMergesFile, hasClipMerges } from "./tiny-export.js";
 
 describe("byte alphabet", () => {

@@ -14,7 +14,7 @@ import { EulerSampler } from "../../../workers/generation/diffusion/schedulers/e
 import { lcmBoundary, LcmSampler } from "../../../workers/generation/diffusion/schedulers/lcm.js";
 import { SAMPLERS, samplerSpec } from "../../../workers/generation/diffusion/schedulers/sampler-registry.js";
 import type { Sampler } from "../../../workers/generation/diffusion/schedulers/sampler.js";
-import { seededRandom } from "../../../workers/generation/seeded-random.js";
+import { seededRandom } from "../../../core/seeded-random.js";
 
 const CLEAN = Float32Array.of(0.5, -1, 2, 0, -0.25, 1.5);
 

@@ -18,8 +18,8 @@
 import { AtelierError } from "../../../core/errors.js";
 import type { RawImage } from "../../image/raw-image.js";
 import { throwIfCancelled } from "../../onnx/cancellation.js";
-import { seededRandom } from "../seeded-random.js";
-import type { ClipTokenizer } from "../tokenizer/clip-tokenizer.js";
+import { seededRandom } from "../../../core/seeded-random.js";
+import type { ClipTokenizer } from "../../clip-tokenizer/clip-tokenizer.js";
 import type { GraphHandle } from "./diffusion-graph.js";
 import { classifierFreeGuidance, guidanceScaleEmbedding } from "./guidance.js";
 import type { NoiseSchedule } from "./noise-schedule.js";

@@ -10,7 +10,7 @@ import type { CatalogEntry } from "../../catalog/catalog-types.js";
 import type { TensorData } from "../../onnx/tensor-data.js";
 import type { WorkerContext } from "../../worker-context.js";
 import type { GeneratedImage, GenerationParams, ImageGenerator } from "../image-generator.js";
-import { seededRandom } from "../seeded-random.js";
+import { seededRandom } from "../../../core/seeded-random.js";
 import { DoodleVocabulary, type DoodleClassMatch } from "./doodle-prompt.js";
 import { renderDoodle } from "./render-doodle.js";
 

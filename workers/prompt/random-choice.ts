@@ -1,16 +1,7 @@
-/** Reproducible choices: the same seed gives the same picks on every machine and Node version. */
-
-/** mulberry32: a small, fast 32-bit generator with good statistical quality for choices. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/**
+ * Reproducible choices over core/seeded-random: the same seed gives the same picks on every machine
+ * and Node version.
+ */
 
 /** Mixes a seed with a stream number (the variant index) so each variant has its own sequence. */
 export function streamSeed(seed: number, stream: number): number {
