@@ -3,7 +3,7 @@ import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { mergeGreyAlpha, replaceLuma, toGrey } from "../../workers/upscale/colour-planes.js";
-import { resample } from "../../workers/upscale/resample.js";
+import { resample, resampleAsync } from "../../workers/upscale/resample.js";
 import { flatImage, noiseImage } from "../onnx/pixels.js";
 
 const ramp = (width: number, start: number, step: number): RawImage => ({
@@ -21,6 +21,10 @@ describe("resample", () => {
     for (let j = 6; j < 18; j++) expect(Math.abs(x2.data[j]! - (40 + 15 * ((j + 0.5) / 2 - 0.5))), `x2 at ${j}`).toBeLessThanOrEqual(1);
     const x3 = resample(ramp(12, 40, 15), 36, 1);
     for (let j = 9; j < 27; j++) expect(Math.abs(x3.data[j]! - (40 + 15 * ((j + 0.5) / 3 - 0.5))), `x3 at ${j}`).toBeLessThanOrEqual(1);
+    // Bicubic has 4 taps, fewer than a sweep of the vertical pass sums: the same along y.
+    const column = { ...ramp(12, 40, 15), width: 1, height: 12 };
+    const y2 = resample(column, 1, 24, "bicubic");
+    for (let j = 4; j < 20; j++) expect(Math.abs(y2.data[j]! - (40 + 15 * ((j + 0.5) / 2 - 0.5))), `bicubic y2 at ${j}`).toBeLessThanOrEqual(1);
   });
 
   it("reduces with the kernel widened (antialiasing): a one-pixel checkerboard becomes flat grey", () => {
@@ -48,6 +52,45 @@ describe("resample", () => {
     expect(flat.data.every((value) => value === 200)).toBe(true);
     const image = noiseImage(9, 9, 2);
     expect(resample(image, 9, 9)).toBe(image);
+  });
+
+  it("with premultiplyAlpha, keeps the colour hidden under transparent pixels out of the visible edge", () => {
+    // An opaque white square on transparent black: the edge pixels it gains are part-transparent white.
+    const square = flatImage(12, 12, 0, 4);
+    for (let y = 4; y < 8; y++) for (let x = 4; x < 8; x++) square.data.fill(255, (y * 12 + x) * 4, (y * 12 + x + 1) * 4);
+    const premultiplied = resample(square, 36, 36, "lanczos3", { premultiplyAlpha: true });
+    const straight = resample(square, 36, 36, "lanczos3");
+    let edge = 0;
+    let darkest = 255;
+    for (let p = 0; p < 36 * 36; p++) {
+      const alpha = premultiplied.data[p * 4 + 3]!;
+      if (alpha === 0) {
+        expect(premultiplied.data.subarray(p * 4, p * 4 + 3).every((value) => value === 0), `colour under alpha 0 at ${p}`).toBe(true);
+        continue;
+      }
+      if (alpha < 250) edge++;
+      for (let c = 0; c < 3; c++) expect(premultiplied.data[p * 4 + c], `colour at ${p}`).toBe(255);
+      if (straight.data[p * 4 + 3]! > 0) darkest = Math.min(darkest, straight.data[p * 4]!);
+    }
+    expect(edge).toBeGreaterThan(20);
+    // Each channel on its own blends the black in: what libvips' premultiplication used to prevent.
+    expect(darkest).toBeLessThan(200);
+    // Alpha itself is resampled the same way in both.
+    for (let p = 0; p < 36 * 36; p++) expect(premultiplied.data[p * 4 + 3]).toBe(straight.data[p * 4 + 3]);
+  });
+
+  it("resampleAsync gives the same pixels, gives way to the event loop, and stops when cancelled", async () => {
+    const image = noiseImage(200, 150, 3, 3);
+    const expected = resample(image, 800, 600);
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    const result = await resampleAsync(image, 800, 600).finally(() => clearInterval(timer));
+    expect(Buffer.from(result.data).equals(Buffer.from(expected.data))).toBe(true);
+    expect(turns).toBeGreaterThan(0);
+
+    const controller = new AbortController();
+    setImmediate(() => controller.abort());
+    await expect(resampleAsync(image, 800, 600, "lanczos3", { signal: controller.signal })).rejects.toMatchObject({ code: "CANCELLED" });
   });
 });
 
