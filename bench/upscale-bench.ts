@@ -4,7 +4,7 @@
  * onnxruntime session. Prints Markdown tables; the README's upscaling table and the default order in
  * workers/upscale/upscale-choice.ts come from them.
  *
- *   npx tsx bench/upscale-bench.ts [quality] [speed] [tfjs] [rest]     (default: all four)
+ *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest]     (default: all five)
  *
  * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos) and, for LSDIR and ESPCN,
  * the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
@@ -17,6 +17,8 @@
  * - speed: one 256x256 crop (128x128 for ESRGAN thick) per native factor through the service's
  *   pipeline (tiles, blending), after a warm-up on a small image; milliseconds per output megapixel,
  *   best and median of 3 runs (the best is the steadier figure when other work shares the cores).
+ * - classical: the lanczos model (resample.ts, one thread) on a large image, beside libvips' own
+ *   lanczos3 resize (its thread pool), with the process's peak resident memory.
  * - tfjs: the same ESRGAN graph through @tensorflow/tfjs (CPU backend, the fastest that installs here;
  *   UpscalerJS's own layer code) and through onnxruntime, on the same small crop.
  * - rest: POST /api/v1/tools/upscale through a real service against the same graph run once, whole,
@@ -30,6 +32,7 @@ import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
 import { imageToTensor } from "../workers/image/image-tensor.js";
 import type { RawImage } from "../workers/image/raw-image.js";
+import { lanczosUpscale } from "../workers/upscale/lanczos-upscaler.js";
 import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
 import { resample } from "../workers/upscale/resample.js";
 import { DEFAULT_PREFERENCE, upscalePath } from "../workers/upscale/upscale-choice.js";
@@ -69,8 +72,8 @@ function methods(bench: BenchModels): Method[] {
   });
   return [
     classical("bicubic", "bicubic (centred)", async (lr, scale) => resample(lr, lr.width * scale, lr.height * scale, "bicubic")),
-    classical("lanczos3", "lanczos3 (centred)", async (lr, scale) => resample(lr, lr.width * scale, lr.height * scale, "lanczos3")),
-    classical("lanczos", "sharp lanczos3", (lr, scale) => sharpLanczos(lr, lr.width * scale, lr.height * scale)),
+    classical("lanczos3", "lanczos3 (centred), the lanczos model", (lr, scale) => lanczosUpscale(lr, scale)),
+    classical("libvips", "lanczos3 of libvips (half a pixel off)", (lr, scale) => sharpLanczos(lr, lr.width * scale, lr.height * scale)),
     ...bench.usable.map(network),
   ];
 }
@@ -85,7 +88,7 @@ interface QualityRow {
 }
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-const BASELINES = ["bicubic", "lanczos3", "lanczos"];
+const BASELINES = ["bicubic", "lanczos3", "libvips"];
 
 async function quality(bench: BenchModels): Promise<void> {
   const all = methods(bench);
@@ -174,6 +177,47 @@ async function speed(bench: BenchModels): Promise<void> {
   printTable(
     `Speed: one astronaut.png crop per native factor through the service pipeline (tiles as the catalog says), ${bench.threads} onnxruntime threads, best and median of ${SPEED_RUNS} runs`,
     ["model", "scale", "output", "best ms", "best ms / output MP", "median ms / output MP", "first call ms (load, convert, warm-up)"],
+    rows,
+  );
+}
+
+/** Input sizes for the classical section: a typical photo at x2, and 2000x1500 at x2 and x4 (48 MP, over the default output limit). */
+const CLASSICAL_CASES = [
+  { width: 1024, height: 768, scale: 2 },
+  { width: 2000, height: 1500, scale: 2 },
+  { width: 2000, height: 1500, scale: 4 },
+];
+
+async function classicalSpeed(): Promise<void> {
+  const rows: (string | number)[][] = [];
+  for (const { width, height, scale } of CLASSICAL_CASES) {
+    // A photograph resized to the size wanted: the resampler's cost depends on sizes, not content.
+    const { data, info } = await sharp(`${PHOTO_DIR}/motorcycle_left.png`).removeAlpha().resize(width, height, { fit: "fill" }).raw().toBuffer({ resolveWithObject: true });
+    const image: RawImage = { data, width, height, channels: info.channels as RawImage["channels"] };
+    const outputMp = (width * scale * height * scale) / 1e6;
+    const ours: number[] = [];
+    const vips: number[] = [];
+    for (let i = 0; i < SPEED_RUNS; i++) {
+      let started = performance.now();
+      await lanczosUpscale(image, scale);
+      ours.push(performance.now() - started);
+      started = performance.now();
+      await sharpLanczos(image, width * scale, height * scale);
+      vips.push(performance.now() - started);
+    }
+    rows.push([
+      `${width}x${height} x${scale}`,
+      fixed(outputMp, 1),
+      Math.round(Math.min(...ours)),
+      Math.round(Math.min(...ours) / outputMp),
+      Math.round(median(ours) / outputMp),
+      Math.round(Math.min(...vips) / outputMp),
+      Math.round(process.resourceUsage().maxRSS / 1024),
+    ]);
+  }
+  printTable(
+    `Classical model: lanczosUpscale (pixel-centred Lanczos-3, resample.ts, main thread) on a resized motorcycle_left.png, RGB, beside libvips' lanczos3 through sharp; best and median of ${SPEED_RUNS} runs`,
+    ["input", "output MP", "best ms", "best ms / output MP", "median ms / output MP", "libvips best ms / output MP", "peak RSS so far (MB)"],
     rows,
   );
 }
@@ -331,6 +375,7 @@ console.log(
 try {
   if (wanted("quality")) await quality(bench);
   if (wanted("speed")) await speed(bench);
+  if (wanted("classical")) await classicalSpeed();
   if (wanted("tfjs")) await tfjsComparison(bench);
   if (wanted("rest")) await restOverhead(bench);
 } finally {

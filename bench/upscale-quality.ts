@@ -143,7 +143,11 @@ export function degrade(hr: RawImage, scale: number): RawImage {
   return resample(hr, hr.width / scale, hr.height / scale, "bicubic");
 }
 
-/** The service's classical model on raw pixels: sharp's lanczos3 resize (libvips; see workers/upscale/resample.ts). */
+/**
+ * sharp's lanczos3 resize (libvips) on raw pixels: the classical model until it moved to resample.ts,
+ * kept as the weaker baseline, since libvips enlarges half an output pixel off the pixel centres (see
+ * workers/upscale/resample.ts).
+ */
 export async function sharpLanczos(image: RawImage, width: number, height: number): Promise<RawImage> {
   let pipeline = sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } }).resize(width, height, {
     kernel: "lanczos3",

@@ -54,12 +54,13 @@ describe.skipIf(!hasTestPhotos())("upscale networks on photographs", () => {
       expect([image.width, image.height, image.channels]).toEqual([hr.width, hr.height, 3]);
       expect(steps[0]).toMatch(new RegExp(`^${id} x${scale}`));
       const network = psnrY(hr, image, scale);
-      // The service's classical model, and a pixel-centred Lanczos-3 (the stronger baseline; ESRGAN slim
-      // falls short of it, see bench/upscale-bench.ts).
-      const classical = psnrY(hr, await sharpLanczos(lr, hr.width, hr.height), scale);
+      // libvips' lanczos3, half a pixel off (the weaker baseline), and the pixel-centred Lanczos-3 of the
+      // service's classical model (the stronger one; ESRGAN slim and medium fall short of it, see
+      // bench/upscale-bench.ts).
+      const libvips = psnrY(hr, await sharpLanczos(lr, hr.width, hr.height), scale);
       const centred = psnrY(hr, resample(lr, hr.width, hr.height), scale);
-      console.log(`[upscale] ${id} x${scale} ${photo}: ${network.toFixed(2)} dB; lanczos (service) ${classical.toFixed(2)}, lanczos3 (centred) ${centred.toFixed(2)}`);
-      expect(network).toBeGreaterThanOrEqual(classical);
+      console.log(`[upscale] ${id} x${scale} ${photo}: ${network.toFixed(2)} dB; lanczos3 (libvips) ${libvips.toFixed(2)}, lanczos3 (centred) ${centred.toFixed(2)}`);
+      expect(network).toBeGreaterThanOrEqual(libvips);
       if (beatsCentred) expect(network).toBeGreaterThanOrEqual(centred);
     },
   );

@@ -2,7 +2,8 @@
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import type { RawImage } from "../../workers/image/raw-image.js";
-import { mergeGreyAlpha, replaceLuma, toGrey } from "../../workers/upscale/colour-planes.js";
+import { greyKeepingAlpha, mergeGreyAlpha, replaceLuma, toGrey } from "../../workers/upscale/colour-planes.js";
+import { lanczosUpscale } from "../../workers/upscale/lanczos-upscaler.js";
 import { resample, resampleAsync } from "../../workers/upscale/resample.js";
 import { flatImage, noiseImage } from "../onnx/pixels.js";
 
@@ -91,6 +92,24 @@ describe("resample", () => {
     const controller = new AbortController();
     setImmediate(() => controller.abort());
     await expect(resampleAsync(image, 800, 600, "lanczos3", { signal: controller.signal })).rejects.toMatchObject({ code: "CANCELLED" });
+  });
+});
+
+describe("the classical model (lanczosUpscale)", () => {
+  it("is the pixel-centred Lanczos-3 of the decoded pixels, alpha premultiplied", async () => {
+    const rgba = noiseImage(30, 20, 4, 11);
+    const out = await lanczosUpscale(rgba, 3);
+    expect(out).toEqual(resample(rgba, 90, 60, "lanczos3", { premultiplyAlpha: true }));
+  });
+
+  it("with grey, resamples one channel (two with alpha) of BT.601 luma", async () => {
+    const rgb = noiseImage(16, 10, 3, 4);
+    const grey = await lanczosUpscale(rgb, 2, { grey: true });
+    expect([grey.width, grey.height, grey.channels]).toEqual([32, 20, 1]);
+    expect(grey).toEqual(resample(toGrey(rgb), 32, 20));
+    const withAlpha = await lanczosUpscale(noiseImage(16, 10, 4, 4), 2, { grey: true });
+    expect(withAlpha.channels).toBe(2);
+    expect(greyKeepingAlpha(noiseImage(16, 10, 4, 4)).channels).toBe(2);
   });
 });
 

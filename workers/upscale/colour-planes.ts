@@ -1,8 +1,9 @@
 /**
- * Per-pixel colour arithmetic around the networks: grey output for grey input, a luma-only network's
+ * Per-pixel colour arithmetic around the upscalers: grey output for grey input, a luma-only network's
  * result combined with classically resampled chroma, and a grey image joined with its alpha plane.
  */
 import { AtelierError } from "../../core/errors.js";
+import { splitAlpha } from "../image/alpha.js";
 import { LUMA_WEIGHTS, toSample } from "../image/image-tensor.js";
 import { assertRawImage, type RawImage } from "../image/raw-image.js";
 
@@ -67,4 +68,11 @@ export function mergeGreyAlpha(grey: RawImage, alpha: RawImage): RawImage {
     out[p * 2 + 1] = alpha.data[p]!;
   }
   return { data: out, width: grey.width, height: grey.height, channels: 2 };
+}
+
+/** A 1- to 4-channel image as grey (BT.601 luma), alpha kept: 1 channel, or 2 with alpha. */
+export function greyKeepingAlpha(image: RawImage): RawImage {
+  const { rgb, alpha } = splitAlpha(image);
+  const grey = toGrey(rgb);
+  return alpha ? mergeGreyAlpha(grey, alpha) : grey;
 }

@@ -1,21 +1,30 @@
 /**
- * Lanczos-3 resampling. The classical model is one libvips resize through sharp; the steps around a
- * network resize raw pixels on the network's pixel grid (see resample.ts for why that matters).
+ * Lanczos-3 resampling, pixel-centred throughout (resample.ts): the classical model, and the steps
+ * around a network, which resize raw pixels on the network's pixel grid.
  */
-import type { Sharp } from "sharp";
-import type { OpenedImage } from "../image/open-image.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
-import { resample } from "./resample.js";
+import { greyKeepingAlpha } from "./colour-planes.js";
+import { resample, resampleAsync } from "./resample.js";
+
+export interface LanczosUpscaleOptions {
+  /**
+   * Produce grey (1 channel, 2 with alpha). Decoders may hand grey images over as RGB (sharp does), so
+   * the caller says what the file was; resampling one channel instead of three is also a third the work.
+   */
+  grey?: boolean;
+  /** Checked between bands of rows; an abort rejects with CANCELLED. */
+  signal?: AbortSignal;
+}
 
 /**
- * The classical model: alpha is resampled with the colour (premultiplied by libvips). sharp 0.35
- * writes sRGB unless told otherwise, so grey input is turned back to grey (alpha kept).
+ * The classical model on decoded pixels (1 to 4 channels). Alpha is resampled with the colour,
+ * premultiplied, so the colour hidden under transparent pixels does not bleed into the visible edge
+ * (what libvips did when this model was its resize). The work gives the event loop a turn between
+ * bands of rows, since unlike libvips it runs on the worker's main thread.
  */
-export function lanczosUpscale(image: OpenedImage, scale: number): Sharp {
-  const resized = image
-    .pipeline()
-    .resize(image.info.width * scale, image.info.height * scale, { kernel: "lanczos3", fit: "fill" });
-  return image.info.colorChannels === 1 ? resized.toColourspace("b-w") : resized;
+export async function lanczosUpscale(source: RawImage, scale: number, options: LanczosUpscaleOptions = {}): Promise<RawImage> {
+  const image = options.grey ? greyKeepingAlpha(source) : source;
+  return resampleAsync(image, image.width * scale, image.height * scale, "lanczos3", { premultiplyAlpha: true, signal: options.signal });
 }
 
 /**

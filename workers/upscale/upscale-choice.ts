@@ -37,10 +37,11 @@ export const CLASSICAL_MODEL = "lanczos";
  *   (2 s at x2, through x4), and the largest SSIM gain of the models within the bound from x2 to x5;
  * - espcn-x3: +0.49 / +0.28 / +0.22 / +0.24 / +0.25 dB (it reaches x6 at most, see the catalog); at
  *   x5 and x6 its PSNR gain equals LSDIR's but its SSIM gain is a third lower, so LSDIR stays first;
- * - esrgan-medium, esrgan-slim: -0.35 / +0.27 / 0.00 and -0.41 / +0.08 / -0.08 dB, below the
- *   centred Lanczos-3 but 0.6 to 2.1 dB above the classical model the service would otherwise run
- *   (sharp's lanczos3, which samples half a pixel off; see resample.ts), at 0.3 to 2.3 s per MP; from
- *   x5 they fall below that too, so they are not listed there.
+ * - esrgan-medium, esrgan-slim: -0.35 / +0.27 / 0.00 and -0.41 / +0.08 / -0.08 dB, at 0.3 to 2.3 s
+ *   per MP. They were ranked against libvips' lanczos3 (half a pixel off; see resample.ts), the
+ *   classical model then, which they beat by 0.6 to 2.1 dB at x2 to x4 and not from x5, so they are
+ *   not listed there. The classical model is now the centred Lanczos-3, which they do not beat at x2
+ *   (nor slim at x4).
  *
  * Every list ends with Lanczos, which is always installed.
  */

@@ -46,10 +46,11 @@ async function render(
   deps: UpscaleDependencies,
   signal: AbortSignal,
 ): Promise<{ pipeline: Sharp; steps: string[] }> {
-  if (isClassical(entry)) return { pipeline: lanczosUpscale(opened, scale), steps: [`lanczos3 x${scale}`] };
   const source = await readRawImage(opened.pipeline());
   const grey = opened.info.colorChannels === 1;
-  const { image, steps } = await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal });
+  const { image, steps } = isClassical(entry)
+    ? { image: await lanczosUpscale(source, scale, { grey, signal }), steps: [`lanczos3 x${scale}`] }
+    : await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal });
   // sharp writes raw grey as sRGB unless told it is grey.
   return { pipeline: grey ? rawImagePipeline(image).toColourspace("b-w") : rawImagePipeline(image), steps };
 }
