@@ -6,7 +6,7 @@ import { BACKGROUND_MODELS } from "../../workers/catalog/entries/background-mode
 import { STYLE_MODELS } from "../../workers/catalog/entries/style-models.js";
 import { UPSCALE_MODELS } from "../../workers/catalog/entries/upscale-models.js";
 import { mergeAlpha, splitAlpha } from "../../workers/image/alpha.js";
-import { imageToTensor, tensorToFloatImage, tensorToImage } from "../../workers/image/image-tensor.js";
+import { imageToTensor, tensorImage, tensorToImage } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { noiseImage } from "./pixels.js";
 
@@ -100,9 +100,9 @@ describe("tensor to image round trips", () => {
     const format: ImageTensorFormat = { layout: "NCHW", channelOrder: "RGB", range: [0, 1] };
     const tensor = { data: Float32Array.of(-0.2, 1.3, 0.5, 0.25, Number.NaN, 0.999), dims: [1, 3, 1, 2] };
     expect([...tensorToImage(tensor, format).data]).toEqual([0, 128, 0, 255, 64, 255]);
-    const float = tensorToFloatImage(tensor, format);
-    expect(float.data[0]).toBeCloseTo(-51, 3);
-    expect(float.data[3]).toBeCloseTo(331.5, 3);
+    const image = tensorImage(tensor, format);
+    expect(image.sample(0, 0)).toBeCloseTo(-51, 3);
+    expect(image.sample(1, 0)).toBeCloseTo(331.5, 3);
   });
 
   it("refuses a tensor whose shape does not fit the format, naming both", () => {

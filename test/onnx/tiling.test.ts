@@ -10,8 +10,9 @@ import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat, InferenceGeometry } from "../../workers/catalog/catalog-types.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import type { TensorData } from "../../workers/onnx/tensor-data.js";
-import { imageToTensor, tensorToImage } from "../../workers/image/image-tensor.js";
+import { imageToTensor, tensorToImage, toSample } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
+import { blendWeights, planAxis } from "../../workers/image/tile-grid.js";
 import { runTiled, type TileGeometry } from "../../workers/image/tiling.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, testPhoto } from "../support/test-assets.js";
 import { flatImage, nearestUpscale, noiseImage, psnr } from "./pixels.js";
@@ -154,6 +155,57 @@ describe("seams between tiles", () => {
   it("show as hard jumps without overlap (the measure above detects seams)", async () => {
     const result = await runTiled(image, { format: RGB255, scale: 2, geometry: { tileSize: 32 }, runTile: perTileOffset });
     expect(largestStep(result)).toBe(OFFSET);
+  });
+});
+
+describe("pixels outside the overlaps", () => {
+  it("are rounded straight from their tile, equal to blending every pixel of every tile", async () => {
+    const image = noiseImage(70, 45, 3, 9);
+    const scale = 2;
+    const tiles: { where: TileGeometry; output: TensorData }[] = [];
+    // Tiles disagree (an offset per tile) and carry fractions, so a blended pixel matches neither tile.
+    const model = async (tile: TensorData, where: TileGeometry) => {
+      const shifted = upscaleTensor(tile, scale);
+      const output = { data: shifted.data.map((v, i) => v * 0.9 + 7 * where.column + 11 * where.row + (i % 7) / 8), dims: shifted.dims };
+      tiles.push({ where, output });
+      return output;
+    };
+    const result = await runTiled(image, { format: RGB255, scale, geometry: { tileSize: 24, tileOverlap: 6 }, runTile: model });
+
+    // Reference: every pixel of every tile, weighted, summed over the whole image in float64, rounded.
+    const columns = planAxis(70, { tile: 24, overlap: 6, multiple: 1, fixed: false });
+    const rows = planAxis(45, { tile: 24, overlap: 6, multiple: 1, fixed: false });
+    const sums = new Float64Array(result.data.length);
+    const covering = new Uint8Array(result.width * result.height);
+    for (const { where, output } of tiles) {
+      const wx = blendWeights(columns[where.column]!, scale);
+      const wy = blendWeights(rows[where.row]!, scale);
+      const tileWidth = where.paddedWidth * scale;
+      const plane = tileWidth * where.paddedHeight * scale;
+      for (let j = 0; j < where.height * scale; j++) {
+        for (let i = 0; i < where.width * scale; i++) {
+          const p = (where.y * scale + j) * result.width + where.x * scale + i;
+          covering[p]!++;
+          for (let c = 0; c < 3; c++) sums[p * 3 + c]! += wy[j]! * wx[i]! * output.data[c * plane + j * tileWidth + i]!;
+        }
+      }
+    }
+    let single = 0;
+    let blended = 0;
+    for (let p = 0; p < covering.length; p++) {
+      for (let c = 0; c < 3; c++) {
+        const expected = toSample(sums[p * 3 + c]!);
+        const actual = result.data[p * 3 + c]!;
+        // One tile: weight 1, exactly its value. Several: the streaming sums keep float32 partials.
+        if (covering[p] === 1) expect(actual, `pixel ${p} channel ${c}`).toBe(expected);
+        else expect(Math.abs(actual - expected), `blended pixel ${p} channel ${c}`).toBeLessThanOrEqual(1);
+      }
+      if (covering[p] === 1) single++;
+      else blended++;
+    }
+    expect(tiles).toHaveLength(4 * 3);
+    expect(single).toBeGreaterThan(blended);
+    expect(blended).toBeGreaterThan(covering.length / 5);
   });
 });
 

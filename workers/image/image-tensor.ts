@@ -14,14 +14,6 @@ import { assertRawImage, type RawImage } from "./raw-image.js";
 /** BT.601 luma weights (as PIL's YCbCr and the ESPCN training pipeline use), full range. */
 export const LUMA_WEIGHTS = [0.299, 0.587, 0.114] as const;
 
-/** Samples on the 0..255 scale, unclamped and unrounded: a tensor read back before blending. */
-export interface FloatImage {
-  data: Float32Array;
-  width: number;
-  height: number;
-  channels: number;
-}
-
 /** Channels of a tensor in this format: 1 for Y, 3 otherwise. */
 export function tensorChannels(format: ImageTensorFormat): 1 | 3 {
   return format.channelOrder === "Y" ? 1 : 3;
@@ -113,24 +105,67 @@ function tensorGeometry(tensor: TensorData, format: ImageTensorFormat): { width:
   return { width: width!, height: height! };
 }
 
+/** A rectangle of pixels: top-left corner and size. */
+export interface PixelRect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
 /**
- * Pixels of a model output tensor on the 0..255 scale, interleaved in image channel order (RGB, or one
- * grey channel for Y), neither clamped nor rounded, so tiles can be blended before quantising.
+ * A model output tensor read back as an image, without converting all of it first: tiling blends the
+ * few pixels where tiles overlap sample by sample and rounds the rest straight into the output.
  */
-export function tensorToFloatImage(tensor: TensorData, format: ImageTensorFormat): FloatImage {
+export interface TensorImage {
+  width: number;
+  height: number;
+  /** Image channels: 3 (RGB) or 1 (grey, for Y). */
+  channels: 1 | 3;
+  /** Image channel `c` of pixel `p` (row-major) on the 0..255 scale, as float32, neither clamped nor rounded. */
+  sample(p: number, c: number): number;
+  /**
+   * Writes the pixels of `region`, clamped and rounded ({@link toSample} of {@link sample}), into
+   * `target` (same channels) with the region's top-left pixel at (`x`, `y`).
+   */
+  copyTo(region: PixelRect, target: RawImage, x: number, y: number): void;
+}
+
+/** Reads `tensor` (`[1, C, H, W]` or `[1, H, W, C]` as `format` says) back as pixels. */
+export function tensorImage(tensor: TensorData, format: ImageTensorFormat): TensorImage {
   const { width, height } = tensorGeometry(tensor, format);
   const channels = tensorChannels(format);
   const { scale, offset } = affine(format);
-  const pixels = width * height;
-  const out = new Float32Array(pixels * channels);
-  const at = indexer(format.layout, pixels, channels);
-  for (let t = 0; t < channels; t++) {
-    const to = sourceChannel(format, t);
-    const s = scale[t]!;
-    const o = offset[t]!;
-    for (let p = 0; p < pixels; p++) out[p * channels + to] = (tensor.data[at(t, p)]! - o) / s;
-  }
-  return { data: out, width, height, channels };
+  const planar = format.layout === "NCHW";
+  const { data } = tensor;
+  // Tensor index of (image channel c, pixel p): the tensor channel feeding c (BGR reverses RGB, and
+  // reversing is its own inverse), then the layout; neighbouring pixels are `step` apart.
+  const first = (c: number, p: number) => {
+    const t = sourceChannel(format, c);
+    return planar ? t * width * height + p : p * channels + t;
+  };
+  const step = planar ? 1 : channels;
+  const sample = (p: number, c: number) => {
+    const t = sourceChannel(format, c);
+    // Rounded to float32 so every pixel, blended or not, starts from the same value.
+    return Math.fround((data[first(c, p)]! - offset[t]!) / scale[t]!);
+  };
+  const copyTo = (region: PixelRect, target: RawImage, x: number, y: number) => {
+    if (target.channels !== channels) {
+      throw new AtelierError("INTERNAL", `Expected a ${channels}-channel target for a tensor image but received ${target.channels} channels.`);
+    }
+    for (let c = 0; c < channels; c++) {
+      const t = sourceChannel(format, c);
+      const s = scale[t]!;
+      const o = offset[t]!;
+      for (let j = 0; j < region.height; j++) {
+        let from = first(c, (region.y + j) * width + region.x);
+        let to = ((y + j) * target.width + x) * channels + c;
+        for (let i = 0; i < region.width; i++, from += step, to += channels) target.data[to] = toSample(Math.fround((data[from]! - o) / s));
+      }
+    }
+  };
+  return { width, height, channels, sample, copyTo };
 }
 
 /**
@@ -144,8 +179,9 @@ export function toSample(value: number): number {
 
 /** A model output tensor as 8-bit pixels: RGB (3 channels) or grey (1 channel, for Y), clamped and rounded. */
 export function tensorToImage(tensor: TensorData, format: ImageTensorFormat): RawImage {
-  const float = tensorToFloatImage(tensor, format);
-  const data = new Uint8Array(float.data.length);
-  for (let i = 0; i < data.length; i++) data[i] = toSample(float.data[i]!);
-  return { data, width: float.width, height: float.height, channels: float.channels as 1 | 3 };
+  const image = tensorImage(tensor, format);
+  const { width, height, channels } = image;
+  const out: RawImage = { data: new Uint8Array(width * height * channels), width, height, channels };
+  image.copyTo({ x: 0, y: 0, width, height }, out, 0, 0);
+  return out;
 }

@@ -3,7 +3,9 @@
  *
  * Tiles follow tile-grid.ts: a regular grid whose neighbours share `tileOverlap` input pixels, the last
  * row and column padded (reflected by default) up to the size the network takes. Overlaps are blended
- * with linear weights that sum to 1, so a seam fades over the whole overlap instead of jumping.
+ * with linear weights that sum to 1, so a seam fades over the whole overlap instead of jumping. Most
+ * of a tile lies outside its overlaps, where the weight is exactly 1: those pixels are rounded straight
+ * from the output tensor into the result, the same values the blend would give, at a fraction of the cost.
  *
  * Memory stays at the 8-bit output plus one tile: tiles run in row order and every output pixel is
  * written as soon as the last tile covering it has run. Only pixels still waiting for a neighbour are
@@ -14,7 +16,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import type { TensorData } from "../onnx/tensor-data.js";
-import { imageToTensor, tensorChannels, tensorToFloatImage, toSample } from "./image-tensor.js";
+import { imageToTensor, tensorChannels, tensorImage, toSample } from "./image-tensor.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 import { blendWeights, edgeIndex, planAxis, type AxisTile, type EdgeMode } from "./tile-grid.js";
 
@@ -111,6 +113,7 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
   const outWidth = image.width * scale;
   const outHeight = image.height * scale;
   const out = new Uint8Array(outWidth * outHeight * channels);
+  const output: RawImage = { data: out, width: outWidth, height: outHeight, channels };
   const columnWeights = columns.map((column) => blendWeights(column, scale));
 
   // Overlap widths in output pixels; every overlap along an axis has the same width (tile-grid.ts).
@@ -144,7 +147,7 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
         paddedHeight: row.padded,
       };
       const result = await options.runTile(imageToTensor(cutTile(image, column, row, edge), options.format), geometry);
-      const tile = tensorToFloatImage(result, outputFormat);
+      const tile = tensorImage(result, outputFormat);
       if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
         throw new AtelierError(
           "INTERNAL",
@@ -156,37 +159,46 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
       const width = column.length * scale;
       const rightStart = width - column.overlapAfter * scale;
       const x0 = column.start * scale;
-      for (let j = 0; j < height; j++) {
-        const wy = rowWeights[j]!;
-        const y = y0 + j;
-        for (let i = 0; i < width; i++) {
-          const w = wy * weights[i]!;
-          const x = x0 + i;
-          const from = (j * tile.width + i) * channels;
-          const target = (y * outWidth + x) * channels;
-          const pendingRight = i >= rightStart;
-          for (let ch = 0; ch < channels; ch++) {
-            const value = tile.data[from + ch]! * w;
-            if (j >= bottomStart) {
-              below[((j - bottomStart) * outWidth + x) * channels + ch]! += value;
-            } else if (j < top) {
-              const at = (j * outWidth + x) * channels + ch;
-              const sum = above[at]! + value;
-              if (pendingRight) above[at] = sum;
-              else out[target + ch] = toSample(sum);
-            } else {
-              // Left overlap columns read what the previous tile left; right ones are written after
-              // them in the same row (a tile is at least two overlaps wide), so one strip serves both.
-              const sum = i < left ? right[(j * stripColumns + i) * channels + ch]! + value : value;
-              if (pendingRight) right[(j * stripColumns + i - rightStart) * channels + ch] = sum;
-              else out[target + ch] = toSample(sum);
-            }
+
+      // Inside the overlaps no other tile adds anything and the weight is exactly 1: straight to the output.
+      tile.copyTo({ x: left, y: top, width: rightStart - left, height: bottomStart - top }, output, x0 + left, y0 + top);
+
+      const blend = (j: number, i: number) => {
+        const w = rowWeights[j]! * weights[i]!;
+        const x = x0 + i;
+        const p = j * tile.width + i;
+        const target = ((y0 + j) * outWidth + x) * channels;
+        const pendingRight = i >= rightStart;
+        for (let ch = 0; ch < channels; ch++) {
+          const value = tile.sample(p, ch) * w;
+          if (j >= bottomStart) {
+            below[((j - bottomStart) * outWidth + x) * channels + ch]! += value;
+          } else if (j < top) {
+            const at = (j * outWidth + x) * channels + ch;
+            const sum = above[at]! + value;
+            if (pendingRight) above[at] = sum;
+            else out[target + ch] = toSample(sum);
+          } else {
+            // Left overlap columns read what the previous tile left; right ones are written after
+            // them in the same row (a tile is at least two overlaps wide), so one strip serves both.
+            const sum = i < left ? right[(j * stripColumns + i) * channels + ch]! + value : value;
+            if (pendingRight) right[(j * stripColumns + i - rightStart) * channels + ch] = sum;
+            else out[target + ch] = toSample(sum);
           }
+        }
+      };
+      // The overlap bands: whole rows above and below the inside, and its left and right edges.
+      for (let j = 0; j < height; j++) {
+        if (j >= top && j < bottomStart) {
+          for (let i = 0; i < left; i++) blend(j, i);
+          for (let i = rightStart; i < width; i++) blend(j, i);
+        } else {
+          for (let i = 0; i < width; i++) blend(j, i);
         }
       }
     }
     [above, below] = [below, above];
     below.fill(0);
   }
-  return { data: out, width: outWidth, height: outHeight, channels };
+  return output;
 }
