@@ -30,6 +30,7 @@ import ort from "onnxruntime-node";
 import sharp from "sharp";
 import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
+import { PNG_OPTIONS } from "../workers/image/encode-image.js";
 import { imageToTensor } from "../workers/image/image-tensor.js";
 import type { RawImage } from "../workers/image/raw-image.js";
 import { lanczosUpscale } from "../workers/upscale/lanczos-upscaler.js";
@@ -336,7 +337,7 @@ async function restOverhead(bench: BenchModels): Promise<void> {
       await session.release();
       const output = await sharp(bytesOfDataUrl(first.body.data[0]!.url)).raw().toBuffer({ resolveWithObject: true });
       const encodeStarted = performance.now();
-      await sharp(output.data, { raw: { width: output.info.width, height: output.info.height, channels: output.info.channels } }).png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer();
+      await sharp(output.data, { raw: { width: output.info.width, height: output.info.height, channels: output.info.channels } }).png(PNG_OPTIONS).toBuffer();
       const encodeMs = performance.now() - encodeStarted;
       rows.push([
         `${photo} ${size}x${size} x${scale}`,
