@@ -50,7 +50,7 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
     const { stdout } = await models("list", "--json");
     const rows = JSON.parse(stdout) as { id: string; installed: boolean }[];
     expect(rows.map((row) => row.id).sort()).toEqual(MODEL_CATALOG.map((entry) => entry.id).sort());
-    expect(notPinned).toEqual(["sd-turbo", "stable-diffusion-1-5", "stable-diffusion-2-1", "lcm-dreamshaper-v7"]);
+    expect(notPinned).toEqual(["lcm-dreamshaper-v7", "sd-turbo", "stable-diffusion-1-5", "stable-diffusion-2-1"]);
     expect(rows.filter((row) => !row.installed).map((row) => row.id)).toEqual(notPinned);
   });
 

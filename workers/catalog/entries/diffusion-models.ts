@@ -54,7 +54,28 @@ function sizes(defaultSize: number): GenerationConstraints {
 
 const SAMPLERS_NOTE = "Schedulers: euler, euler-ancestral, dpmpp-2m-karras, dpmpp-2m, lcm, turbo.";
 
+// Catalog order is preference order: with several installed, the first is the default. LCM comes
+// first: 4 steps, MIT, and the one a networked machine can pull directly.
 export const DIFFUSION_MODELS: CatalogEntry[] = [
+  {
+    id: "lcm-dreamshaper-v7",
+    task: "generate",
+    name: "LCM Dreamshaper v7 (Latent Consistency Model, 4 steps)",
+    description: `Dreamshaper v7 (an SD 1.5 fine-tune) distilled into a Latent Consistency Model: 512x512 in 4 steps, guidance embedded in the UNet. ${SAMPLERS_NOTE}`,
+    license: "MIT (model card); Dreamshaper v7 base under CreativeML OpenRAIL-M",
+    nonCommercial: false,
+    attribution: "LCM_Dreamshaper_v7 by Simian Luo et al. (Latent Consistency Models), from Dreamshaper v7 by Lykon.",
+    homepage: "https://huggingface.co/SimianLuo/LCM_Dreamshaper_v7",
+    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("lcm-dreamshaper-v7", "SimianLuo/LCM_Dreamshaper_v7", "onnx", OPTIMUM_FP32_GRAPHS) },
+    graphs: OPTIMUM_FP32_GRAPHS,
+    generation: sizes(512),
+    photographic: true,
+    details: {
+      family: "stable-diffusion",
+      diffusion: { scheduler: "lcm", steps: 4, guidanceScale: 8 },
+      export: "the repository's `onnx` revision (float32; the UNet takes timestep_cond and keeps its weights in unet/model.onnx_data)",
+    },
+  },
   {
     id: "sd-turbo",
     task: "generate",
@@ -116,25 +137,6 @@ export const DIFFUSION_MODELS: CatalogEntry[] = [
       diffusion: { scheduler: "dpmpp-2m-karras", steps: 25, guidanceScale: 7.5, padToken: "!" },
       export:
         "no published ONNX export: `optimum-cli export onnx --model stabilityai/stable-diffusion-2-1 DIR`, then `npm run models -- import stable-diffusion-2-1 DIR`",
-    },
-  },
-  {
-    id: "lcm-dreamshaper-v7",
-    task: "generate",
-    name: "LCM Dreamshaper v7 (Latent Consistency Model, 4 steps)",
-    description: `Dreamshaper v7 (an SD 1.5 fine-tune) distilled into a Latent Consistency Model: 512x512 in 4 steps, guidance embedded in the UNet. ${SAMPLERS_NOTE}`,
-    license: "MIT (model card); Dreamshaper v7 base under CreativeML OpenRAIL-M",
-    nonCommercial: false,
-    attribution: "LCM_Dreamshaper_v7 by Simian Luo et al. (Latent Consistency Models), from Dreamshaper v7 by Lykon.",
-    homepage: "https://huggingface.co/SimianLuo/LCM_Dreamshaper_v7",
-    source: { kind: "files", files: [CLIP_MERGES], hub: hubExport("lcm-dreamshaper-v7", "SimianLuo/LCM_Dreamshaper_v7", "onnx", OPTIMUM_FP32_GRAPHS) },
-    graphs: OPTIMUM_FP32_GRAPHS,
-    generation: sizes(512),
-    photographic: true,
-    details: {
-      family: "stable-diffusion",
-      diffusion: { scheduler: "lcm", steps: 4, guidanceScale: 8 },
-      export: "the repository's `onnx` revision (float32; the UNet takes timestep_cond and keeps its weights in unet/model.onnx_data)",
     },
   },
 ];
