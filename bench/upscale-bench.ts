@@ -22,7 +22,9 @@
  * - tfjs: the same ESRGAN graph through @tensorflow/tfjs (CPU backend, the fastest that installs here;
  *   UpscalerJS's own layer code) and through onnxruntime, on the same small crop.
  * - rest: POST /api/v1/tools/upscale through a real service against the same graph run once, whole,
- *   in a bare onnxruntime session with the same thread count; runs interleaved.
+ *   in a bare onnxruntime session with the same thread count; runs interleaved. Besides wall time, the
+ *   process CPU time each takes (every thread; the service runs in this process): the CPU the service
+ *   adds per call is the steadier figure when other work shares the cores.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -306,10 +308,11 @@ async function restOverhead(bench: BenchModels): Promise<void> {
       const png = await sharp(crop.data, { raw: { width: size, height: size, channels: crop.channels } }).png().toBuffer();
       const post = async () => {
         const started = performance.now();
+        const cpuStarted = cpuMs();
         const response = await service.post("/tools/upscale", { imageUrl: dataUrl(png), scale, ...(model ? { model } : {}) }, key);
         const body = (await response.json()) as { model: string; steps: string[]; data: { url: string; width: number }[] };
         if (response.status !== 200) throw new Error(`POST failed: ${JSON.stringify(body)}`);
-        return { ms: performance.now() - started, body };
+        return { ms: performance.now() - started, cpu: cpuMs() - cpuStarted, body };
       };
       const first = await post();
       const entry = catalogEntry(first.body.model)!;
@@ -328,11 +331,17 @@ async function restOverhead(bench: BenchModels): Promise<void> {
       // Interleaved, so both see the same share of the machine.
       const rest: number[] = [];
       const bare: number[] = [];
+      const restCpu: number[] = [];
+      const bareCpu: number[] = [];
       for (let i = 0; i < REST_RUNS; i++) {
-        rest.push((await post()).ms);
+        const call = await post();
+        rest.push(call.ms);
+        restCpu.push(call.cpu);
         const started = performance.now();
+        const cpuStarted = cpuMs();
         await session.run(feeds);
         bare.push(performance.now() - started);
+        bareCpu.push(cpuMs() - cpuStarted);
       }
       await session.release();
       const output = await sharp(bytesOfDataUrl(first.body.data[0]!.url)).raw().toBuffer({ resolveWithObject: true });
@@ -348,6 +357,7 @@ async function restOverhead(bench: BenchModels): Promise<void> {
         Math.round(Math.min(...bare)),
         percent(Math.min(...rest), Math.min(...bare)),
         percent(median(rest), median(bare)),
+        Math.round(median(restCpu) - median(bareCpu)),
         Math.round(encodeMs),
       ]);
     }
@@ -356,9 +366,15 @@ async function restOverhead(bench: BenchModels): Promise<void> {
   }
   printTable(
     `REST end to end (POST /api/v1/tools/upscale with a data URL, PNG out; default model unless named) vs a bare onnxruntime session running the same graph once on the whole image (${REST_RUNS} interleaved runs after a first call)`,
-    ["image", "model", "steps", "first call ms", "REST best ms", "bare best ms", "overhead (best)", "overhead (median)", "PNG encode ms"],
+    ["image", "model", "steps", "first call ms", "REST best ms", "bare best ms", "overhead (best)", "overhead (median)", "added CPU ms (median)", "PNG encode ms"],
     rows,
   );
+}
+
+/** CPU time of this process so far, every thread, in milliseconds. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 function bytesOfDataUrl(url: string): Buffer {
