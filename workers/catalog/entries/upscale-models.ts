@@ -46,7 +46,7 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     description:
       "Classical windowed-sinc (Lanczos, a = 3) resampling. No model weights: sharp and predictable, " +
       "but it cannot invent detail. Used when no AI upscaler is installed or asked for.",
-    license: "LGPL-2.1-or-later (libvips)",
+    license: "MIT (Atelier's own pixel-centred resampler, workers/upscale/resample.ts)",
     nonCommercial: false,
     source: { kind: "builtin" },
     graphs: {},
