@@ -14,7 +14,6 @@
  *
  *   npx tsx scripts/pin-weights.ts --hub lcm-dreamshaper-v7 [--out FILE]
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -39,9 +38,6 @@ function listFiles(root: string): string[] {
     .sort();
 }
 
-function sha256(file: string): string {
-  return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-}
 
 const pinned: Record<string, Record<string, { size: number; sha256: string }>> = {};
 for (const [modelId, set] of Object.entries(WEIGHT_FILE_SETS)) {
@@ -50,7 +46,7 @@ for (const [modelId, set] of Object.entries(WEIGHT_FILE_SETS)) {
   pinned[modelId] = {};
   for (const name of names) {
     const file = path.join(root, name);
-    pinned[modelId][name] = { size: fs.statSync(file).size, sha256: sha256(file) };
+    pinned[modelId][name] = { size: fs.statSync(file).size, sha256: await sha256OfFile(file) };
   }
   console.log(`${modelId}: ${names.length} files`);
 }

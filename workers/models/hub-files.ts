@@ -52,6 +52,11 @@ export class HubClient {
     this.base = new URL(options.baseUrl.replace(/\/+$/, "") + "/");
   }
 
+  /** The hub's origin, e.g. https://huggingface.co. */
+  get origin(): string {
+    return this.base.origin;
+  }
+
   /** URL of `name` in `repository` at `revision` (a branch, tag or commit). */
   fileUrl(repository: string, revision: string, name: string): string {
     const encodedName = name.split("/").map(encodeURIComponent).join("/");

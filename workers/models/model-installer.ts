@@ -85,9 +85,8 @@ export async function pullModel(entry: CatalogEntry, store: ModelStore, options:
     if (!hub || !client) return;
     const downloaded = await downloadHubExport(hub, staging, client, { signal: options.signal, onProgress: options.onProgress });
     Object.assign(record.files, downloaded.files);
-    const hubUrl = new URL(client.fileUrl(hub.repository, downloaded.commit, "x")).origin;
-    record.hub = { url: hubUrl, repository: hub.repository, commit: downloaded.commit, attested: downloaded.attested };
-    record.from = `${hubUrl}/${hub.repository}@${downloaded.commit}`;
+    record.hub = { url: client.origin, repository: hub.repository, commit: downloaded.commit, attested: downloaded.attested };
+    record.from = `${client.origin}/${hub.repository}@${downloaded.commit}`;
   });
   return "installed";
 }
