@@ -73,7 +73,6 @@ export function modelIdField(description: string) {
  */
 export function requestBody<Shape extends z.ZodRawShape>(shape: Shape) {
   const accepted = Object.keys(shape).join(", ");
-  Object.values(shape).forEach(refuseCoercion);
   return z.strictObject(shape, {
     error: (issue) => {
       if (issue.code === "unrecognized_keys") return `Unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}; accepted fields: ${accepted}`;
@@ -81,19 +80,4 @@ export function requestBody<Shape extends z.ZodRawShape>(shape: Shape) {
       return undefined;
     },
   });
-}
-
-/**
- * trpc-to-openapi switches on zod's coercion for every number and boolean field of an input object
- * (by setting `def.coerce`), for query strings. Bodies here are JSON, where coercion only does harm:
- * `"false"` would become `true`, `null` would become `0`. Pin `coerce` off for these fields.
- */
-function refuseCoercion(schema: z.core.$ZodType): void {
-  let def = (schema as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; coerce?: boolean } } })._zod.def;
-  while (def.innerType && ["optional", "default", "nullable", "prefault"].includes(def.type)) {
-    def = (def.innerType as unknown as { _zod: { def: typeof def } })._zod.def;
-  }
-  if (["number", "boolean", "bigint", "date"].includes(def.type)) {
-    Object.defineProperty(def, "coerce", { get: () => false, set: () => {}, configurable: false });
-  }
 }
