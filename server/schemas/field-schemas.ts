@@ -4,6 +4,7 @@
  * Messages follow one shape: "Expected <what> for <field> but received <value>".
  */
 import { z } from "zod";
+import type { Bounds } from "../../core/limits.js";
 
 function received(input: unknown): string {
   if (typeof input === "string") return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
@@ -12,19 +13,19 @@ function received(input: unknown): string {
 }
 
 /** An integer in [min, max] with a sentence naming the range when it is not. */
-export function boundedInteger(field: string, min: number, max: number) {
+export function boundedInteger(field: string, { min, max }: Bounds) {
   const error = (issue: { input?: unknown }) => `Expected integer between ${min} and ${max} for ${field} but received ${received(issue.input)}`;
   return z.int({ error }).min(min, { error }).max(max, { error });
 }
 
 /** A number in [min, max]. */
-export function boundedNumber(field: string, min: number, max: number) {
+export function boundedNumber(field: string, { min, max }: Bounds) {
   const error = (issue: { input?: unknown }) => `Expected number between ${min} and ${max} for ${field} but received ${received(issue.input)}`;
   return z.number({ error }).min(min, { error }).max(max, { error });
 }
 
 /** A string of `min` to `max` characters. */
-export function boundedText(field: string, min: number, max: number) {
+export function boundedText(field: string, { min, max }: Bounds) {
   const error = (issue: { input?: unknown }) =>
     typeof issue.input === "string"
       ? `Expected ${field} of ${min} to ${max} characters but received ${issue.input.length}`

@@ -4,6 +4,7 @@
  * is 503 MODEL_NOT_INSTALLED naming what an operator does about it.
  */
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
+import { LIMITS } from "../../core/limits.js";
 import type { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { entriesForTask } from "../catalog/model-catalog.js";
@@ -62,9 +63,10 @@ export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
 /** The strength to apply: 1 when unset, else a number from 0 to 1. */
 export function strengthOf(strength: number | undefined): number {
   if (strength === undefined) return 1;
-  if (!Number.isFinite(strength) || strength < 0 || strength > 1) {
-    throw new AtelierError("INVALID_INPUT", `Expected number between 0 and 1 for strength but received ${strength}.`, {
-      issues: [{ path: "strength", message: `Expected number between 0 and 1 but received ${strength}.` }],
+  const { min, max } = LIMITS.styleStrength;
+  if (!Number.isFinite(strength) || strength < min || strength > max) {
+    throw new AtelierError("INVALID_INPUT", `Expected number between ${min} and ${max} for strength but received ${strength}.`, {
+      issues: [{ path: "strength", message: `Expected number between ${min} and ${max} but received ${strength}.` }],
     });
   }
   return strength;
