@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
+import { createConsoleRouter } from "../console/server/create-console-router.js";
 import { AtelierError } from "../core/errors.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
@@ -48,6 +49,7 @@ export function createFacadeApp(services: AtelierServices, version: string): exp
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.set("trust proxy", services.config.console.trustProxy);
   app.use(assignRequestId);
 
   app.use(
@@ -104,6 +106,9 @@ export function createFacadeApp(services: AtelierServices, version: string): exp
     writePublicErrorBodies(res);
     void openApiHandler(req, res, next);
   });
+
+  // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
+  if (services.config.console.enabled) app.use(createConsoleRouter(services));
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));

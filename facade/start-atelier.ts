@@ -9,6 +9,8 @@ import { WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../
 import { createLogger, type Logger } from "../core/logger.js";
 import type { AtelierServices } from "../server/context.js";
 import { createImageSource } from "../server/image-source/image-source.js";
+import type { AccountStore } from "../server/accounts/account-store.js";
+import { openAccountStore } from "../server/accounts/open-account-store.js";
 import type { ApiKeyStore } from "../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { openQuotaStore } from "../server/quota/open-quota-store.js";
@@ -42,12 +44,15 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   // PostgreSQL and Redis when configured (several routers share them), else SQLite in dataDir.
   // Either being unreachable stops start-up, with what was already started shut down.
   let keys: ApiKeyStore | undefined;
+  let accounts: AccountStore | undefined;
   let quota: QuotaStore;
   try {
     keys = await openApiKeyStore(config, { logger: logger.child({ part: "keys" }) });
+    accounts = await openAccountStore(config, { logger: logger.child({ part: "accounts" }) });
     quota = await openQuotaStore(config, { logger: logger.child({ part: "quota" }) });
   } catch (error) {
     await keys?.close();
+    await accounts?.close();
     await worker?.shutdown();
     throw error;
   }
@@ -55,6 +60,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     config,
     logger,
     keys,
+    accounts,
     quota,
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
@@ -83,6 +89,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       services.workers.close();
       await worker?.shutdown();
       await services.keys.close();
+      await services.accounts.close();
       await services.quota.close();
     },
   };
