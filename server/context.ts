@@ -5,6 +5,7 @@ import type { AccountStore } from "./accounts/account-store.js";
 import type { ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";
 import type { QuotaStore } from "./quota/quota-store.js";
+import type { UsageService } from "./usage/usage-service.js";
 import type { WorkerClients } from "./workers/worker-clients.js";
 
 export interface AtelierServices {
@@ -14,6 +15,8 @@ export interface AtelierServices {
   /** Console users, sessions and invites, in the same database as the keys. */
   accounts: AccountStore;
   quota: QuotaStore;
+  /** Per-key usage counters, fed by every metered call (server/usage/). */
+  usage: UsageService;
   workers: WorkerClients;
   images: ImageSource;
 }
