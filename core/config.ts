@@ -88,6 +88,19 @@ const envSchema = z.object({
   ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
   ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
   ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
+  ATELIER_CONSOLE: z.enum(["on", "off"]).default("on"),
+  ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
+  ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
+  ATELIER_SESSION_MAX_HOURS: integer(12, 1, 30 * 24),
+  ATELIER_TRUST_PROXY: z
+    .string()
+    .default("false")
+    .transform((value): boolean | number | string => {
+      const trimmed = value.trim();
+      if (trimmed === "" || trimmed === "false") return false;
+      if (trimmed === "true") return true;
+      return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+    }),
   ATELIER_DISABLE_NON_COMMERCIAL: z
     .enum(["true", "false", "1", "0", "yes", "no", ""])
     .default("false")
@@ -192,6 +205,25 @@ export interface AtelierConfig {
     /** OpenAI-compatible chat completions server; undefined: the builtin engine only. */
     llm: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number; temperature: number } | undefined;
   };
+  console: {
+    /** Serve the web console under `/` (the API stays under `/api/v1` and `/trpc` either way). */
+    enabled: boolean;
+    /**
+     * Who may create an account: `off` (admins create users or send one-time invites), `invite`
+     * (every signed-in user may send invites), `open` (anyone may sign up at /sign-up).
+     */
+    signUp: "off" | "invite" | "open";
+    /** A console session unused this long ends, in milliseconds. */
+    sessionIdleMs: number;
+    /** A console session ends this long after sign-in, however active, in milliseconds. */
+    sessionAbsoluteMs: number;
+    /**
+     * Express's `trust proxy`: which proxies' `X-Forwarded-For`/`-Proto` to believe (false: none;
+     * true: all; a hop count; or addresses/CIDRs such as `loopback`). Decides the client address
+     * for sign-in throttling and whether a request came over TLS (the `Secure` cookie flag).
+     */
+    trustProxy: boolean | number | string;
+  };
   inference: {
     /** onnxruntime intra-op threads per session. */
     threads: number;
@@ -276,6 +308,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
               timeoutMs: e.ATELIER_PROMPT_LLM_TIMEOUT_MS,
               temperature: e.ATELIER_PROMPT_LLM_TEMPERATURE,
             },
+    },
+    console: {
+      enabled: e.ATELIER_CONSOLE === "on",
+      signUp: e.ATELIER_SIGNUP,
+      sessionIdleMs: e.ATELIER_SESSION_IDLE_MINUTES * 60_000,
+      sessionAbsoluteMs: e.ATELIER_SESSION_MAX_HOURS * 3_600_000,
+      trustProxy: e.ATELIER_TRUST_PROXY,
     },
     inference: {
       threads: e.ATELIER_ONNX_THREADS,

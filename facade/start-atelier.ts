@@ -12,6 +12,8 @@ import { createLogger, type Logger } from "../core/logger.js";
 import { packageVersion } from "../core/package-root.js";
 import type { AtelierServices } from "../server/context.js";
 import { createImageSource } from "../server/image-source/image-source.js";
+import type { AccountStore } from "../server/accounts/account-store.js";
+import { openAccountStore } from "../server/accounts/open-account-store.js";
 import type { ApiKeyStore } from "../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { openQuotaStore } from "../server/quota/open-quota-store.js";
@@ -47,15 +49,18 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   // PostgreSQL and Redis when configured (several routers share them), else SQLite in dataDir.
   // Either being unreachable stops start-up, with what was already started shut down.
   let keys: ApiKeyStore | undefined;
+  let accounts: AccountStore | undefined;
   let quota: QuotaStore | undefined;
   let usage: UsageService;
   try {
     keys = await openApiKeyStore(config, { logger: logger.child({ part: "keys" }) });
+    accounts = await openAccountStore(config, { logger: logger.child({ part: "accounts" }) });
     quota = await openQuotaStore(config, { logger: logger.child({ part: "quota" }) });
     const usageLogger = logger.child({ part: "usage" });
     usage = new UsageService(await openUsageStore(config, { logger: usageLogger }), { ...config.usage, logger: usageLogger });
   } catch (error) {
     await keys?.close();
+    await accounts?.close();
     await quota?.close();
     await worker?.shutdown();
     throw error;
@@ -64,6 +69,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     config,
     logger,
     keys,
+    accounts,
     quota,
     usage,
     workers: createWorkerClients(config, addresses),
@@ -93,6 +99,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       services.workers.close();
       await worker?.shutdown();
       await services.keys.close();
+      await services.accounts.close();
       await services.quota.close();
       await services.usage.close();
     },
