@@ -59,8 +59,11 @@ describe.skipIf(skip || !clientModelsAvailable())("Python client against a real 
     const created = await exec(PYTHON, ["-m", "venv", "--system-site-packages", "--without-pip", venv], { cwd: tmp, timeout: 60_000 });
     expect(created.code, created.output).toBe(0);
     python = path.join(venv, "bin", "python");
-    // A real (non-editable) install: the tests then import the package as users get it.
-    const installed = await exec(python, ["-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "--quiet", packageDir], {
+    // A real (non-editable) install from a clean copy (setuptools builds in the source folder): the
+    // tests then import the package as users get it.
+    const source = path.join(tmp, "source");
+    fs.cpSync(packageDir, source, { recursive: true, filter: (file) => !/(^|\/)(build|dist|__pycache__|\.mypy_cache|\.pytest_cache|[^/]*\.egg-info)$/.test(file) });
+    const installed = await exec(python, ["-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "--quiet", source], {
       cwd: tmp,
       env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1" },
       timeout: 120_000,

@@ -294,7 +294,8 @@ class Jobs(_Resource):
         decoder = EventDecoder()
         decoder.last_id = last_event_id
         failures = 0
-        while True:
+        finished = False
+        while not finished:
             headers = {"accept": "text/event-stream", **({"last-event-id": decoder.last_id} if decoder.last_id else {})}
             response = self._client._send(Call("GET", path_of("jobs.events").format(id=job_id), lambda r: r, headers=headers, timeout=None), stream=True)
             try:
@@ -304,13 +305,15 @@ class Jobs(_Resource):
                         continue
                     failures = 0
                     parsed = job_event(event)
+                    finished = finished or is_terminal(parsed)
                     yield parsed
-                    if is_terminal(parsed):
-                        return
             except httpx.TransportError:
                 pass
             finally:
                 response.close()
+            if finished:
+                return
+            # The stream ended before the job did: resume after the last event seen.
             failures += 1
             if failures > self._client._settings.max_retries:
                 raise APIConnectionError(f"The event stream of job {job_id} kept dropping.", code="CONNECTION_ERROR")

@@ -66,7 +66,7 @@ class PermissionDeniedError(AtelierError):
 
 
 class NotFoundError(AtelierError):
-    """404: no such endpoint or resource."""
+    """404 (or 410): no such endpoint or resource, or a job result deleted after its retention period."""
 
 
 class ConflictError(AtelierError):
@@ -134,6 +134,6 @@ def error_from_response(response: httpx.Response, retry_after: Optional[float]) 
     }
     if status == 429:
         return RateLimitError(str(message), retry_after=retry_after, **fields)
-    kinds = {401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError, 409: ConflictError, 503: ServiceUnavailableError}
+    kinds = {401: AuthenticationError, 403: PermissionDeniedError, 404: NotFoundError, 410: NotFoundError, 409: ConflictError, 503: ServiceUnavailableError}
     kind = kinds.get(status, InternalServerError if status >= 500 else BadRequestError)
     return kind(str(message), **fields)

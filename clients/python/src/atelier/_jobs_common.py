@@ -3,32 +3,24 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 from ._errors import AtelierError, _issues_of
-from ._models import RESULT_TYPES, TERMINAL_JOB_STATUSES, JobEvent, JobState, Result
+from ._operations import OPERATIONS
+from ._models import RESULT_TYPES, JobEvent, JobState, Result
 from ._sse import ServerSentEvent
 
-# The server's operation names (issue 16 leaves their spelling open) and the client's.
-_OPERATION_ALIASES = {
-    "generate": "images.generate",
-    "upscale": "tools.upscale",
-    "tools.upscale": "tools.upscale",
-    "style-transfer": "tools.style_transfer",
-    "styleTransfer": "tools.style_transfer",
-    "tools.styleTransfer": "tools.style_transfer",
-    "background-remove": "tools.remove_background",
-    "backgroundRemove": "tools.remove_background",
-    "tools.backgroundRemove": "tools.remove_background",
-    "prompt-improve": "prompts.improve",
-    "prompt.improve": "prompts.improve",
-}
+
+def _client_method(operation: str) -> str:
+    """The client method for a job's ``operation``, which the server names by REST path (``tools/upscale``)."""
+    path = operation if operation.startswith("/") else "/v1/" + operation
+    return next((name for method, rest_path, name in OPERATIONS if method == "POST" and rest_path == path), operation)
 
 
 def outcome(state: JobState) -> Result:
     """The finished job's result as the synchronous call's result type, or its error raised."""
     if state.status == "succeeded" and state.result is not None:
-        kind = RESULT_TYPES.get(_OPERATION_ALIASES.get(state.operation, state.operation), Result)
+        kind = RESULT_TYPES.get(_client_method(state.operation), Result)
         return kind.from_json(state.result)
     if state.status == "canceled":
         raise AtelierError(f"Job {state.id} was canceled.", code="CANCELED")
@@ -50,7 +42,5 @@ def job_event(event: ServerSentEvent) -> JobEvent:
 
 
 def is_terminal(event: JobEvent) -> bool:
-    if event.event in ("result", "error", "done", "end", *TERMINAL_JOB_STATUSES):
-        return True
-    status: Optional[Any] = event.data.get("status") if isinstance(event.data, dict) else None
-    return isinstance(status, str) and status in TERMINAL_JOB_STATUSES
+    """Whether the job has finished with this event; the server still closes the stream itself."""
+    return event.event in ("result", "error")
