@@ -39,10 +39,14 @@ export interface ErrorKind {
   description: string;
   /** A message as a client would see it, for the API's reference. */
   example: string;
+  /** Headers a response of this kind carries besides `X-Request-Id`. */
+  headers?: readonly ErrorHeader[];
 }
 
+export type ErrorHeader = "Retry-After" | "WWW-Authenticate" | "Allow" | "RateLimit";
+
 /** One entry per code. A new kind is one entry here: the document, REST, tRPC and gRPC follow. */
-export const ERROR_KINDS = {
+const KINDS = {
   INVALID_INPUT: {
     http: 400, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "body",
     description: "A field is missing, of the wrong type or out of range; `issues` lists each bad field.",
@@ -62,6 +66,7 @@ export const ERROR_KINDS = {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
     description: "No API key, or a key that is unknown or revoked.",
     example: "Missing API key: send `Authorization: Bearer <key>`.",
+    headers: ["WWW-Authenticate"],
   },
   NOT_FOUND: {
     http: 404, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "routing",
@@ -72,6 +77,7 @@ export const ERROR_KINDS = {
     http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "any",
     description: "This path does not take that method; `Allow` lists the ones it takes.",
     example: "DELETE is not allowed on /api/v1/tools/upscale; use POST.",
+    headers: ["Allow"],
   },
   PAYLOAD_TOO_LARGE: {
     http: 413, trpc: "PAYLOAD_TOO_LARGE", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "body",
@@ -102,6 +108,7 @@ export const ERROR_KINDS = {
     http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "key",
     description: "The key's hourly quota is spent; `Retry-After` says when it refills.",
     example: "Rate limit exceeded: this key allows 100 requests per hour. Retry after 1200 seconds.",
+    headers: ["Retry-After", "RateLimit"],
   },
   CANCELLED: {
     http: 499, trpc: "CLIENT_CLOSED_REQUEST", grpc: GrpcStatus.CANCELLED, scope: "unseen",
@@ -122,21 +129,25 @@ export const ERROR_KINDS = {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "model",
     description: "The operation needs model weights that are not installed (or are disabled) here; the message names the install command.",
     example: "The model \"esrgan-thick\" is not installed on this server. An operator installs it with `npm run models -- pull esrgan-thick`.",
+    headers: ["Retry-After"],
   },
   OVERLOADED: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "model",
     description: "Too much work is queued already; retry after `Retry-After`.",
     example: "The server is busy. Try again in a few seconds.",
+    headers: ["Retry-After"],
   },
   WORKER_UNAVAILABLE: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "any",
     description: "An inference worker could not be reached; retry after `Retry-After`.",
     example: "The inference worker is unreachable. Try again shortly.",
+    headers: ["Retry-After"],
   },
   STORE_UNAVAILABLE: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "key",
     description: "A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`.",
     example: "The API key store is unreachable. Try again shortly.",
+    headers: ["Retry-After"],
   },
   DEADLINE_EXCEEDED: {
     http: 504, trpc: "GATEWAY_TIMEOUT", grpc: GrpcStatus.DEADLINE_EXCEEDED, scope: "any",
@@ -145,7 +156,9 @@ export const ERROR_KINDS = {
   },
 } as const satisfies Record<string, ErrorKind>;
 
-export type ErrorCode = keyof typeof ERROR_KINDS;
+export type ErrorCode = keyof typeof KINDS;
+
+export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = KINDS;
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(ERROR_KINDS, value);

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
+import { EXAMPLE_IMAGE, EXAMPLE_LARGE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL } from "../schemas/operation-examples.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
@@ -41,6 +42,33 @@ export const upscaleProcedure = meteredProcedure
       tags: ["tools"],
       summary: "Upscale an image",
       description: "Enlarges the image at `imageUrl` by `scale` on both sides and returns it as a data URL.",
+    },
+    examples: {
+      needs: ["lanczos"],
+      success: {
+        summary: "Enlarge a 16x16 PNG four times with Lanczos-3",
+        request: { imageUrl: EXAMPLE_IMAGE, scale: 4, model: "lanczos" },
+        response: {
+          id: "req_3f9c2d7e",
+          created: 1795256153,
+          model: "lanczos",
+          data: [{ url: EXAMPLE_RESULT_URL, mimeType: "image/png", width: 64, height: 64 }],
+          scale: 4,
+          nativeScale: 4,
+          steps: ["lanczos3 x4"],
+        },
+      },
+      errors: {
+        INVALID_INPUT: {
+          summary: "A scale out of range",
+          request: { imageUrl: EXAMPLE_IMAGE, scale: 9 },
+          message: "Invalid request: Expected integer between 2 and 8 for scale but received 9",
+          issues: [{ path: "scale", message: "Expected integer between 2 and 8 for scale but received 9" }],
+        },
+        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch", request: { imageUrl: "http://127.0.0.1/photo.png" } },
+        IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE } },
+        OUTPUT_TOO_LARGE: { summary: "A 600x600 image enlarged 8x is over the output limit", request: { imageUrl: EXAMPLE_LARGE_IMAGE, scale: 8, model: "lanczos" } },
+      },
     },
   })
   .input(upscaleInput)
