@@ -25,10 +25,11 @@ type TrpcCode =
  * Which operations can answer with a kind, so the OpenAPI document lists each kind exactly on the
  * operations that can return it: `any` every operation; `body` operations that take a JSON body;
  * `key` operations that need an API key; `image-input` operations that read an image from a URL;
- * `image-output` operations that return images; `model` operations that run a model. `routing`
- * answers no operation (an unknown path); `unseen` never reaches a client (it hung up).
+ * `image-output` operations that return images; `model` operations that take a model id or an image. `routing`
+ * answers no operation (an unknown path); `unseen` never reaches a client (it hung up); `work`
+ * operations that queue work on a worker.
  */
-export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "routing" | "unseen";
+export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen";
 
 export interface ErrorKind {
   http: number;
@@ -132,7 +133,7 @@ const KINDS = {
     headers: ["Retry-After"],
   },
   OVERLOADED: {
-    http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "model",
+    http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "work",
     description: "Too much work is queued already; retry after `Retry-After`.",
     example: "The server is busy. Try again in a few seconds.",
     headers: ["Retry-After"],

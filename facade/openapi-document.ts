@@ -91,11 +91,13 @@ function scopesOf(operation: Operation): Set<ErrorScope> {
   const scopes = new Set<ErrorScope>(["any"]);
   const input = operation.requestBody?.content?.["application/json"]?.schema?.properties ?? {};
   const output = operation.responses["200"]?.content?.["application/json"]?.schema?.properties ?? {};
-  if (operation.requestBody) scopes.add("body");
+  // Every operation with a body runs its work on a worker's queue.
+  if (operation.requestBody) scopes.add("body").add("work");
   if ((operation.security ?? []).length > 0) scopes.add("key");
   if ("imageUrl" in input) scopes.add("image-input");
   if ("data" in output && "model" in output) scopes.add("image-output");
-  if ("model" in output) scopes.add("model");
+  // Operations that name a model, and those that take an image (each runs a model on it), can need one not installed.
+  if ("model" in input || "imageUrl" in input) scopes.add("model");
   return scopes;
 }
 
@@ -118,6 +120,11 @@ function errorResponses(operation: Operation, examples: OperationExamples | unde
   for (const code of ERROR_CODES) {
     const kind = ERROR_KINDS[code];
     if (scopes.has(kind.scope)) byStatus.set(kind.http, [...(byStatus.get(kind.http) ?? []), code]);
+  }
+  for (const code of Object.keys(examples?.errors ?? {}) as ErrorCode[]) {
+    if (!scopes.has(ERROR_KINDS[code].scope)) {
+      throw new Error(`${operation.operationId}: an example of ${code}, which the error table says this operation cannot answer (scope ${ERROR_KINDS[code].scope})`);
+    }
   }
   const responses: Record<string, Response> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {

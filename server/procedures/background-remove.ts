@@ -4,7 +4,7 @@ import { AtelierError } from "../../core/errors.js";
 import { parseReplacement, photographicGenerator, resolveReplacement } from "../background/index.js";
 import { boundedText, flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL } from "../schemas/operation-examples.js";
+import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
@@ -68,6 +68,13 @@ export const backgroundRemoveProcedure = meteredProcedure
           request: { imageUrl: EXAMPLE_IMAGE, replacement: "white", onlyMask: true },
           message: "Expected no replacement with onlyMask, which returns the matte alone",
           issues: [{ path: "onlyMask", message: "Expected no replacement with onlyMask, which returns the matte alone" }],
+        },
+        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", model: "portrait-selfie" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png", model: "portrait-selfie" } },
+        IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, model: "portrait-selfie" } },
+        OUTPUT_TOO_LARGE: {
+          summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",
+          request: { imageUrl: EXAMPLE_OVER_OUTPUT_LIMIT, model: "portrait-selfie" },
         },
         IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE, model: "portrait-selfie" } },
         MODEL_NOT_INSTALLED: {

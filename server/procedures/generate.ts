@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_RESULT_URL } from "../schemas/operation-examples.js";
+import { EXAMPLE_RESULT_URL } from "../schemas/example-images.js";
 import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
@@ -61,6 +61,16 @@ export const generateProcedure = meteredProcedure
         },
       },
       errors: {
+        MODEL_NOT_INSTALLED: {
+          summary: "A model this server has not installed (here LCM Dreamshaper)",
+          request: { prompt: "a lighthouse on a cliff at dusk", model: "lcm-dreamshaper-v7" },
+          message: "The model \"lcm-dreamshaper-v7\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull lcm-dreamshaper-v7`.",
+        },
+        OUTPUT_TOO_LARGE: {
+          summary: "On a server whose output limit (ATELIER_MAX_OUTPUT_PIXELS) is under 1 MP, a 1024x1024 drawing",
+          request: { prompt: "an owl", width: 1024, height: 1024 },
+          message: "The result would be 1024x1024 (1.0 MP), over this server's limit of 1.0 MP (ATELIER_MAX_OUTPUT_PIXELS). Ask for a smaller width and height.",
+        },
         INVALID_INPUT: {
           summary: "An empty prompt",
           request: { prompt: "" },

@@ -116,7 +116,7 @@ export const listModelsProcedure = publicProcedure
               installCommand: "npm run models -- pull cvae-quickdraw",
               sizeBytes: 1835008,
               photographic: false,
-              generation: { defaultWidth: 256, defaultHeight: 256, minSize: 64, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1 },
+              generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1 },
             },
           ],
         },

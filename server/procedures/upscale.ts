@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_IMAGE, EXAMPLE_LARGE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL } from "../schemas/operation-examples.js";
+import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
@@ -65,9 +65,16 @@ export const upscaleProcedure = meteredProcedure
           message: "Invalid request: Expected integer between 2 and 8 for scale but received 9",
           issues: [{ path: "scale", message: "Expected integer between 2 and 8 for scale but received 9" }],
         },
-        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch", request: { imageUrl: "http://127.0.0.1/photo.png" } },
+        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png" } },
+        IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT } },
         IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE } },
-        OUTPUT_TOO_LARGE: { summary: "A 600x600 image enlarged 8x is over the output limit", request: { imageUrl: EXAMPLE_LARGE_IMAGE, scale: 8, model: "lanczos" } },
+        MODEL_NOT_INSTALLED: {
+          summary: "A model this server has not installed (here LSDIR compact)",
+          request: { imageUrl: EXAMPLE_IMAGE, scale: 4, model: "lsdir-compact-x4" },
+          message: "The model \"lsdir-compact-x4\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull lsdir-compact-x4`.",
+        },
+        OUTPUT_TOO_LARGE: { summary: "A 600x600 image enlarged 8x is over the output limit", request: { imageUrl: EXAMPLE_ENLARGES_TOO_FAR, scale: 8, model: "lanczos" } },
       },
     },
   })
