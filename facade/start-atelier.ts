@@ -16,6 +16,8 @@ import type { ApiKeyStore } from "../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { openQuotaStore } from "../server/quota/open-quota-store.js";
 import type { QuotaStore } from "../server/quota/quota-store.js";
+import { openUsageStore } from "../server/usage/open-usage-store.js";
+import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
@@ -45,12 +47,16 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   // PostgreSQL and Redis when configured (several routers share them), else SQLite in dataDir.
   // Either being unreachable stops start-up, with what was already started shut down.
   let keys: ApiKeyStore | undefined;
-  let quota: QuotaStore;
+  let quota: QuotaStore | undefined;
+  let usage: UsageService;
   try {
     keys = await openApiKeyStore(config, { logger: logger.child({ part: "keys" }) });
     quota = await openQuotaStore(config, { logger: logger.child({ part: "quota" }) });
+    const usageLogger = logger.child({ part: "usage" });
+    usage = new UsageService(await openUsageStore(config, { logger: usageLogger }), { ...config.usage, logger: usageLogger });
   } catch (error) {
     await keys?.close();
+    await quota?.close();
     await worker?.shutdown();
     throw error;
   }
@@ -59,6 +65,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     logger,
     keys,
     quota,
+    usage,
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
@@ -87,6 +94,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       await worker?.shutdown();
       await services.keys.close();
       await services.quota.close();
+      await services.usage.close();
     },
   };
 }
