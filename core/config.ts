@@ -56,6 +56,7 @@ const envSchema = z.object({
   ATELIER_MODEL_HUB_TOKEN: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
+  ATELIER_QUOTA_MAX_REFUNDS: integer(10, 0, 1_000_000),
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
   ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
@@ -136,6 +137,8 @@ export interface AtelierConfig {
      * Undefined: counters live in SQLite in `dataDir`.
      */
     redisUrl: string | undefined;
+    /** Requests failed by the server (5xx) given back per key per window; later failures stay charged. */
+    maxRefunds: number;
   };
   usage: {
     /**
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
       windowSeconds: e.ATELIER_RATE_LIMIT_WINDOW_SECONDS,
       redisUrl: e.ATELIER_REDIS_URL,
+      maxRefunds: e.ATELIER_QUOTA_MAX_REFUNDS,
     },
     usage: { flushIntervalMs: e.ATELIER_USAGE_FLUSH_MS, retentionDays: e.ATELIER_USAGE_RETENTION_DAYS },
     images: {
