@@ -14,11 +14,12 @@
 import { z } from "zod";
 import { AtelierError } from "../../core/errors.js";
 import { hexOf, parseCssColor, type Rgba } from "./css-color.js";
+import { LIMITS } from "../../core/limits.js";
 
 const URL_PREFIX = /^(https?:\/\/|data:)/i;
 
 /** Longest `replacement` text in characters, except a URL (bounded as imageUrl is: length for http(s), body and image size for data:). */
-export const MAX_REPLACEMENT_TEXT = 2000;
+export const MAX_REPLACEMENT_TEXT = LIMITS.replacementCharacters.max;
 
 /**
  * The `replacement` field: text of up to {@link MAX_REPLACEMENT_TEXT} characters, or a URL whose
@@ -32,7 +33,7 @@ export const replacementText = z
   });
 
 /** Strongest blur accepted, in source pixels (Gaussian sigma). */
-export const MAX_BLUR_SIGMA = 100;
+export const MAX_BLUR_SIGMA = LIMITS.blurSigma.max;
 
 export type Replacement =
   | { kind: "none" }
@@ -58,8 +59,8 @@ export function parseReplacement(text: string | undefined): Replacement {
   if (blur) {
     if (blur[1] === undefined) return { kind: "blur", sigma: undefined };
     const sigma = Number(blur[1]);
-    if (!(sigma >= 1 && sigma <= MAX_BLUR_SIGMA)) {
-      throw invalidReplacement(`Expected a blur between 1 and ${MAX_BLUR_SIGMA} px for replacement but received ${blur[1]} px`);
+    if (!(sigma >= LIMITS.blurSigma.min && sigma <= MAX_BLUR_SIGMA)) {
+      throw invalidReplacement(`Expected a blur between ${LIMITS.blurSigma.min} and ${MAX_BLUR_SIGMA} px for replacement but received ${blur[1]} px`);
     }
     return { kind: "blur", sigma };
   }
