@@ -57,9 +57,13 @@ const envSchema = z.object({
   ATELIER_MODEL_INSTALL_FROM: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
+  ATELIER_QUOTA_MAX_REFUNDS: integer(10, 0, 1_000_000),
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
   ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
+  ATELIER_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
+  ATELIER_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
+  ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
   ATELIER_MAX_IMAGE_BYTES: integer(25 * MiB, 1024, 1024 * MiB),
   ATELIER_MAX_INPUT_PIXELS: integer(50_000_000, 1, 1_000_000_000),
   ATELIER_MAX_OUTPUT_PIXELS: integer(4096 * 4096, 1, 1_000_000_000),
@@ -120,6 +124,12 @@ export interface AtelierConfig {
     port: number;
     /** Largest accepted request body in bytes (data URLs travel in the body). */
     maxBodyBytes: number;
+    /** Time a client has to send the request headers, in milliseconds. */
+    headersTimeoutMs: number;
+    /** Time a client has to send the whole request, body included, in milliseconds (then 408). */
+    requestTimeoutMs: number;
+    /** Time an idle keep-alive connection stays open between requests, in milliseconds. */
+    keepAliveTimeoutMs: number;
   };
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
   /** Folder for the SQLite databases (API keys, quota counters). */
@@ -156,6 +166,8 @@ export interface AtelierConfig {
      * Undefined: counters live in SQLite in `dataDir`.
      */
     redisUrl: string | undefined;
+    /** Requests failed by the server (5xx) given back per key per window; later failures stay charged. */
+    maxRefunds: number;
   };
   usage: {
     /**
@@ -263,7 +275,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
   const dataDir = path.resolve(e.ATELIER_DATA_DIR);
   const shared = e.ATELIER_WORKER_ADDRESS;
   return {
-    http: { host: e.HOST, port: e.PORT, maxBodyBytes: e.ATELIER_MAX_BODY_BYTES },
+    http: {
+      host: e.HOST,
+      port: e.PORT,
+      maxBodyBytes: e.ATELIER_MAX_BODY_BYTES,
+      // Node requires the headers limit not to exceed the whole-request limit.
+      headersTimeoutMs: Math.min(e.ATELIER_HTTP_HEADERS_TIMEOUT_MS, e.ATELIER_HTTP_REQUEST_TIMEOUT_MS),
+      requestTimeoutMs: e.ATELIER_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    },
     logLevel: e.LOG_LEVEL,
     dataDir,
     databaseUrl: e.ATELIER_DATABASE_URL,
@@ -275,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
       windowSeconds: e.ATELIER_RATE_LIMIT_WINDOW_SECONDS,
       redisUrl: e.ATELIER_REDIS_URL,
+      maxRefunds: e.ATELIER_QUOTA_MAX_REFUNDS,
     },
     usage: { flushIntervalMs: e.ATELIER_USAGE_FLUSH_MS, retentionDays: e.ATELIER_USAGE_RETENTION_DAYS },
     images: {

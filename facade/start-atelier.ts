@@ -25,6 +25,7 @@ import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
+import { httpServerOptions } from "./http-server-options.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
@@ -84,7 +85,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     images: createImageSource(config),
   };
   const app = createFacadeApp(services, packageVersion());
-  const server = http.createServer(app);
+  const server = http.createServer(httpServerOptions(config), app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.http.port, config.http.host, () => resolve());
