@@ -75,6 +75,10 @@ describe.skipIf(skip)("console in a real browser", () => {
 
     const secret = await createKey(page, "website backend");
     expect(await page.getByText("It is shown only this once").isVisible()).toBe(true);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: atelier.url });
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByText("Copied to the clipboard.").waitFor();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(secret);
     await screenshotWidths(page, "console-key-created");
 
     const improved = await callApi("/prompt/improve", secret, { prompt: "a lighthouse at dusk" });
@@ -123,6 +127,44 @@ describe.skipIf(skip)("console in a real browser", () => {
       await screenshotWidths(admin.page, "console-keys-admin");
     } finally {
       await admin.context.close();
+    }
+  });
+
+  it("lets an invited person join through the one-time link, whose code never reaches the server", async () => {
+    const admin = await newSignedInPage(ADMIN);
+    const invitee = await browser.newContext();
+    try {
+      await admin.page.goto(`${atelier.url}/users`);
+      await admin.page.getByLabel("Email", { exact: true }).first().fill("newcomer@example.com");
+      await admin.page.getByRole("button", { name: "Create invite link" }).click();
+      const link = await admin.page.getByLabel("Invite link").inputValue();
+      expect(link).toMatch(new RegExp(`^${atelier.url}/invite#[A-Za-z0-9_-]{43}$`));
+      await screenshotWidths(admin.page, "console-invite-created");
+
+      const tab = await invitee.newPage();
+      const requested: string[] = [];
+      tab.on("request", (request) => requested.push(request.url()));
+      await tab.goto(link);
+      expect(await tab.getByLabel("Invite code").inputValue()).toBe(link.split("#")[1]);
+      expect(tab.url()).toBe(`${atelier.url}/invite`); // the code left the address bar
+      await tab.getByLabel("Display name").fill("Newcomer");
+      await tab.getByLabel("Password", { exact: true }).fill("newcomer's passphrase");
+      await tab.getByRole("button", { name: "Create account" }).click();
+      await tab.waitForURL(`${atelier.url}/keys`);
+      expect(await tab.getByRole("status").innerText()).toContain("Welcome to Atelier");
+      expect(requested.every((url) => !url.includes(link.split("#")[1]!))).toBe(true);
+      expect(atelier.logText()).not.toContain(link.split("#")[1]);
+
+      // The link works once.
+      const again = await invitee.newPage();
+      await invitee.clearCookies();
+      await again.goto(link);
+      await again.getByLabel("Password", { exact: true }).fill("someone else's pass");
+      await again.getByRole("button", { name: "Create account" }).click();
+      expect(await again.getByRole("alert").innerText()).toContain("This invite code is not valid");
+    } finally {
+      await admin.context.close();
+      await invitee.close();
     }
   });
 

@@ -216,6 +216,8 @@ describe("key ownership", () => {
 
     // Bob can; the admin can see it too.
     expect((await get(`/keys/${id}`, bob)).status).toBe(200);
+    expect((await postForm(base, `/keys/${id}`, bob, { name: "bob's renamed key" })).status).toBe(303);
+    expect((await atelier.services.keys.get(id))?.name).toBe("bob's renamed key");
     const admin = await signInHttp(base, ADMIN.email, ADMIN.password);
     expect(await (await get("/keys", admin)).text()).toContain(id);
     expect((await postForm(base, `/keys/${id}/revoke`, bob, {})).status).toBe(303);
@@ -335,6 +337,28 @@ describe("secrets at rest and in logs", () => {
     for (const secret of [...secrets, sessionId, session.csrfToken]) {
       expect(stored.includes(Buffer.from(secret)), `stored: ${secret.slice(0, 8)}…`).toBe(false);
       expect(logs.includes(secret), `logged: ${secret.slice(0, 8)}…`).toBe(false);
+    }
+  });
+});
+
+describe("sign-up modes", () => {
+  it("offers no sign-up page unless ATELIER_SIGNUP=open, and then creates members only", async () => {
+    expect((await get("/sign-up")).status).toBe(404);
+    const open = await startConsoleService({ ATELIER_SIGNUP: "open" });
+    try {
+      const page = await fetch(`${open.url}/sign-up`);
+      expect(page.status).toBe(200);
+      const response = await fetch(`${open.url}/sign-up`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: open.url, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: "self@example.com", password: "self-made passphrase", role: "admin" }),
+      });
+      expect(response.status).toBe(303);
+      expect(response.headers.get("location")).toBe("/keys");
+      expect(await open.services.accounts.findUserByEmail("self@example.com")).toMatchObject({ role: "member" });
+    } finally {
+      await open.close();
     }
   });
 });
