@@ -54,6 +54,7 @@ const envSchema = z.object({
   ATELIER_MODEL_MIRROR: z.string().default(path.join("..", "shared", "models")),
   ATELIER_MODEL_HUB_URL: optionalUrl(["http:", "https:"], "https://huggingface.co").transform((value) => value ?? "https://huggingface.co"),
   ATELIER_MODEL_HUB_TOKEN: optionalAddress,
+  ATELIER_MODEL_INSTALL_FROM: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
@@ -132,6 +133,12 @@ export interface AtelierConfig {
   modelsDir: string;
   /** Local mirror of model weights used by `models pull --from` and by tests. */
   modelMirror: string;
+  /**
+   * Where installs started from the console's Models page fetch weights: a mirror folder or an
+   * http(s) mirror URL (the layout of `models pull --from`). Undefined: each file's public origin
+   * and the model hub, as `models pull` without `--from`.
+   */
+  modelInstallFrom: string | undefined;
   /** The Hugging Face–compatible hub that models with a hub repository are pulled from. */
   modelHub: {
     /** Base URL, e.g. https://huggingface.co or a mirror of it. */
@@ -262,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     databaseUrl: e.ATELIER_DATABASE_URL,
     modelsDir: path.resolve(e.ATELIER_MODELS_DIR ?? path.join(dataDir, "models")),
     modelMirror: path.resolve(e.ATELIER_MODEL_MIRROR),
+    modelInstallFrom: e.ATELIER_MODEL_INSTALL_FROM,
     modelHub: { url: e.ATELIER_MODEL_HUB_URL, token: e.ATELIER_MODEL_HUB_TOKEN },
     quota: {
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,

@@ -18,9 +18,11 @@ import type { ApiKeyStore } from "../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { openQuotaStore } from "../server/quota/open-quota-store.js";
 import type { QuotaStore } from "../server/quota/quota-store.js";
+import { ModelInstalls } from "../server/model-installs/model-installs.js";
 import { openUsageStore } from "../server/usage/open-usage-store.js";
 import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
+import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
 
@@ -72,6 +74,12 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     accounts,
     quota,
     usage,
+    modelInstalls: new ModelInstalls({
+      modelsDir: config.modelsDir,
+      from: config.modelInstallFrom,
+      hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
+      logger: logger.child({ part: "model-installs" }),
+    }),
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
@@ -102,6 +110,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       await services.accounts.close();
       await services.quota.close();
       await services.usage.close();
+      await services.modelInstalls.close();
     },
   };
 }

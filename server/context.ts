@@ -5,6 +5,7 @@ import type { AccountStore } from "./accounts/account-store.js";
 import type { ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";
 import type { QuotaStore } from "./quota/quota-store.js";
+import type { ModelInstalls } from "./model-installs/model-installs.js";
 import type { UsageService } from "./usage/usage-service.js";
 import type { WorkerClients } from "./workers/worker-clients.js";
 
@@ -17,6 +18,8 @@ export interface AtelierServices {
   quota: QuotaStore;
   /** Per-key usage counters, fed by every metered call (server/usage/). */
   usage: UsageService;
+  /** Background model installs and removals started by admins from the console. */
+  modelInstalls: ModelInstalls;
   workers: WorkerClients;
   images: ImageSource;
 }
