@@ -187,7 +187,7 @@ async function main(argv: string[]): Promise<number> {
     const result = await client.models.list();
     const models = result.data.filter((model) => !values.task || model.task === values.task);
     if (values.json) console.log(JSON.stringify(models, null, 2));
-    else for (const model of models) console.log(`${model.id.padEnd(24)} ${model.task.padEnd(18)} ${model.installed ? "installed" : "not installed"}${model.disabled ? " (disabled)" : ""}  ${model.name}`);
+    else for (const model of models) console.log(`${model.id.padEnd(24)} ${model.task.padEnd(18)} ${((model.installed ? "installed" : "not installed") + (model.disabled ? " (disabled)" : "")).padEnd(14)} ${model.name}`);
     return 0;
   }
   throw new UsageError(`Unknown command ${JSON.stringify(command)}.`);
