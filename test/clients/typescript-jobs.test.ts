@@ -39,9 +39,10 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(job.id).toMatch(/^job_/);
     expect(job.meta?.status).toBe(202);
     const seen: string[] = [];
-    const result = (await job.wait({ onProgress: (current: Job) => seen.push(current.status) })) as { data: AtelierImage[]; scale: number };
+    const result = await job.wait({ onProgress: (current: Job<unknown>) => seen.push(current.status) });
     expect(seen.at(-1)).toBe("succeeded");
     expect(result.scale).toBe(2);
+    expect(result.nativeScale).toBe(2);
     expect(result.data[0]).toBeInstanceOf(AtelierImage);
     expect(result.data[0]).toMatchObject({ width: 48, height: 32 });
 

@@ -137,7 +137,8 @@ async function runImageCommand(client: Atelier, work: Plan, values: Values): Pro
   let result: { data: AtelierImage[] } & Record<string, unknown>;
   try {
     if (values.job) {
-      const job = await client.jobs.create(work.operation, work.params);
+      // The plan's params were built for this operation; the CLI assembles them untyped from flags.
+      const job = await client.jobs.create(work.operation, work.params as never);
       result = (await job.wait({
         onProgress: (current) => progress.update(current.progress?.fraction, current.progress?.stage ?? current.status),
       })) as typeof result;
