@@ -7,6 +7,7 @@ import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 import { ERROR_KINDS, type ErrorCode } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
+import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
 
@@ -77,5 +78,7 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
       }
     }
   }
+  // Health endpoints live outside the router (no key, no quota): their entries are written by hand.
+  Object.assign((document.paths ??= {}), HEALTH_OPENAPI_PATHS);
   return document;
 }

@@ -15,6 +15,8 @@ import { openQuotaStore } from "../server/quota/open-quota-store.js";
 import type { QuotaStore } from "../server/quota/quota-store.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { startWorkerServer, type RunningWorker } from "../workers/worker-server.js";
+import { serviceReadiness } from "../operations/health/service-readiness.js";
+import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
 
 export interface RunningAtelier {
@@ -24,6 +26,10 @@ export interface RunningAtelier {
   services: AtelierServices;
   /** The in-process worker, when one was started. */
   worker: RunningWorker | undefined;
+  /** The HTTP listener (graceful shutdown stops it first). */
+  server: http.Server;
+  /** What `/readyz` reports; more checks can be added (model provisioning). */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -59,7 +65,8 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
-  const app = createFacadeApp(services, packageVersion());
+  const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
+  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness });
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -75,13 +82,17 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     port,
     services,
     worker,
+    server,
+    readiness: ready.readiness,
     close: async () => {
+      ready.readiness.startDraining();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await ready.close();
       services.workers.close();
-      await worker?.shutdown();
+      await worker?.shutdown(config.shutdownGraceMs);
       await services.keys.close();
       await services.quota.close();
     },
