@@ -1,12 +1,11 @@
 /**
- * The HTTP front door: the exact `/api/v1` REST endpoints (transcoded from the router by
- * trpc-to-openapi), the OpenAPI document, and tRPC over HTTP at `/trpc` for internal services.
+ * The HTTP front door: the exact `/api/v1` REST endpoints (the router's procedures, each at the path
+ * its OpenAPI meta names), the OpenAPI document, and tRPC over HTTP at `/trpc` for internal services.
  * Every response, success or failure, from any layer, is JSON and carries `X-Request-Id`.
  */
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { TRPCError } from "@trpc/server";
-import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 import { AtelierError } from "../core/errors.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
@@ -17,10 +16,10 @@ import { HEALTH_PATH, healthRoutes, READY_PATH } from "../operations/health/heal
 import { Readiness } from "../operations/health/readiness.js";
 import { refuseWhileDraining } from "../operations/shutdown/graceful-shutdown.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
-import { sendError, writePublicErrorBodies } from "./error-responses.js";
+import { sendError } from "./error-responses.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
-import { restRoutes } from "./rest-routes.js";
+import { restHandler, restRoutes } from "./rest-routes.js";
 
 const API_PREFIX = "/api";
 const OPENAPI_PATH = "/api/v1/openapi.json";
@@ -42,7 +41,7 @@ function contextFor(services: AtelierServices, req: Request, res: Response): Req
   };
 }
 
-/** Status and headers of a failed procedure, for both HTTP adapters. */
+/** Status and headers of a failed procedure called over tRPC's HTTP adapter. */
 function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   const [first] = errors;
   if (!first) return {};
@@ -55,7 +54,7 @@ export interface FacadeOperations {
   readiness: Readiness;
 }
 
-export function createFacadeApp(services: AtelierServices, version: string, operations: FacadeOperations = { readiness: new Readiness() }): express.Express {
+export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -63,8 +62,8 @@ export function createFacadeApp(services: AtelierServices, version: string, oper
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
-  app.use(healthRoutes(operations.readiness));
-  app.use(refuseWhileDraining(operations.readiness));
+  app.use(healthRoutes(ops.readiness));
+  app.use(refuseWhileDraining(ops.readiness));
 
   app.use(
     "/trpc",
@@ -77,7 +76,9 @@ export function createFacadeApp(services: AtelierServices, version: string, oper
   );
 
   const document = buildOpenApiDocument(version);
-  const routes = restRoutes(document, API_PREFIX);
+  const operations = restRoutes(API_PREFIX);
+  const routes = new Map<string, string[]>();
+  for (const { path, method } of operations) routes.set(path, [...(routes.get(path) ?? []), method]);
   app.get(OPENAPI_PATH, (_req, res) => {
     res.json(document);
   });
@@ -110,16 +111,13 @@ export function createFacadeApp(services: AtelierServices, version: string, oper
     next();
   });
 
-  const openApiHandler = createOpenApiNodeHttpHandler({
-    router: appRouter,
-    createContext: ({ req, res }) => contextFor(services, req as Request, res as Response),
-    responseMeta: errorResponseMeta,
-    maxBodySize: services.config.http.maxBodyBytes,
-  });
-  app.use(API_PREFIX, (req, res, next) => {
-    writePublicErrorBodies(res);
-    inRequestTrace(res, () => void openApiHandler(req, res, next));
-  });
+  for (const route of operations) {
+    const handler = restHandler(route, (req, res) => contextFor(services, req, res));
+    // Body parsing resumed the chain outside the request's trace: re-enter it for the procedure.
+    const traced = (req: Request, res: Response) => inRequestTrace(res, () => void handler(req, res));
+    if (route.method === "GET") app.get(route.path, traced);
+    else app.post(route.path, traced);
+  }
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));

@@ -11,7 +11,8 @@ async function main(): Promise<void> {
   const atelier = await startAtelier(config, logger);
   const hostsWorker = atelier.worker !== undefined;
   const operations = await startOperations(config, logger, { readiness: atelier.readiness, server: atelier.server, hostsWorker, close: () => atelier.close() });
-  console.log(startBanner(config, atelier.url, operations, hostsWorker));
+  // After the signal handlers: whoever waits for this line may stop the service at once.
+  console.log(await startBanner(config, atelier.url, operations, hostsWorker));
 }
 
 main().catch((error: unknown) => {

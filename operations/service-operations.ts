@@ -8,7 +8,7 @@ import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
 import { startMetricsServer, type MetricsServer } from "../observability/metrics-server.js";
 import type { Readiness } from "./health/readiness.js";
-import { ModelProvisioner } from "./provisioning/model-provisioner.js";
+import type { ModelProvisioner } from "./provisioning/model-provisioner.js";
 import { installGracefulShutdown } from "./shutdown/graceful-shutdown.js";
 
 export interface ProcessParts {
@@ -28,7 +28,11 @@ export interface RunningOperations {
 
 export async function startOperations(config: AtelierConfig, logger: Logger, parts: ProcessParts): Promise<RunningOperations> {
   const metrics = await startMetricsServer(config.metrics, logger.child({ part: "metrics" }));
-  const provisioner = parts.hostsWorker && config.provisionModels ? new ModelProvisioner(config, logger.child({ part: "provisioning" })).start() : undefined;
+  // Imported only where a worker runs: a router-only process never loads the installer or catalog.
+  const provisioner =
+    parts.hostsWorker && config.provisionModels
+      ? new (await import("./provisioning/model-provisioner.js")).ModelProvisioner(config, logger.child({ part: "provisioning" })).start()
+      : undefined;
   if (provisioner) parts.readiness.add(provisioner.check());
   installGracefulShutdown({
     logger,

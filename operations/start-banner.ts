@@ -1,18 +1,19 @@
 /** What `npm start` prints for the person who ran it: where to go, how to get a key, what is installed. */
 import type { AtelierConfig } from "../core/config.js";
-import { MODEL_CATALOG } from "../workers/catalog/model-catalog.js";
-import { ModelStore } from "../workers/models/model-store.js";
 import type { RunningOperations } from "./service-operations.js";
 
-export function startBanner(config: AtelierConfig, url: string, operations: RunningOperations, hostsWorker: boolean): string {
+export async function startBanner(config: AtelierConfig, url: string, operations: RunningOperations, hostsWorker: boolean): Promise<string> {
   const lines = [
-    `Atelier is listening on ${url}`,
-    `  API:       ${url}/api/v1   (OpenAPI: ${url}/api/v1/openapi.json)`,
+    `Atelier is listening on ${url} (API under ${url}/api/v1)`,
+    `  OpenAPI:   ${url}/api/v1/openapi.json`,
     `  Health:    ${url}/healthz, readiness: ${url}/readyz`,
     `  Metrics:   ${operations.metrics ? operations.metrics.url : "off (ATELIER_METRICS_PORT=0)"}`,
     `  First key: npm run keys -- create --name my-app   (the secret is shown once)`,
   ];
   if (hostsWorker) {
+    // Only where a worker runs: a router-only process never loads the model catalog.
+    const { MODEL_CATALOG } = await import("../workers/catalog/model-catalog.js");
+    const { ModelStore } = await import("../workers/models/model-store.js");
     const store = new ModelStore(config.modelsDir);
     const installed = MODEL_CATALOG.filter((entry) => store.isInstalled(entry));
     const byTask = new Map<string, string[]>();

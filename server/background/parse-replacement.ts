@@ -13,9 +13,10 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import { hexOf, parseCssColor, type Rgba } from "./css-color.js";
+import { LIMITS } from "../../core/limits.js";
 
 /** Strongest blur accepted, in source pixels (Gaussian sigma). */
-export const MAX_BLUR_SIGMA = 100;
+export const MAX_BLUR_SIGMA = LIMITS.blurSigma.max;
 
 export type Replacement =
   | { kind: "none" }
@@ -42,8 +43,8 @@ export function parseReplacement(text: string | undefined): Replacement {
   if (blur) {
     if (blur[1] === undefined) return { kind: "blur", sigma: undefined };
     const sigma = Number(blur[1]);
-    if (!(sigma >= 1 && sigma <= MAX_BLUR_SIGMA)) {
-      throw invalidReplacement(`Expected a blur between 1 and ${MAX_BLUR_SIGMA} px for replacement but received ${blur[1]} px`);
+    if (!(sigma >= LIMITS.blurSigma.min && sigma <= MAX_BLUR_SIGMA)) {
+      throw invalidReplacement(`Expected a blur between ${LIMITS.blurSigma.min} and ${MAX_BLUR_SIGMA} px for replacement but received ${blur[1]} px`);
     }
     return { kind: "blur", sigma };
   }

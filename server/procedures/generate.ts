@@ -1,26 +1,24 @@
 import { z } from "zod";
+import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
-/** Longest prompt accepted, in characters. Models truncate to their own token limit. */
-export const MAX_PROMPT_CHARACTERS = 2000;
-
 export const generateInput = requestBody({
-  prompt: boundedText("prompt", 1, MAX_PROMPT_CHARACTERS).meta({ description: "What to draw, 1 to 2000 characters.", example: "a cat" }),
-  width: boundedInteger("width", 8, 4096)
+  prompt: boundedText("prompt", LIMITS.promptCharacters).meta({ description: `What to draw, ${LIMITS.promptCharacters.min} to ${LIMITS.promptCharacters.max} characters.`, example: "a cat" }),
+  width: boundedInteger("width", LIMITS.generationSide)
     .optional()
     .meta({ description: "Width in pixels. Default and limits come from the model record (`GET /api/v1/models`)." }),
-  height: boundedInteger("height", 8, 4096)
+  height: boundedInteger("height", LIMITS.generationSide)
     .optional()
     .meta({ description: "Height in pixels. Default and limits come from the model record." }),
   model: modelIdField("Generation model id from `GET /api/v1/models`. Default: the best installed generation model.").optional(),
-  negativePrompt: boundedText("negativePrompt", 0, MAX_PROMPT_CHARACTERS).optional().meta({ description: "What to avoid (beyond the spec)." }),
-  steps: boundedInteger("steps", 1, 100).optional().meta({ description: "Denoising steps (beyond the spec). Default: the model's." }),
-  guidanceScale: boundedNumber("guidanceScale", 0, 30).optional().meta({ description: "Classifier-free guidance scale (beyond the spec)." }),
-  seed: boundedInteger("seed", 0, 4294967295).optional().meta({ description: "Random seed (beyond the spec); the response reports the one used." }),
-  scheduler: z.string().max(40).optional().meta({ description: "Scheduler name (beyond the spec), e.g. `euler`, `dpmpp-2m-karras`, `lcm`." }),
+  negativePrompt: boundedText("negativePrompt", LIMITS.negativePromptCharacters).optional().meta({ description: "What to avoid (beyond the spec)." }),
+  steps: boundedInteger("steps", LIMITS.steps).optional().meta({ description: "Denoising steps (beyond the spec). Default: the model's." }),
+  guidanceScale: boundedNumber("guidanceScale", LIMITS.guidanceScale).optional().meta({ description: "Classifier-free guidance scale (beyond the spec)." }),
+  seed: boundedInteger("seed", LIMITS.seed).optional().meta({ description: "Random seed (beyond the spec); the response reports the one used." }),
+  scheduler: z.string().max(LIMITS.schedulerCharacters.max).optional().meta({ description: "Scheduler name (beyond the spec), e.g. `euler`, `dpmpp-2m-karras`, `lcm`." }),
   outputFormat: outputFormatField,
 });
 

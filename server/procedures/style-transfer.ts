@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../../core/limits.js";
 import { boundedNumber, flag, imageUrlField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
@@ -15,7 +16,7 @@ export const styleTransferInput = requestBody({
         "An unknown id answers 400 listing them; a style not installed, or disabled for its non-commercial licence (ATELIER_DISABLE_NON_COMMERCIAL), answers 503.",
       example: "udnie",
     }),
-  strength: boundedNumber("strength", 0, 1)
+  strength: boundedNumber("strength", LIMITS.styleStrength)
     .default(1)
     .meta({ description: "How much of the painting shows over the original, 0 (the original unchanged) to 1 (full style), mixed per pixel at full resolution (beyond the spec; default 1)." }),
   preserveColors: flag("preserveColors")

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
@@ -6,9 +7,9 @@ import { meteredProcedure } from "./procedure-bases.js";
 
 export const upscaleInput = requestBody({
   imageUrl: imageUrlField,
-  scale: boundedInteger("scale", 2, 8)
+  scale: boundedInteger("scale", LIMITS.upscaleScale)
     .default(2)
-    .meta({ description: "Enlargement factor for both sides, 2 to 8 (default 2). The output must stay within the server's pixel limit (16.8 MP by default)." }),
+    .meta({ description: `Enlargement factor for both sides, ${LIMITS.upscaleScale.min} to ${LIMITS.upscaleScale.max} (default 2). The output must stay within the server's pixel limit (16.8 MP by default).` }),
   model: modelIdField(
     "Upscale model id from `GET /api/v1/models` (beyond the spec): lanczos, esrgan-slim, esrgan-medium, esrgan-thick, lsdir-compact-x4, espcn-x3. " +
       "Default: the best installed model for the scale (x2 to x5: lsdir-compact-x4, espcn-x3, then up to x4 esrgan-medium, esrgan-slim; " +
