@@ -255,6 +255,8 @@ export interface ModelNotInstalledOptions {
   lead?: string;
   issues?: FieldIssue[];
   cause?: unknown;
+  /** When the model is expected sooner than an operator's install (first-start provisioning). */
+  retryAfterSeconds?: number;
 }
 
 /** Until an operator installs a model nothing changes, so clients are told to come back in an hour. */
@@ -271,7 +273,7 @@ export function modelNotInstalled(problem: string, options: ModelNotInstalledOpt
   const list = install.map((model) => `\`${model.installCommand}\`${label(model)}`).join(", or ");
   const remedy = install.length > 0 ? ` ${options.lead ?? "An operator installs it with"} ${list}.` : "";
   return new AtelierError("MODEL_NOT_INSTALLED", `${problem}${remedy}`, {
-    retryAfterSeconds: MODEL_RETRY_SECONDS,
+    retryAfterSeconds: options.retryAfterSeconds ?? MODEL_RETRY_SECONDS,
     ...(options.issues ? { issues: options.issues } : {}),
     ...(options.cause === undefined ? {} : { cause: options.cause }),
   });

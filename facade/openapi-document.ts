@@ -9,6 +9,7 @@ import { z } from "zod";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
 import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
+import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
 
@@ -191,5 +192,7 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
       operation.responses = { "200": success, ...errorResponses(operation, own) };
     }
   }
+  // Health endpoints live outside the router (no key, no quota): their entries are written by hand.
+  Object.assign((document.paths ??= {}), HEALTH_OPENAPI_PATHS);
   return document;
 }
