@@ -9,6 +9,7 @@ type TrpcCode =
   | "BAD_REQUEST"
   | "PARSE_ERROR"
   | "UNAUTHORIZED"
+  | "FORBIDDEN"
   | "NOT_FOUND"
   | "METHOD_NOT_SUPPORTED"
   | "PAYLOAD_TOO_LARGE"
@@ -68,6 +69,16 @@ const KINDS = {
     description: "No API key, or a key that is unknown or revoked.",
     example: "Missing API key: send `Authorization: Bearer <key>`.",
     headers: ["WWW-Authenticate"],
+  },
+  KEY_EXPIRED: {
+    http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
+    description: "A genuine key past the expiry its owner gave it; create a new key in the console.",
+    example: "The API key expired at 2026-01-01T00:00:00.000Z. Create a new key in the console's API keys area.",
+  },
+  KEY_SCOPE_DENIED: {
+    http: 403, trpc: "FORBIDDEN", grpc: GrpcStatus.PERMISSION_DENIED, scope: "key",
+    description: "The key is valid but its scopes do not include the operation called.",
+    example: "This API key may not call Upscale (POST /api/v1/tools/upscale); its scopes are prompt.improve. Use a key with that scope, or one without scopes.",
   },
   NOT_FOUND: {
     http: 404, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "routing",
