@@ -216,7 +216,7 @@ export interface operations {
                     guidanceScale?: number;
                     /** @description Height in pixels. Default and limits come from the model record. */
                     height?: number;
-                    /** @description Generation model id from `GET /api/v1/models`. Default: the best installed generation model. */
+                    /** @description Generation model id, one of the catalog's: `cvae-quickdraw`, `lcm-dreamshaper-v7` (photographic), `sd-turbo` (photographic), `stable-diffusion-1-5` (photographic), `stable-diffusion-2-1` (photographic). Default: the best installed generation model. */
                     model?: string;
                     /** @description What to avoid (beyond the spec). */
                     negativePrompt?: string;
@@ -704,7 +704,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Segmentation model id from `GET /api/v1/models` (beyond the spec): `isnet-general` (any subject), `portrait-sinet` or `portrait-selfie` (people only). Default: the best installed general model, else a people model (the response then carries a `note`). */
+                    /** @description Segmentation model id (beyond the spec), one of the catalog's: `isnet-general` (any subject), `portrait-selfie` (people only), `portrait-sinet` (people only). Default: the best installed general model, else a people model (the response then carries a `note`). */
                     model?: string;
                     /**
                      * @description Return the matte alone as a grayscale image, 255 = subject (beyond the spec). Not combinable with `replacement`.
@@ -1121,7 +1121,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Upscale model id from `GET /api/v1/models` (beyond the spec): lanczos, esrgan-slim, esrgan-medium, esrgan-thick, lsdir-compact-x4, espcn-x3. Default: the best installed model for the scale (x2 to x5: lsdir-compact-x4, espcn-x3, then up to x4 esrgan-medium, esrgan-slim; x6 to x8: esrgan-thick, lsdir-compact-x4, espcn-x3 up to x6; lanczos when none is installed and for images under 32 px on a side). An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command. */
+                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
                     model?: string;
                     /**
                      * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
