@@ -45,7 +45,7 @@ export const upscaleProcedure = meteredProcedure
       description: "Enlarges the image at `imageUrl` by `scale` on both sides and returns it as a data URL.",
     },
     examples: {
-      needs: ["lanczos"],
+      needs: [],
       success: {
         summary: "Enlarge a 16x16 PNG four times with Lanczos-3",
         request: { imageUrl: EXAMPLE_IMAGE, scale: 4, model: "lanczos" },

@@ -16,6 +16,8 @@ export interface paths {
         /**
          * Generate an image from a text prompt
          * @description Only `prompt` is required; size and model default from the model catalog (the best installed model: a Stable Diffusion model when one is installed, else the `cvae-quickdraw` doodle model). Sizes outside the chosen model's limits answer 400 with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always reports the seed; the same seed and parameters give the same image.
+         *
+         *     The examples run on a server where `npm run models -- pull cvae-quickdraw` has installed the models they use.
          */
         post: operations["generate"];
         delete?: never;
@@ -76,6 +78,8 @@ export interface paths {
         /**
          * Remove or replace the background of an image
          * @description Separates the subject of the image at `imageUrl` from its background and removes or replaces the background. The result has the source's size: a PNG (or WebP) cutout with a soft alpha edge whose colours are cleaned of the old background, or a composite.
+         *
+         *     The examples run on a server where `npm run models -- pull portrait-selfie` has installed the models they use.
          */
         post: operations["tools-backgroundRemove"];
         delete?: never;
@@ -96,6 +100,8 @@ export interface paths {
         /**
          * Apply an artistic style to an image
          * @description Repaints the image at `imageUrl` in `style` and returns it at the source's size. The networks paint strokes of a fixed size in pixels, so the style is applied at a working resolution (longest side ATELIER_STYLE_WORKING_SIZE, default 1024 px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.
+         *
+         *     The examples run on a server where `npm run models -- pull mathura` has installed the models they use.
          */
         post: operations["tools-styleTransfer"];
         delete?: never;
@@ -263,10 +269,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -746,10 +752,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -957,10 +963,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -1158,10 +1164,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
