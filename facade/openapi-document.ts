@@ -82,6 +82,7 @@ interface Response {
 }
 interface Operation {
   operationId?: string;
+  description?: string;
   security?: unknown[];
   requestBody?: { content?: Record<string, MediaType> };
   responses: Record<string, Response>;
@@ -178,6 +179,9 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
       const own = examples.get(operation.operationId ?? "");
+      if (own && own.needs.length > 0) {
+        operation.description = `${operation.description ?? ""}\n\nThe examples run on a server where \`npm run models -- pull ${own.needs.join(" ")}\` has installed the models they use.`;
+      }
       const metered = (operation.security ?? []).length > 0;
       if (!metered) operation.security = [];
       const success = operation.responses["200"]!;
