@@ -79,6 +79,7 @@ const envSchema = z.object({
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
   ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
+  ATELIER_MAX_CONCURRENT_LARGE_BODIES: integer(8, 1, 10_000),
   ATELIER_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
   ATELIER_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
@@ -149,6 +150,8 @@ export interface AtelierConfig {
     port: number;
     /** Largest accepted request body in bytes (data URLs travel in the body). */
     maxBodyBytes: number;
+    /** Request bodies over 1 MiB read at once; the next one gets 503 with Retry-After, unread. */
+    maxConcurrentLargeBodies: number;
     /** Time a client has to send the request headers, in milliseconds. */
     headersTimeoutMs: number;
     /** Time a client has to send the whole request, body included, in milliseconds (then 408). */
@@ -314,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       host: e.HOST,
       port: e.PORT,
       maxBodyBytes: e.ATELIER_MAX_BODY_BYTES,
+      maxConcurrentLargeBodies: e.ATELIER_MAX_CONCURRENT_LARGE_BODIES,
       // Node requires the headers limit not to exceed the whole-request limit.
       headersTimeoutMs: Math.min(e.ATELIER_HTTP_HEADERS_TIMEOUT_MS, e.ATELIER_HTTP_REQUEST_TIMEOUT_MS),
       requestTimeoutMs: e.ATELIER_HTTP_REQUEST_TIMEOUT_MS,

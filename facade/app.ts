@@ -18,6 +18,10 @@ import { Readiness } from "../operations/health/readiness.js";
 import { refuseWhileDraining } from "../operations/shutdown/graceful-shutdown.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
+import { earlyAuthentication } from "./early-authentication.js";
+import { headAsGet } from "./head-as-get.js";
+import { jsonBodies } from "./json-body.js";
+import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
@@ -60,6 +64,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", services.config.console.trustProxy);
+  app.use(headAsGet);
   app.use(assignRequestId);
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
   const cors = corsFor(services.config.corsOrigins);
@@ -67,6 +72,9 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.use(healthRoutes(ops.readiness));
   app.use(refuseWhileDraining(ops.readiness));
 
+  // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
+  const bodies = jsonBodies(services.config.http);
+  app.use("/trpc", earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
   app.use(
     "/trpc",
     createExpressMiddleware({
@@ -94,15 +102,11 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
       res.setHeader("Allow", methods.join(", "));
       return sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${path}; use ${methods.join(" or ")}.`));
     }
-    if (req.method === "POST" && !req.is("application/json")) {
-      return sendError(
-        res,
-        new AtelierError("UNSUPPORTED_MEDIA_TYPE", `Send the request body as JSON with \`Content-Type: application/json\` (received ${req.get("content-type") ?? "no Content-Type"}).`),
-      );
-    }
     next();
   });
-  app.use(API_PREFIX, express.json({ limit: services.config.http.maxBodyBytes, strict: false }));
+  const restFailure = (_req: Request, res: Response, error: AtelierError) => sendError(res, error);
+  const restOperations = new Map(operations.map((route) => [`${route.method} ${route.path}`, route.procedure]));
+  app.use(API_PREFIX, earlyAuthentication(services, (req) => [restOperations.get(`${req.method} ${req.originalUrl.split("?")[0]!.replace(/\/+$/, "")}`) ?? ""], restFailure), bodies(restFailure));
   // trpc-to-openapi spreads the body into an object, which would turn `[1]` or `"text"` into
   // `{"0": ...}`; a body that is not an object is refused here with a plain message instead.
   app.use(API_PREFIX, (req, res, next) => {

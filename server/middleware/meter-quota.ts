@@ -21,6 +21,15 @@ export function rateLimitHeaders(decision: QuotaDecision, nowMs = Date.now()): R
   };
 }
 
+/** The 429 for a key whose `limit` is spent. */
+export function rateLimitedError(limit: number, decision: QuotaDecision): AtelierError {
+  return new AtelierError(
+    "RATE_LIMITED",
+    `Rate limit exceeded: this key may make ${limit} requests per ${decision.windowSeconds / 3600 === 1 ? "hour" : `${decision.windowSeconds} s`}. Retry after ${decision.resetSeconds} s.`,
+    { retryAfterSeconds: decision.resetSeconds },
+  );
+}
+
 export const meterQuota = middleware(async ({ ctx, next }) => {
   const { apiKey } = ctx as typeof ctx & { apiKey: ApiKeyRecord };
   const { quota, config } = ctx.services;
@@ -30,13 +39,7 @@ export const meterQuota = middleware(async ({ ctx, next }) => {
   };
   const decision = await quota.consume(apiKey.id, limit);
   announce(decision);
-  if (!decision.allowed) {
-    throw new AtelierError(
-      "RATE_LIMITED",
-      `Rate limit exceeded: this key may make ${limit} requests per ${decision.windowSeconds / 3600 === 1 ? "hour" : `${decision.windowSeconds} s`}. Retry after ${decision.resetSeconds} s.`,
-      { retryAfterSeconds: decision.resetSeconds },
-    );
-  }
+  if (!decision.allowed) throw rateLimitedError(limit, decision);
   const result = await next();
   const failure = result.ok ? undefined : atelierErrorOf(result.error);
   if (failure && ERROR_KINDS[failure.code].http >= 500) {
