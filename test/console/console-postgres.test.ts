@@ -1,7 +1,8 @@
 /**
  * The console on PostgreSQL (ATELIER_DATABASE_URL): accounts, sessions and keys all live in the
- * shared database, so two routers pointed at it serve one console — a session started on one is
- * valid on the other, and a key made on one works and is revoked on the other.
+ * shared database, so two routers pointed at it serve one console: a session started on one is
+ * valid on the other, a key made on one works and is revoked on the other, and sign-in failures
+ * count against one shared budget.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
@@ -57,5 +58,15 @@ describe.skipIf(skip)("console with PostgreSQL", () => {
     } finally {
       await client.end();
     }
+  });
+
+  it("shares the sign-in throttle: failures on one router block the account on the other", async () => {
+    await first.createUser("quinn@example.com", "quinn's long password", "member");
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const router = attempt % 2 === 0 ? second : first;
+      expect((await postForm(router.url, "/sign-in", null, { email: "quinn@example.com", password: `wrong ${attempt} password` })).status).toBe(401);
+    }
+    expect((await postForm(second.url, "/sign-in", null, { email: "quinn@example.com", password: "quinn's long password" })).status).toBe(429);
+    expect((await postForm(first.url, "/sign-in", null, { email: "quinn@example.com", password: "quinn's long password" })).status).toBe(429);
   });
 });
