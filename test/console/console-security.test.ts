@@ -147,6 +147,12 @@ describe("CSRF", () => {
     expect((await postForm(base, "/keys", session, { name: "same origin" })).status).toBe(200);
   });
 
+  it("explains the refusal when TLS ends at a proxy the service does not trust", async () => {
+    const response = await postForm(base, "/sign-in", null, BOB, { origin: base.replace("http:", "https:") });
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain("set ATELIER_TRUST_PROXY");
+  });
+
   it("refuses a cross-origin sign-in (login CSRF)", async () => {
     const response = await postForm(base, "/sign-in", null, { email: BOB.email, password: BOB.password }, { origin: "http://evil.example" });
     expect(response.status).toBe(403);
