@@ -12,7 +12,9 @@ import type { AddressInfo } from "node:net";
 export type Fault =
   | { kind: "drop" }
   | { kind: "status"; status: number; headers?: Record<string, string>; body?: unknown }
-  | { kind: "delay"; ms: number };
+  | { kind: "delay"; ms: number }
+  /** Forwards with `Prefer: respond-async`, so the real server answers 202 and a job. */
+  | { kind: "prefer-async" };
 
 export interface SeenRequest {
   method: string;
@@ -65,7 +67,14 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     }
     const forward = () => {
       const outbound = http.request(
-        { agent, host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        {
+          agent,
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host, ...(fault?.kind === "prefer-async" ? { prefer: "respond-async" } : {}) },
+        },
         (response) => {
           res.writeHead(response.statusCode ?? 502, response.headers);
           response.pipe(res);

@@ -56,6 +56,19 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(listed.rateLimit === null || typeof listed.rateLimit.remaining === "number").toBe(true);
   });
 
+  it("follows a 202 job answer to a synchronous call, returning the same result", async (context) => {
+    if (!served) return context.skip();
+    const viaProxy = new Atelier({ apiKey: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, baseURL: proxy.url });
+    proxy.reset();
+    proxy.queue({ kind: "prefer-async" });
+    const result = await viaProxy.tools.upscale({ image: png, scale: 3 });
+    expect(result.data[0]).toBeInstanceOf(AtelierImage);
+    expect(result.data[0]).toMatchObject({ width: 72, height: 48 });
+    expect(result.scale).toBe(3);
+    expect(proxy.seen[0]!.method).toBe("POST");
+    expect(proxy.seen.slice(1).every((request) => request.method === "GET" && request.url.startsWith("/api/v1/jobs/job_"))).toBe(true);
+  });
+
   it("streams a finished job's events ending with its result, and resumes after a Last-Event-ID", async (context) => {
     if (!served) return context.skip();
     const job = await client.jobs.create("prompts.improve", { prompt: "a cat on a roof" });

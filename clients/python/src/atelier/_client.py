@@ -107,7 +107,17 @@ class Atelier:
         raise AssertionError("unreachable")
 
     def _run(self, call: Call[R]) -> R:
-        return call.parse(self._send(call))
+        response = self._send(call)
+        if call.method == "POST" and response.status_code == 202:
+            # A server with jobs answers 202 and a job when the call outlived its wait (or repeats one
+            # still running): follow the job, so the caller gets the same result either way.
+            body = response.json()
+            if isinstance(body, dict) and body.get("object") == "job":
+                job = Job(self.jobs, JobState.from_json(body, ResponseMeta.of(response)))
+                job.wait()
+                headers = [(name, value) for name, value in response.headers.items() if name.lower() not in ("content-length", "content-encoding")]
+                response = httpx.Response(200, json=job.state.result, headers=headers, request=response.request)
+        return call.parse(response)
 
 
 class _Resource:
