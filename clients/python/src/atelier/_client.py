@@ -83,6 +83,10 @@ class Atelier:
         request = build_request(self._http, self._settings, call)
         max_retries = self._settings.max_retries if call.max_retries is None else call.max_retries
         for attempt in itertools.count():
+            if attempt == 1 and call.method == "POST" and "prefer" not in request.headers:
+                # A retried POST asks for the job: if the first try still runs on a server with jobs,
+                # its Idempotency-Key then answers 202 and that job (followed by _run), not a 409.
+                request.headers["prefer"] = "respond-async"
             try:
                 response = self._http.send(request, stream=stream)
             except httpx.TimeoutException as error:
