@@ -6,6 +6,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { TRPCError } from "@trpc/server";
+import { createConsoleRouter } from "../console/server/create-console-router.js";
 import { AtelierError } from "../core/errors.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
@@ -58,6 +59,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.set("trust proxy", services.config.console.trustProxy);
   app.use(assignRequestId);
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
   const cors = corsFor(services.config.corsOrigins);
@@ -118,6 +120,9 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     if (route.method === "GET") app.get(route.path, traced);
     else app.post(route.path, traced);
   }
+
+  // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
+  if (services.config.console.enabled) app.use(createConsoleRouter(services));
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));

@@ -11,9 +11,26 @@
  * Colours come before descriptions, so a one-word description that is a colour name ("tomato",
  * "chocolate") is a colour; write "a tomato" for the scene.
  */
+import { z } from "zod";
 import { AtelierError } from "../../core/errors.js";
 import { hexOf, parseCssColor, type Rgba } from "./css-color.js";
 import { LIMITS } from "../../core/limits.js";
+
+const URL_PREFIX = /^(https?:\/\/|data:)/i;
+
+/** Longest `replacement` text in characters, except a URL (bounded as imageUrl is: length for http(s), body and image size for data:). */
+export const MAX_REPLACEMENT_TEXT = LIMITS.replacementCharacters.max;
+
+/**
+ * The `replacement` field: text of up to {@link MAX_REPLACEMENT_TEXT} characters, or a URL whose
+ * length the image source judges, so a replacement image travels exactly as an imageUrl does (the
+ * same URL, size and format rules apply to both).
+ */
+export const replacementText = z
+  .string({ error: "Expected string for replacement" })
+  .refine((text) => text.length <= MAX_REPLACEMENT_TEXT || URL_PREFIX.test(text.trim()), {
+    error: (issue) => `Expected replacement of at most ${MAX_REPLACEMENT_TEXT} characters (an image URL may be longer) but received ${(issue.input as string).length}`,
+  });
 
 /** Strongest blur accepted, in source pixels (Gaussian sigma). */
 export const MAX_BLUR_SIGMA = LIMITS.blurSigma.max;
@@ -26,7 +43,6 @@ export type Replacement =
   | { kind: "blur"; sigma: number | undefined }
   | { kind: "generate"; description: string };
 
-const URL_PREFIX = /^(https?:\/\/|data:)/i;
 const BLUR = /^blur(?:\s*\(\s*(\d+(?:\.\d+)?)\s*(?:px)?\s*\))?$/i;
 
 function invalidReplacement(message: string): AtelierError {

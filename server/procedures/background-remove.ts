@@ -1,21 +1,21 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { AtelierError } from "../../core/errors.js";
-import { parseReplacement, photographicGenerator, resolveReplacement } from "../background/index.js";
-import { boundedText, flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
+import { parseReplacement, photographicGenerator, replacementText, resolveReplacement } from "../background/index.js";
+import { flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const backgroundRemoveInput = requestBody({
   imageUrl: imageUrlField,
-  replacement: boundedText("replacement", LIMITS.replacementCharacters)
+  replacement: replacementText
     .optional()
     .meta({
       description:
         "What goes behind the subject, read in this order. Empty or absent: transparent cutout. " +
         "A CSS colour (`white`, `#00ff00`, `#0f08`, `rgb(0 128 255)`, `hsl(120 100% 25%)`, `transparent`): solid fill. " +
-        "An `http(s)://` or `data:image/...` URL: that image, scaled to cover. " +
+        `An \`http(s)://\` or \`data:image/...\` URL: that image, scaled to cover, under the same rules as \`imageUrl\` (a data URL may be longer than the ${LIMITS.replacementCharacters.max} characters other text is limited to). ` +
         `\`blur\` or \`blur(12px)\` (Gaussian sigma ${LIMITS.blurSigma.min} to ${LIMITS.blurSigma.max} source pixels): the original background blurred. ` +
         "Any other text: a scene described in words, drawn by a photographic text-to-image model (503 when none is installed).",
       example: "white",

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { Bounds } from "../../core/limits.js";
+import { ACCEPTED_IMAGE_FORMAT_NAMES } from "../../core/image-formats.js";
 
 function received(input: unknown): string {
   if (typeof input === "string") return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
@@ -49,7 +50,8 @@ export const imageUrlField = z
   .meta({
     description:
       "Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), " +
-      "or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is.",
+      "or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is. " +
+      `The image must be ${ACCEPTED_IMAGE_FORMAT_NAMES}; SVG and other vector formats are refused (422).`,
     example: "https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg",
   });
 
