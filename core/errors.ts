@@ -26,10 +26,11 @@ type TrpcCode =
  * Which operations can answer with a kind, so the OpenAPI document lists each kind exactly on the
  * operations that can return it: `any` every operation; `body` operations that take a JSON body;
  * `key` operations that need an API key; `image-input` operations that read an image from a URL;
- * `image-output` operations that return images; `model` operations that run a model. `routing`
- * answers no operation (an unknown path); `unseen` never reaches a client (it hung up).
+ * `image-output` operations that return images; `model` operations that take a model id or an image. `routing`
+ * answers no operation (an unknown path); `unseen` never reaches a client (it hung up); `work`
+ * operations that queue work on a worker.
  */
-export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "routing" | "unseen";
+export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen";
 
 export interface ErrorKind {
   http: number;
@@ -40,10 +41,14 @@ export interface ErrorKind {
   description: string;
   /** A message as a client would see it, for the API's reference. */
   example: string;
+  /** Headers a response of this kind carries besides `X-Request-Id`. */
+  headers?: readonly ErrorHeader[];
 }
 
+export type ErrorHeader = "Retry-After" | "WWW-Authenticate" | "Allow" | "RateLimit";
+
 /** One entry per code. A new kind is one entry here: the document, REST, tRPC and gRPC follow. */
-export const ERROR_KINDS = {
+const KINDS = {
   INVALID_INPUT: {
     http: 400, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "body",
     description: "A field is missing, of the wrong type or out of range; `issues` lists each bad field.",
@@ -63,6 +68,7 @@ export const ERROR_KINDS = {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
     description: "No API key, or a key that is unknown or revoked.",
     example: "Missing API key: send `Authorization: Bearer <key>`.",
+    headers: ["WWW-Authenticate"],
   },
   KEY_EXPIRED: {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
@@ -83,6 +89,7 @@ export const ERROR_KINDS = {
     http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "any",
     description: "This path does not take that method; `Allow` lists the ones it takes.",
     example: "DELETE is not allowed on /api/v1/tools/upscale; use POST.",
+    headers: ["Allow"],
   },
   PAYLOAD_TOO_LARGE: {
     http: 413, trpc: "PAYLOAD_TOO_LARGE", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "body",
@@ -113,6 +120,7 @@ export const ERROR_KINDS = {
     http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "key",
     description: "The key's hourly quota is spent; `Retry-After` says when it refills.",
     example: "Rate limit exceeded: this key allows 100 requests per hour. Retry after 1200 seconds.",
+    headers: ["Retry-After", "RateLimit"],
   },
   CANCELLED: {
     http: 499, trpc: "CLIENT_CLOSED_REQUEST", grpc: GrpcStatus.CANCELLED, scope: "unseen",
@@ -133,21 +141,25 @@ export const ERROR_KINDS = {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "model",
     description: "The operation needs model weights that are not installed (or are disabled) here; the message names the install command.",
     example: "The model \"esrgan-thick\" is not installed on this server. An operator installs it with `npm run models -- pull esrgan-thick`.",
+    headers: ["Retry-After"],
   },
   OVERLOADED: {
-    http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "model",
+    http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "work",
     description: "Too much work is queued already; retry after `Retry-After`.",
     example: "The server is busy. Try again in a few seconds.",
+    headers: ["Retry-After"],
   },
   WORKER_UNAVAILABLE: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "any",
     description: "An inference worker could not be reached; retry after `Retry-After`.",
     example: "The inference worker is unreachable. Try again shortly.",
+    headers: ["Retry-After"],
   },
   STORE_UNAVAILABLE: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "key",
     description: "A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`.",
     example: "The API key store is unreachable. Try again shortly.",
+    headers: ["Retry-After"],
   },
   DEADLINE_EXCEEDED: {
     http: 504, trpc: "GATEWAY_TIMEOUT", grpc: GrpcStatus.DEADLINE_EXCEEDED, scope: "any",
@@ -156,7 +168,9 @@ export const ERROR_KINDS = {
   },
 } as const satisfies Record<string, ErrorKind>;
 
-export type ErrorCode = keyof typeof ERROR_KINDS;
+export type ErrorCode = keyof typeof KINDS;
+
+export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = KINDS;
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(ERROR_KINDS, value);

@@ -27,6 +27,7 @@ import type { RunningWorker } from "../workers/worker-server.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";
 import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
+import { httpServerOptions } from "./http-server-options.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
@@ -82,7 +83,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     usage,
     modelInstalls: new ModelInstalls({
       modelsDir: config.modelsDir,
-      from: config.modelInstallFrom,
+      from: config.modelMirror,
       hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
       logger: logger.child({ part: "model-installs" }),
     }),
@@ -91,7 +92,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   };
   const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
   const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness });
-  const server = http.createServer(app);
+  const server = http.createServer(httpServerOptions(config), app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.http.port, config.http.host, () => resolve());

@@ -359,7 +359,7 @@ export function installTinyDiffusion(modelsDir: string, id: string, options: Tin
     license: "MIT",
     nonCommercial: false,
     source: { kind: "files", files },
-    // `externalData` is the runtime change's GraphSource field (loading by path); ignored before it.
+    // With `externalData` the UNet's weights sit in a data file beside it, so the loader hands it over by path.
     graphs: options.externalData
       ? { ...DIFFUSION_GRAPH_SOURCES, unet: { onnx: EXPORT_FILES.unet, externalData: [UNET_EXTERNAL_DATA] } as GraphSource }
       : DIFFUSION_GRAPH_SOURCES,

@@ -1,5 +1,6 @@
 /**
- * The one module that imports onnxruntime-node. It owns every inference session of the worker:
+ * The worker's one way to run ONNX models: it owns every inference session (onnxruntime-node itself
+ * is loaded only by the inference thread this module drives, inference-thread.mjs):
  *
  * - sessions load lazily on first use, keyed by the caller (`"<model id>/<graph>"`); concurrent first
  *   users share one load, later users reuse the session;

@@ -133,7 +133,7 @@ export interface components {
              * @description Stable machine-readable code.
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
             /** @description Present for invalid input: one entry per bad field. */
             issues?: {
                 message: string;
@@ -781,7 +781,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is.
+                     * @description Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is. The image must be PNG, JPEG, WebP, GIF, TIFF or AVIF; SVG and other vector formats are refused (422).
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
@@ -799,7 +799,7 @@ export interface operations {
                      */
                     outputFormat?: "png" | "jpeg" | "webp";
                     /**
-                     * @description What goes behind the subject, read in this order. Empty or absent: transparent cutout. A CSS colour (`white`, `#00ff00`, `#0f08`, `rgb(0 128 255)`, `hsl(120 100% 25%)`, `transparent`): solid fill. An `http(s)://` or `data:image/...` URL: that image, scaled to cover. `blur` or `blur(12px)` (Gaussian sigma 1 to 100 source pixels): the original background blurred. Any other text: a scene described in words, drawn by a photographic text-to-image model (503 when none is installed).
+                     * @description What goes behind the subject, read in this order. Empty or absent: transparent cutout. A CSS colour (`white`, `#00ff00`, `#0f08`, `rgb(0 128 255)`, `hsl(120 100% 25%)`, `transparent`): solid fill. An `http(s)://` or `data:image/...` URL: that image, scaled to cover, under the same rules as `imageUrl` (a data URL may be longer than the 2000 characters other text is limited to). `blur` or `blur(12px)` (Gaussian sigma 1 to 100 source pixels): the original background blurred. Any other text: a scene described in words, drawn by a photographic text-to-image model (503 when none is installed).
                      * @example white
                      */
                     replacement?: string;
@@ -976,7 +976,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is.
+                     * @description Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is. The image must be PNG, JPEG, WebP, GIF, TIFF or AVIF; SVG and other vector formats are refused (422).
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
@@ -1172,7 +1172,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is.
+                     * @description Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is. The image must be PNG, JPEG, WebP, GIF, TIFF or AVIF; SVG and other vector formats are refused (422).
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
