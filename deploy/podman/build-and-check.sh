@@ -55,7 +55,8 @@ fi
 
 echo "== podman build"
 started=$(date +%s)
-podman build --network=host --build-arg NODE_IMAGE="$base" -t "$image" "$repo"
+# Docker image format: the OCI format has no HEALTHCHECK.
+podman build --format docker --network=host --build-arg NODE_IMAGE="$base" -t "$image" "$repo"
 echo "built in $(( $(date +%s) - started )) s; size: $(podman image inspect "$image" --format '{{.Size}}') bytes"
 
 echo "== run and check"
