@@ -14,6 +14,7 @@ type TrpcCode =
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED_MEDIA_TYPE"
   | "UNPROCESSABLE_CONTENT"
+  | "CONFLICT"
   | "TOO_MANY_REQUESTS"
   | "CLIENT_CLOSED_REQUEST"
   | "INTERNAL_SERVER_ERROR"
@@ -55,6 +56,16 @@ export const ERROR_KINDS = {
     trpc: "UNPROCESSABLE_CONTENT",
     grpc: GrpcStatus.INVALID_ARGUMENT,
   },
+  /** `Accept` names no media type this operation can answer with. */
+  NOT_ACCEPTABLE: { http: 406, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT },
+  /** The job has already finished (cancel), or an `Idempotency-Key` request is still in flight. */
+  JOB_CONFLICT: { http: 409, trpc: "CONFLICT", grpc: GrpcStatus.FAILED_PRECONDITION },
+  /** An `Idempotency-Key` was reused with a different request. */
+  IDEMPOTENCY_MISMATCH: { http: 422, trpc: "UNPROCESSABLE_CONTENT", grpc: GrpcStatus.INVALID_ARGUMENT },
+  /** The job's result has been purged after its retention period, or the job produced none. */
+  RESULT_GONE: { http: 410, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND },
+  /** The key has as many queued and running jobs as it may; retry when some finish. */
+  TOO_MANY_JOBS: { http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   RATE_LIMITED: { http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   /** The caller went away before the work finished. */
   CANCELLED: { http: 499, trpc: "CLIENT_CLOSED_REQUEST", grpc: GrpcStatus.CANCELLED },

@@ -15,12 +15,14 @@ import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError, writePublicErrorBodies } from "./error-responses.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
+import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import { restRoutes } from "./rest-routes.js";
+import type { JobService } from "../jobs/job-service.js";
 
 const API_PREFIX = "/api";
 const OPENAPI_PATH = "/api/v1/openapi.json";
 
-function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
+export function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
   const disconnected = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) disconnected.abort(new AtelierError("CANCELLED", "The client closed the connection."));
@@ -44,7 +46,7 @@ function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
 }
 
-export function createFacadeApp(services: AtelierServices, version: string): express.Express {
+export function createFacadeApp(services: AtelierServices, version: string, jobs?: JobService): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -66,6 +68,7 @@ export function createFacadeApp(services: AtelierServices, version: string): exp
     res.json(document);
   });
 
+  if (jobs) app.use(API_PREFIX, jobRoutes(services, jobs, contextFor));
   // Unknown paths, wrong methods and non-JSON bodies are refused before the body is read.
   app.use(API_PREFIX, (req, res, next) => {
     const path = req.originalUrl.split("?")[0]!.replace(/\/+$/, "");
@@ -94,6 +97,7 @@ export function createFacadeApp(services: AtelierServices, version: string): exp
     next();
   });
 
+  if (jobs) app.use(API_PREFIX, jobSubmissions(services, jobs, contextFor));
   const openApiHandler = createOpenApiNodeHttpHandler({
     router: appRouter,
     createContext: ({ req, res }) => contextFor(services, req as Request, res as Response),

@@ -16,12 +16,15 @@ import type { QuotaStore } from "../server/quota/quota-store.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { startWorkerServer, type RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
+import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
   url: string;
   port: number;
   services: AtelierServices;
+  /** The background jobs (queue, runner) of this router. */
+  jobs: RunningJobs;
   /** The in-process worker, when one was started. */
   worker: RunningWorker | undefined;
   close(): Promise<void>;
@@ -59,7 +62,17 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
-  const app = createFacadeApp(services, packageVersion());
+  let jobs: RunningJobs;
+  try {
+    jobs = await startJobs(services, addresses);
+  } catch (error) {
+    services.workers.close();
+    await worker?.shutdown();
+    await keys.close();
+    await quota.close();
+    throw error;
+  }
+  const app = createFacadeApp(services, packageVersion(), jobs.service);
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -74,12 +87,15 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     url,
     port,
     services,
+    jobs,
     worker,
     close: async () => {
+      await jobs.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await jobs.close();
       services.workers.close();
       await worker?.shutdown();
       await services.keys.close();
