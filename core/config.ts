@@ -92,6 +92,8 @@ const envSchema = z.object({
   ATELIER_JOB_MAX_QUEUED: integer(10_000, 1, 10_000_000),
   ATELIER_JOB_RESULT_RETENTION_HOURS: integer(24, 1, 24 * 365),
   ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
+  ATELIER_WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000),
+  ATELIER_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 120_000),
   ATELIER_DISABLE_NON_COMMERCIAL: z
     .enum(["true", "false", "1", "0", "yes", "no", ""])
     .default("false")
@@ -200,6 +202,10 @@ export interface AtelierConfig {
     resultRetentionMs: number;
     /** How long a finished job's record (status, error, timestamps) is kept, in milliseconds. */
     recordRetentionMs: number;
+    /** Delay before a failed webhook's first retry, in ms; each next one is 4 times longer (for a day). */
+    webhookRetryBaseMs: number;
+    /** Longest wait for a webhook receiver's answer, in ms. */
+    webhookTimeoutMs: number;
   };
   inference: {
     /** onnxruntime intra-op threads per session. */
@@ -292,6 +298,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       maxQueued: e.ATELIER_JOB_MAX_QUEUED,
       resultRetentionMs: e.ATELIER_JOB_RESULT_RETENTION_HOURS * 3_600_000,
       recordRetentionMs: Math.max(e.ATELIER_JOB_RECORD_RETENTION_HOURS, e.ATELIER_JOB_RESULT_RETENTION_HOURS) * 3_600_000,
+      webhookRetryBaseMs: e.ATELIER_WEBHOOK_RETRY_BASE_MS,
+      webhookTimeoutMs: e.ATELIER_WEBHOOK_TIMEOUT_MS,
     },
     inference: {
       threads: e.ATELIER_ONNX_THREADS,

@@ -22,11 +22,15 @@ import { newJobId, type JobService } from "../jobs/job-service.js";
 import type { JobEvent } from "../jobs/job-store.js";
 import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
 import { negotiateRawFormat, rawImageOf } from "../jobs/raw-image.js";
+import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
+import { newSigningSecret } from "../jobs/webhooks/webhook-signature.js";
 import { sendError } from "./error-responses.js";
 
 type ContextFor = (services: AtelierServices, req: Request, res: Response) => RequestContext;
 
 export const JOBS_PATH = "/v1/jobs";
+/** The caller's webhook signing secret: GET shows it (made on first use), POST replaces it. */
+export const WEBHOOK_SECRET_PATH = "/v1/webhooks/secret";
 
 /** Location of a job, as sent in `Location` and documented. */
 export function jobLocation(id: string): string {
@@ -53,6 +57,8 @@ const webhookUrlField = z
   .string({ error: "Expected an http(s) URL for webhookUrl" })
   .max(2048, { error: "Expected webhookUrl of at most 2048 characters" })
   .refine((value) => /^https?:$/.test(URL.parse(value)?.protocol ?? ""), { error: "Expected an http:// or https:// URL for webhookUrl" });
+
+const webhookField = z.object({ webhookUrl: webhookUrlField });
 
 function sendImage(res: Response, body: unknown): void {
   const raw = rawImageOf(body);
@@ -116,7 +122,15 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
     const ctx = contextFor(services, req, res);
     const apiKey = await identify(ctx);
     const { webhookUrl, ...input } = body;
-    const webhook = hasWebhook ? parseOrThrow(webhookUrlField, webhookUrl) : null;
+    const webhook = hasWebhook ? parseOrThrow(webhookField, { webhookUrl }).webhookUrl : null;
+    if (webhook !== null) {
+      try {
+        assertTargetAllowed(new URL(webhook), jobs.addressPolicy);
+      } catch (error) {
+        const message = `webhookUrl: ${(error as Error).message}`;
+        throw new AtelierError("INVALID_INPUT", `Invalid request: ${message}`, { issues: [{ path: "webhookUrl", message }] });
+      }
+    }
     parseOrThrow(operation.input, input);
     // Without Prefer the client waits as for the synchronous call (the worker deadline); a webhook
     // alone means it does not wait at all.
@@ -276,6 +290,22 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
         clearInterval(heartbeat);
         res.end();
       }
+    }),
+  );
+  routes.get(
+    WEBHOOK_SECRET_PATH,
+    handle(async (_req, res, ctx) => {
+      const apiKey = await identify(ctx);
+      res.json({ object: "webhook_secret", secret: await jobs.store.signingSecret(apiKey.id, newSigningSecret) });
+    }),
+  );
+  routes.post(
+    WEBHOOK_SECRET_PATH,
+    handle(async (_req, res, ctx) => {
+      const apiKey = await identify(ctx);
+      const secret = newSigningSecret();
+      await jobs.store.rotateSigningSecret(apiKey.id, secret);
+      res.json({ object: "webhook_secret", secret });
     }),
   );
   return routes;

@@ -3,6 +3,7 @@
  * keeps; {@link publicJob} is the `object: "job"` body clients see.
  */
 import type { PublicError } from "../core/errors.js";
+import type { WebhookAttempt, WebhookDelivery } from "./job-store.js";
 
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -66,12 +67,12 @@ export interface PublicJob {
   result?: unknown;
   error?: PublicError;
   expiresAt: string | null;
-  webhookUrl?: string;
+  webhook?: { url: string; status: WebhookDelivery["status"] | "waiting"; attempts: WebhookAttempt[] };
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function publicJob(job: JobRecord, queuePosition?: number): PublicJob {
+export function publicJob(job: JobRecord, queuePosition?: number, delivery?: WebhookDelivery | null): PublicJob {
   return {
     id: job.id,
     object: "job",
@@ -85,6 +86,8 @@ export function publicJob(job: JobRecord, queuePosition?: number): PublicJob {
     ...(job.status === "succeeded" && job.result !== null ? { result: job.result } : {}),
     ...(job.error ? { error: job.error.body } : {}),
     expiresAt: iso(job.resultExpiresAtMs),
-    ...(job.webhookUrl ? { webhookUrl: job.webhookUrl } : {}),
+    ...(job.webhookUrl
+      ? { webhook: { url: job.webhookUrl, status: delivery?.status ?? "waiting", attempts: delivery?.attempts ?? [] } }
+      : {}),
   };
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { AtelierError, toPublicError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
+import type { AddressPolicy } from "../server/image-source/address-policy.js";
 import type { JobEventHub } from "./job-events.js";
 import { isFinished, publicJob, type JobRecord, type JobStatus, type PublicJob } from "./job-record.js";
 import type { JobRunner } from "./job-runner.js";
@@ -33,6 +34,8 @@ export class JobService {
     readonly runner: JobRunner,
     readonly hub: JobEventHub,
     private readonly services: AtelierServices,
+    /** The image fetcher's address policy, which webhook targets obey too. */
+    readonly addressPolicy: AddressPolicy,
   ) {}
 
   async submit(submission: Submission, id = newJobId()): Promise<JobRecord> {
@@ -63,7 +66,11 @@ export class JobService {
   }
 
   async view(job: JobRecord): Promise<PublicJob> {
-    return publicJob(job, job.status === "queued" ? await this.store.queuePosition(job) : undefined);
+    return publicJob(
+      job,
+      job.status === "queued" ? await this.store.queuePosition(job) : undefined,
+      job.webhookUrl ? await this.store.deliveryOf(job.id) : undefined,
+    );
   }
 
   list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage> {

@@ -51,6 +51,30 @@ export interface IdempotencyEntry {
   createdAtMs: number;
 }
 
+/** One try at delivering a job's webhook. */
+export interface WebhookAttempt {
+  at: string;
+  /** The receiver's HTTP status; null when no answer came. */
+  statusCode: number | null;
+  /** Why the attempt failed, when it did. */
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  id: number;
+  jobId: string;
+  apiKeyId: string;
+  url: string;
+  /** `webhook-id`: the same on every retry, so receivers can drop duplicates. */
+  messageId: string;
+  payload: string;
+  /** `pending` until a 2xx (`delivered`), a refusal or the retry window's end (`failed`). */
+  status: "pending" | "delivered" | "failed";
+  createdAtMs: number;
+  nextAttemptAtMs: number;
+  attempts: WebhookAttempt[];
+}
+
 export interface JobListPage {
   jobs: JobRecord[];
   /** Pass as `cursor` for the next page; null on the last. */
@@ -85,6 +109,16 @@ export interface JobStore {
   bindIdempotencyKey(entry: IdempotencyEntry): Promise<boolean>;
   /** Unbinds the key from the job (its submission failed). */
   releaseIdempotencyKey(apiKeyId: string, key: string, jobId: string): Promise<void>;
+  /** The key's webhook signing secret, made with `create` on first use. */
+  signingSecret(apiKeyId: string, create: () => string): Promise<string>;
+  /** Replaces the key's signing secret. */
+  rotateSigningSecret(apiKeyId: string, secret: string): Promise<void>;
+  createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void>;
+  /** Pending deliveries whose next attempt is due. */
+  dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]>;
+  recordAttempt(id: number, attempt: WebhookAttempt, next: { status: WebhookDelivery["status"]; nextAttemptAtMs: number }): Promise<void>;
+  /** The job's webhook delivery, if it has one. */
+  deliveryOf(jobId: string): Promise<WebhookDelivery | null>;
   /** Drops results past their expiry and records (with their events) finished before `recordsBeforeMs`. */
   purge(nowMs: number, recordsBeforeMs: number, idempotencyBeforeMs: number): Promise<{ results: number; records: number }>;
   close(): Promise<void>;

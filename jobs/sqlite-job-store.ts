@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import type { PublicError } from "../core/errors.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
-import type { IdempotencyEntry, InsertOutcome, JobEvent, JobListPage, JobOutcome, JobStore, NewJob, QueueHead, QueueLimits } from "./job-store.js";
+import type { IdempotencyEntry, InsertOutcome, WebhookAttempt, WebhookDelivery, JobEvent, JobListPage, JobOutcome, JobStore, NewJob, QueueHead, QueueLimits } from "./job-store.js";
 
 export const JOBS_DATABASE_FILE = "jobs.db";
 
@@ -50,6 +50,23 @@ const MIGRATIONS: readonly string[] = [
      created_at  INTEGER NOT NULL,
      PRIMARY KEY (api_key_id, key)
    ) STRICT;`,
+  `CREATE TABLE webhook_secrets (
+     api_key_id TEXT PRIMARY KEY,
+     secret     TEXT NOT NULL
+   ) STRICT;
+   CREATE TABLE webhook_deliveries (
+     id           INTEGER PRIMARY KEY AUTOINCREMENT,
+     job_id       TEXT NOT NULL UNIQUE,
+     api_key_id   TEXT NOT NULL,
+     url          TEXT NOT NULL,
+     message_id   TEXT NOT NULL,
+     payload      TEXT NOT NULL,
+     status       TEXT NOT NULL,
+     created_at   INTEGER NOT NULL,
+     next_attempt INTEGER NOT NULL,
+     attempts     TEXT NOT NULL
+   ) STRICT;
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt);`,
 ];
 
 function migrate(db: Database.Database): void {
@@ -100,6 +117,34 @@ function fromRow(row: JobRow): JobRecord {
     error: row.error === null ? null : (JSON.parse(row.error) as JobRecord["error"]),
     resultExpiresAtMs: row.result_expires,
     webhookUrl: row.webhook_url,
+  };
+}
+
+interface DeliveryRow {
+  id: number;
+  job_id: string;
+  api_key_id: string;
+  url: string;
+  message_id: string;
+  payload: string;
+  status: WebhookDelivery["status"];
+  created_at: number;
+  next_attempt: number;
+  attempts: string;
+}
+
+function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    jobId: row.job_id,
+    apiKeyId: row.api_key_id,
+    url: row.url,
+    messageId: row.message_id,
+    payload: row.payload,
+    status: row.status,
+    createdAtMs: row.created_at,
+    nextAttemptAtMs: row.next_attempt,
+    attempts: JSON.parse(row.attempts) as WebhookAttempt[],
   };
 }
 
@@ -274,6 +319,44 @@ export class SqliteJobStore implements JobStore {
     }).immediate();
   }
 
+  async signingSecret(apiKeyId: string, create: () => string): Promise<string> {
+    this.db.prepare("INSERT INTO webhook_secrets (api_key_id, secret) VALUES (?, ?) ON CONFLICT DO NOTHING").run(apiKeyId, create());
+    return this.db.prepare<[string], { secret: string }>("SELECT secret FROM webhook_secrets WHERE api_key_id = ?").get(apiKeyId)!.secret;
+  }
+
+  async rotateSigningSecret(apiKeyId: string, secret: string): Promise<void> {
+    this.db
+      .prepare("INSERT INTO webhook_secrets (api_key_id, secret) VALUES (?, ?) ON CONFLICT (api_key_id) DO UPDATE SET secret = excluded.secret")
+      .run(apiKeyId, secret);
+  }
+
+  async createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO webhook_deliveries (job_id, api_key_id, url, message_id, payload, status, created_at, next_attempt, attempts)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, '[]') ON CONFLICT DO NOTHING`,
+      )
+      .run(delivery.jobId, delivery.apiKeyId, delivery.url, delivery.messageId, delivery.payload, delivery.createdAtMs, delivery.nextAttemptAtMs);
+  }
+
+  async dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]> {
+    return this.db
+      .prepare<[number, number], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt <= ? ORDER BY next_attempt LIMIT ?")
+      .all(nowMs, limit)
+      .map(deliveryFromRow);
+  }
+
+  async recordAttempt(id: number, attempt: WebhookAttempt, next: { status: WebhookDelivery["status"]; nextAttemptAtMs: number }): Promise<void> {
+    this.db
+      .prepare("UPDATE webhook_deliveries SET attempts = json_insert(attempts, '$[#]', json(?)), status = ?, next_attempt = ? WHERE id = ?")
+      .run(JSON.stringify(attempt), next.status, next.nextAttemptAtMs, id);
+  }
+
+  async deliveryOf(jobId: string): Promise<WebhookDelivery | null> {
+    const row = this.db.prepare<[string], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE job_id = ?").get(jobId);
+    return row ? deliveryFromRow(row) : null;
+  }
+
   async releaseIdempotencyKey(apiKeyId: string, key: string, jobId: string): Promise<void> {
     this.db.prepare("DELETE FROM idempotency_keys WHERE api_key_id = ? AND key = ? AND job_id = ?").run(apiKeyId, key, jobId);
   }
@@ -282,6 +365,7 @@ export class SqliteJobStore implements JobStore {
     return this.db.transaction(() => {
       const results = this.db.prepare("UPDATE jobs SET result = NULL WHERE result IS NOT NULL AND result_expires <= ?").run(nowMs).changes;
       this.db.prepare("DELETE FROM job_events WHERE job_id IN (SELECT id FROM jobs WHERE finished_at < ?)").run(recordsBeforeMs);
+      this.db.prepare("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND job_id IN (SELECT id FROM jobs WHERE finished_at < ?)").run(recordsBeforeMs);
       const records = this.db.prepare("DELETE FROM jobs WHERE finished_at < ?").run(recordsBeforeMs).changes;
       this.db.prepare("DELETE FROM idempotency_keys WHERE created_at < ?").run(idempotencyBeforeMs);
       return { results, records };
