@@ -56,6 +56,8 @@ const envSchema = z.object({
   ATELIER_MODEL_HUB_TOKEN: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
+  ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
+  ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
   ATELIER_MAX_IMAGE_BYTES: integer(25 * MiB, 1024, 1024 * MiB),
   ATELIER_MAX_INPUT_PIXELS: integer(50_000_000, 1, 1_000_000_000),
@@ -142,6 +144,15 @@ export interface AtelierConfig {
      * Undefined: counters live in SQLite in `dataDir`.
      */
     redisUrl: string | undefined;
+  };
+  usage: {
+    /**
+     * Milliseconds between writes of the per-key usage counters, which the API path adds up in
+     * memory; a crash loses at most this much of the count.
+     */
+    flushIntervalMs: number;
+    /** Days of hourly usage buckets kept; older ones are deleted. */
+    retentionDays: number;
   };
   images: {
     /** Largest encoded source image in bytes, checked before decoding. */
@@ -251,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       windowSeconds: e.ATELIER_RATE_LIMIT_WINDOW_SECONDS,
       redisUrl: e.ATELIER_REDIS_URL,
     },
+    usage: { flushIntervalMs: e.ATELIER_USAGE_FLUSH_MS, retentionDays: e.ATELIER_USAGE_RETENTION_DAYS },
     images: {
       maxBytes: e.ATELIER_MAX_IMAGE_BYTES,
       maxInputPixels: e.ATELIER_MAX_INPUT_PIXELS,

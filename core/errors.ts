@@ -9,6 +9,7 @@ type TrpcCode =
   | "BAD_REQUEST"
   | "PARSE_ERROR"
   | "UNAUTHORIZED"
+  | "FORBIDDEN"
   | "NOT_FOUND"
   | "METHOD_NOT_SUPPORTED"
   | "PAYLOAD_TOO_LARGE"
@@ -37,6 +38,10 @@ export const ERROR_KINDS = {
   INVALID_IMAGE_URL: { http: 400, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT },
   /** No key, or a key that is unknown or revoked. */
   UNAUTHORIZED: { http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED },
+  /** A genuine key past the expiry its owner gave it. */
+  KEY_EXPIRED: { http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED },
+  /** The key is valid but its scopes do not include the operation called. */
+  KEY_SCOPE_DENIED: { http: 403, trpc: "FORBIDDEN", grpc: GrpcStatus.PERMISSION_DENIED },
   NOT_FOUND: { http: 404, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND },
   METHOD_NOT_ALLOWED: { http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED },
   /** The request body is over the configured size. */

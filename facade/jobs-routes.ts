@@ -120,7 +120,7 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
     }
 
     const ctx = contextFor(services, req, res);
-    const apiKey = await identify(ctx);
+    const apiKey = await identify(ctx, operation.procedurePath);
     const { webhookUrl, ...input } = body;
     const webhook = hasWebhook ? parseOrThrow(webhookField, { webhookUrl }).webhookUrl : null;
     if (webhook !== null) {

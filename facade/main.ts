@@ -7,13 +7,14 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const atelier = await startAtelier(config, logger);
-  console.log(`Atelier is listening on ${atelier.url} (API under ${atelier.url}/api/v1, OpenAPI at ${atelier.url}/api/v1/openapi.json)`);
   const stop = () => {
     logger.info("shutting down");
     void atelier.close().then(() => process.exit(0));
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // After the handlers: whoever waits for this line may stop the service at once.
+  console.log(`Atelier is listening on ${atelier.url} (API under ${atelier.url}/api/v1, OpenAPI at ${atelier.url}/api/v1/openapi.json)`);
 }
 
 main().catch((error: unknown) => {

@@ -1,20 +1,25 @@
 /**
  * Starts the whole service in this process: workers on loopback gRPC (for every capability that has
  * no configured worker address), the router's stores and clients, and the HTTP facade.
+ *
+ * The worker is imported only when one is started here: a router whose workers all run elsewhere
+ * never loads onnxruntime, sharp or the model code (test/facade/router-imports.test.ts holds it to that).
  */
-import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../core/config.js";
 import { createLogger, type Logger } from "../core/logger.js";
+import { packageVersion } from "../core/package-root.js";
 import type { AtelierServices } from "../server/context.js";
 import { createImageSource } from "../server/image-source/image-source.js";
 import type { ApiKeyStore } from "../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { openQuotaStore } from "../server/quota/open-quota-store.js";
 import type { QuotaStore } from "../server/quota/quota-store.js";
+import { openUsageStore } from "../server/usage/open-usage-store.js";
+import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
-import { startWorkerServer, type RunningWorker } from "../workers/worker-server.js";
+import type { RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
 import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 
@@ -30,14 +35,14 @@ export interface RunningAtelier {
   close(): Promise<void>;
 }
 
-export function packageVersion(): string {
-  const manifest = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
-  return manifest.version;
+async function startInProcessWorker(config: AtelierConfig, logger: Logger): Promise<RunningWorker> {
+  const { startWorkerServer } = await import("../workers/worker-server.js");
+  return startWorkerServer(config, logger.child({ part: "worker" }), { host: "127.0.0.1", port: 0 });
 }
 
 export async function startAtelier(config: AtelierConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningAtelier> {
   const missing = WORKER_SERVICES.filter((name) => config.workers.addresses[name] === undefined);
-  const worker = missing.length > 0 ? await startWorkerServer(config, logger.child({ part: "worker" }), { host: "127.0.0.1", port: 0 }) : undefined;
+  const worker = missing.length > 0 ? await startInProcessWorker(config, logger) : undefined;
   const addresses = Object.fromEntries(
     WORKER_SERVICES.map((name) => [name, config.workers.addresses[name] ?? worker!.address]),
   ) as Record<WorkerServiceName, string>;
@@ -45,12 +50,16 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   // PostgreSQL and Redis when configured (several routers share them), else SQLite in dataDir.
   // Either being unreachable stops start-up, with what was already started shut down.
   let keys: ApiKeyStore | undefined;
-  let quota: QuotaStore;
+  let quota: QuotaStore | undefined;
+  let usage: UsageService;
   try {
     keys = await openApiKeyStore(config, { logger: logger.child({ part: "keys" }) });
     quota = await openQuotaStore(config, { logger: logger.child({ part: "quota" }) });
+    const usageLogger = logger.child({ part: "usage" });
+    usage = new UsageService(await openUsageStore(config, { logger: usageLogger }), { ...config.usage, logger: usageLogger });
   } catch (error) {
     await keys?.close();
+    await quota?.close();
     await worker?.shutdown();
     throw error;
   }
@@ -59,6 +68,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     logger,
     keys,
     quota,
+    usage,
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
@@ -100,6 +110,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       await worker?.shutdown();
       await services.keys.close();
       await services.quota.close();
+      await services.usage.close();
     },
   };
 }

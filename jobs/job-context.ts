@@ -9,17 +9,27 @@ import type { QuotaStore } from "../server/quota/quota-store.js";
 import type { ProgressClients, ProgressListener } from "../server/workers/progress-clients.js";
 import type { WorkerClients } from "../server/workers/worker-clients.js";
 
+/**
+ * `target` with some methods replaced, every other one its own: a proxy, so the services can grow
+ * methods without this module changing.
+ */
+export function overriding<T extends object>(target: T, overrides: Partial<T>): T {
+  return new Proxy(target, {
+    get(object, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property as keyof T];
+      const value: unknown = Reflect.get(object, property, object);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(object) : value;
+    },
+  });
+}
+
+export function withAuthenticate(keys: ApiKeyStore, authenticate: ApiKeyStore["authenticate"]): ApiKeyStore {
+  return overriding(keys, { authenticate });
+}
+
 /** The key store seen by a context whose caller is already known to be `apiKey`. */
 export function authenticatedAs(keys: ApiKeyStore, apiKey: ApiKeyRecord): ApiKeyStore {
-  return {
-    authenticate: async () => apiKey,
-    create: (input) => keys.create(input),
-    list: () => keys.list(),
-    get: (id) => keys.get(id),
-    revoke: (id) => keys.revoke(id),
-    setHourlyLimit: (id, limit) => keys.setHourlyLimit(id, limit),
-    close: async () => undefined,
-  };
+  return withAuthenticate(keys, async () => apiKey);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Logger } from "../core/logger.js";
 import type { ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";
 import type { QuotaStore } from "./quota/quota-store.js";
+import type { UsageService } from "./usage/usage-service.js";
 import type { WorkerClients } from "./workers/worker-clients.js";
 
 export interface AtelierServices {
@@ -11,6 +12,8 @@ export interface AtelierServices {
   logger: Logger;
   keys: ApiKeyStore;
   quota: QuotaStore;
+  /** Per-key usage counters, fed by every metered call (server/usage/). */
+  usage: UsageService;
   workers: WorkerClients;
   images: ImageSource;
 }

@@ -4,7 +4,6 @@
  * by the text-to-image worker, at the source's size, by a generation model marked `photographic` in
  * the catalog; either way the background worker receives bytes, never a URL or a prompt.
  */
-import sharp from "sharp";
 import { AtelierError } from "../../core/errors.js";
 import type { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
@@ -59,9 +58,13 @@ export function generationSize(source: { width: number; height: number } | undef
   return { width: side(source.width, limits.maxWidth), height: side(source.height, limits.maxHeight) };
 }
 
-/** The source's oriented size from its header, or undefined if it cannot be read (the worker will say why). */
+/**
+ * The source's oriented size from its header, or undefined if it cannot be read (the worker will say
+ * why). sharp is loaded on first use: a router whose workers run elsewhere needs it only here.
+ */
 async function sizeOf(image: Image): Promise<{ width: number; height: number } | undefined> {
   try {
+    const { default: sharp } = await import("sharp");
     const metadata = await sharp(image.data, { pages: 1, limitInputPixels: false }).metadata();
     const oriented = metadata.autoOrient ?? metadata;
     return oriented.width && oriented.height ? { width: oriented.width, height: oriented.height } : undefined;

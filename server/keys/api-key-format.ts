@@ -8,6 +8,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
+import { API_KEY_SCOPES, isApiKeyScope } from "./api-key-scopes.js";
 
 /** Longest key name, in characters. */
 export const API_KEY_NAME_MAX_LENGTH = 100;
@@ -85,4 +86,23 @@ export function limitIssue(limit: unknown, field: string): FieldIssue | null {
 /** One `INVALID_INPUT` error carrying every issue. */
 export function invalidInput(issues: FieldIssue[]): AtelierError {
   return new AtelierError("INVALID_INPUT", issues.map((issue) => issue.message).join(" "), { issues });
+}
+
+/** Furthest a key's expiry may lie ahead: ten years. */
+export const API_KEY_MAX_LIFETIME_MS = 10 * 365 * 24 * 3600 * 1000;
+
+/** The problem with an expiry (milliseconds since the epoch; null: never), or null. */
+export function expiryIssue(expiresAtMs: number | null, nowMs: number): FieldIssue | null {
+  if (expiresAtMs === null) return null;
+  if (!Number.isFinite(expiresAtMs) || expiresAtMs <= nowMs) return { path: "expiresAt", message: "Expiry must be a date in the future." };
+  if (expiresAtMs - nowMs > API_KEY_MAX_LIFETIME_MS) return { path: "expiresAt", message: "Expiry must be at most ten years ahead." };
+  return null;
+}
+
+/** The problem with a scope list (null: every operation), or null. */
+export function scopesIssue(scopes: readonly unknown[] | null): FieldIssue | null {
+  if (scopes === null) return null;
+  const unknown = scopes.filter((scope) => !isApiKeyScope(scope));
+  if (unknown.length === 0) return null;
+  return { path: "scopes", message: `Unknown scope ${unknown.map(String).join(", ")}; expected some of ${API_KEY_SCOPES.join(", ")}.` };
 }

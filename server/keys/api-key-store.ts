@@ -5,8 +5,9 @@
  * sqlite-api-key-store.ts (embedded default) and postgres-api-key-store.ts (several routers).
  */
 import { timingSafeEqual } from "node:crypto";
-import type { FieldIssue } from "../../core/errors.js";
-import { DECOY_HASH, hashKey, invalidInput, keyIdOf, limitIssue, newKey, newKeyId, validateName } from "./api-key-format.js";
+import { AtelierError, type FieldIssue } from "../../core/errors.js";
+import { DECOY_HASH, expiryIssue, hashKey, invalidInput, keyIdOf, limitIssue, newKey, newKeyId, scopesIssue, validateName } from "./api-key-format.js";
+import { API_KEY_SCOPE_LABELS, isApiKeyScope, type ApiKeyScope } from "./api-key-scopes.js";
 
 export { API_KEY_HOURLY_LIMIT_MAX, API_KEY_NAME_MAX_LENGTH } from "./api-key-format.js";
 
@@ -23,6 +24,14 @@ export interface ApiKeyRecord {
   hourlyLimit: number | null;
   /** When the key was revoked; a revoked key never authenticates again. */
   revokedAt: Date | null;
+  /** The console user who owns the key; null for keys made with the keys CLI (the operator's). */
+  ownerId: string | null;
+  /** The operations the key may call; null: every operation. */
+  scopes: ApiKeyScope[] | null;
+  /** After this the key is refused with `KEY_EXPIRED`; null: it does not expire. */
+  expiresAt: Date | null;
+  /** The operation (tRPC path, e.g. `prompt.improve`) of the last recorded use; null if never used. */
+  lastUsedOperation: string | null;
 }
 
 /** What it takes to create a key. */
@@ -30,6 +39,18 @@ export interface NewApiKey {
   name: string;
   /** Omitted or null: the service default applies. */
   hourlyLimit?: number | null;
+  /** Omitted or null: a CLI key, owned by the operator. */
+  ownerId?: string | null;
+  /** Omitted, null or empty: every operation. */
+  scopes?: ApiKeyScope[] | null;
+  /** Omitted or null: never expires. Must lie in the future. */
+  expiresAt?: Date | null;
+}
+
+/** Which keys {@link ApiKeyStore.list} returns. */
+export interface ApiKeyFilter {
+  /** Only this user's keys. */
+  ownerId?: string;
 }
 
 /** The result of {@link ApiKeyStore.create}: the only time the full key is available. */
@@ -51,11 +72,17 @@ export interface ApiKeyStore {
   create(input: NewApiKey): Promise<CreatedApiKey>;
   /**
    * The key's record when `presentedKey` is a well-formed, known, unrevoked key; otherwise null.
-   * Records the use in `lastUsedAt` (at most about once a minute per key).
+   * Throws {@link AtelierError} `KEY_EXPIRED` for a genuine key past its expiry, and
+   * `KEY_SCOPE_DENIED` when `operation` is given and not among the key's scopes (such a refusal is
+   * not recorded as a use). Records the use
+   * in `lastUsedAt` and `lastUsedOperation` (at most about once a minute per key, and whenever the
+   * operation changes).
    */
-  authenticate(presentedKey: string): Promise<ApiKeyRecord | null>;
-  /** Every key, revoked ones included, oldest first. */
-  list(): Promise<ApiKeyRecord[]>;
+  authenticate(presentedKey: string, operation?: string): Promise<ApiKeyRecord | null>;
+  /** Every key (or the filter's), revoked ones included, oldest first. */
+  list(filter?: ApiKeyFilter): Promise<ApiKeyRecord[]>;
+  /** Renames the key; the updated record, or null for an unknown id. Throws INVALID_INPUT for a bad name. */
+  rename(id: string, name: string): Promise<ApiKeyRecord | null>;
   /** The key with this id, or null. */
   get(id: string): Promise<ApiKeyRecord | null>;
   /** Revokes the key; true when this call revoked it, false when it is unknown or already revoked. */
@@ -90,6 +117,10 @@ export interface StoredApiKey {
   lastUsedAtMs: number | null;
   hourlyLimit: number | null;
   revokedAtMs: number | null;
+  ownerId: string | null;
+  scopes: ApiKeyScope[] | null;
+  expiresAtMs: number | null;
+  lastUsedOperation: string | null;
 }
 
 /**
@@ -99,12 +130,17 @@ export interface StoredApiKey {
  */
 export interface ApiKeyStorage {
   /** Inserts a new, unused, unrevoked key; false when the id is taken (the caller draws another). */
-  insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs">): Promise<boolean>;
+  insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean>;
   get(id: string): Promise<StoredApiKey | null>;
-  /** Every key by creation time, insertion order among equal times. */
-  list(): Promise<StoredApiKey[]>;
-  /** Sets lastUsedAt to `nowMs` when it is unset or at most `staleBeforeMs`; true when it did. */
-  touch(id: string, nowMs: number, staleBeforeMs: number): Promise<boolean>;
+  /** Every key (or one owner's) by creation time, insertion order among equal times. */
+  list(ownerId?: string): Promise<StoredApiKey[]>;
+  /**
+   * Sets lastUsedAt to `nowMs` and lastUsedOperation to `operation` when lastUsedAt is unset or at
+   * most `staleBeforeMs`, or the operation differs; true when it did.
+   */
+  touch(id: string, nowMs: number, staleBeforeMs: number, operation: string | null): Promise<boolean>;
+  /** false for an unknown id. */
+  rename(id: string, name: string): Promise<boolean>;
   /** Sets revokedAt when unset; true when it did. */
   revoke(id: string, nowMs: number): Promise<boolean>;
   /** false for an unknown id. */
@@ -126,6 +162,10 @@ function toRecord(key: StoredApiKey): ApiKeyRecord {
     lastUsedAt: key.lastUsedAtMs === null ? null : new Date(key.lastUsedAtMs),
     hourlyLimit: key.hourlyLimit,
     revokedAt: key.revokedAtMs === null ? null : new Date(key.revokedAtMs),
+    ownerId: key.ownerId,
+    scopes: key.scopes,
+    expiresAt: key.expiresAtMs === null ? null : new Date(key.expiresAtMs),
+    lastUsedOperation: key.lastUsedOperation,
   };
 }
 
@@ -150,27 +190,27 @@ export class StorageBackedApiKeyStore implements ApiKeyStore {
     const hourlyLimit = input.hourlyLimit ?? null;
     const badLimit = limitIssue(hourlyLimit, "hourlyLimit");
     if (badLimit) issues.push(badLimit);
-    if ("issue" in validName || badLimit) throw invalidInput(issues);
-
+    const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : null;
+    const badScopes = scopesIssue(scopes);
+    if (badScopes) issues.push(badScopes);
     const createdAtMs = this.now();
+    const expiresAtMs = input.expiresAt ? input.expiresAt.getTime() : null;
+    const badExpiry = expiryIssue(expiresAtMs, createdAtMs);
+    if (badExpiry) issues.push(badExpiry);
+    if (issues.length > 0 || "issue" in validName) throw invalidInput(issues);
+
+    const ownerId = input.ownerId ?? null;
     for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
       const id = newKeyId();
       const key = newKey(id);
-      if (!(await this.storage.insert({ id, name: validName.name, keyHash: hashKey(key), createdAtMs, hourlyLimit }))) continue;
-      const record: ApiKeyRecord = {
-        id,
-        name: validName.name,
-        createdAt: new Date(createdAtMs),
-        lastUsedAt: null,
-        hourlyLimit,
-        revokedAt: null,
-      };
-      return { record, key };
+      const stored = { id, name: validName.name, keyHash: hashKey(key), createdAtMs, hourlyLimit, ownerId, scopes, expiresAtMs };
+      if (!(await this.storage.insert(stored))) continue;
+      return { record: toRecord({ ...stored, lastUsedAtMs: null, revokedAtMs: null, lastUsedOperation: null }), key };
     }
     throw new Error(`Could not find a free API key id in ${ID_ATTEMPTS} attempts.`);
   }
 
-  async authenticate(presentedKey: string): Promise<ApiKeyRecord | null> {
+  async authenticate(presentedKey: string, operation?: string): Promise<ApiKeyRecord | null> {
     if (typeof presentedKey !== "string") return null;
     // Hash and compare on every path; only the format check (public knowledge) decides whether
     // the database is consulted, and nothing distinguishes an unknown id from a wrong secret.
@@ -182,18 +222,44 @@ export class StorageBackedApiKeyStore implements ApiKeyStore {
     if (!stored || storedHash === DECOY_HASH || !hashesMatch || stored.revokedAtMs !== null) return null;
 
     const now = this.now();
+    if (stored.expiresAtMs !== null && stored.expiresAtMs <= now) {
+      throw new AtelierError(
+        "KEY_EXPIRED",
+        `The API key expired at ${new Date(stored.expiresAtMs).toISOString()}. Create a new key in the console's API keys area.`,
+      );
+    }
+    if (operation !== undefined && stored.scopes !== null && !stored.scopes.some((scope) => scope === operation)) {
+      const called = isApiKeyScope(operation) ? API_KEY_SCOPE_LABELS[operation] : operation;
+      throw new AtelierError(
+        "KEY_SCOPE_DENIED",
+        `This API key may not call ${called}; its scopes are ${stored.scopes.join(", ")}. Use a key with that scope, or one without scopes.`,
+      );
+    }
     const staleBefore = now - LAST_USED_RESOLUTION_MS;
-    if (stored.lastUsedAtMs === null || stored.lastUsedAtMs <= staleBefore) {
+    const recordedOperation = operation ?? stored.lastUsedOperation;
+    if (stored.lastUsedAtMs === null || stored.lastUsedAtMs <= staleBefore || recordedOperation !== stored.lastUsedOperation) {
       // false: another process touched it a moment ago; report what the table holds.
-      stored.lastUsedAtMs = (await this.storage.touch(stored.id, now, staleBefore))
-        ? now
-        : ((await this.storage.get(stored.id))?.lastUsedAtMs ?? now);
+      if (await this.storage.touch(stored.id, now, staleBefore, recordedOperation)) {
+        stored.lastUsedAtMs = now;
+        stored.lastUsedOperation = recordedOperation;
+      } else {
+        const current = await this.storage.get(stored.id);
+        stored.lastUsedAtMs = current?.lastUsedAtMs ?? now;
+        stored.lastUsedOperation = current?.lastUsedOperation ?? recordedOperation;
+      }
     }
     return toRecord(stored);
   }
 
-  async list(): Promise<ApiKeyRecord[]> {
-    return (await this.storage.list()).map(toRecord);
+  async list(filter: ApiKeyFilter = {}): Promise<ApiKeyRecord[]> {
+    return (await this.storage.list(filter.ownerId)).map(toRecord);
+  }
+
+  async rename(id: string, name: string): Promise<ApiKeyRecord | null> {
+    const validName = validateName(name);
+    if ("issue" in validName) throw invalidInput([validName.issue]);
+    if (!(await this.storage.rename(id, validName.name))) return null;
+    return this.get(id);
   }
 
   async get(id: string): Promise<ApiKeyRecord | null> {

@@ -9,15 +9,14 @@
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
 import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
+import type { ApiKeyScope } from "./api-key-scopes.js";
+import { migratePostgres, POSTGRES_SCHEMA_TABLE } from "./postgres-migrations.js";
 import { storeUnavailable } from "./store-unavailable.js";
 
 /** The keys table; prefixed, since the database may be shared with other applications. */
 export const POSTGRES_KEYS_TABLE = "atelier_api_keys";
-/** One row per component with the number of its migrations that have run. */
-export const POSTGRES_SCHEMA_TABLE = "atelier_schema_versions";
+export { POSTGRES_SCHEMA_TABLE };
 const SCHEMA_COMPONENT = "api_keys";
-/** Advisory lock serialising Atelier's migrations: ASCII "atelier" read as a big-endian integer. */
-const MIGRATION_LOCK_ID = "27431051700299122";
 
 /**
  * Migration N (0-based) takes the schema from version N to N+1. Append, never edit: the database
@@ -35,9 +34,16 @@ const MIGRATIONS: readonly string[] = [
      revoked_at   TIMESTAMPTZ,
      created_seq  BIGINT GENERATED ALWAYS AS IDENTITY
    )`,
+  // Console ownership, scopes (NULL: every operation), expiry, last operation.
+  `ALTER TABLE ${POSTGRES_KEYS_TABLE}
+     ADD COLUMN owner_id TEXT,
+     ADD COLUMN scopes TEXT[],
+     ADD COLUMN expires_at TIMESTAMPTZ,
+     ADD COLUMN last_used_operation TEXT;
+   CREATE INDEX ${POSTGRES_KEYS_TABLE}_by_owner ON ${POSTGRES_KEYS_TABLE} (owner_id, created_at)`,
 ];
 
-const COLUMNS = "id, name, key_hash, created_at, last_used_at, hourly_limit, revoked_at";
+const COLUMNS = "id, name, key_hash, created_at, last_used_at, hourly_limit, revoked_at, owner_id, scopes, expires_at, last_used_operation";
 
 interface ApiKeyRow {
   id: string;
@@ -47,6 +53,10 @@ interface ApiKeyRow {
   last_used_at: Date | null;
   hourly_limit: number | null;
   revoked_at: Date | null;
+  owner_id: string | null;
+  scopes: string[] | null;
+  expires_at: Date | null;
+  last_used_operation: string | null;
 }
 
 function fromRow(row: ApiKeyRow): StoredApiKey {
@@ -58,6 +68,10 @@ function fromRow(row: ApiKeyRow): StoredApiKey {
     lastUsedAtMs: row.last_used_at?.getTime() ?? null,
     hourlyLimit: row.hourly_limit,
     revokedAtMs: row.revoked_at?.getTime() ?? null,
+    ownerId: row.owner_id,
+    scopes: row.scopes as ApiKeyScope[] | null,
+    expiresAtMs: row.expires_at?.getTime() ?? null,
+    lastUsedOperation: row.last_used_operation,
   };
 }
 
@@ -87,45 +101,6 @@ export function describeDatabaseUrl(url: string): string {
   }
 }
 
-async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  let failure: unknown;
-  try {
-    await client.query("BEGIN");
-    // Held until COMMIT or ROLLBACK; a second router opening the same database waits here and then
-    // finds the migrations done. Taken before CREATE TABLE IF NOT EXISTS, which is not safe to race.
-    await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_ID]);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${POSTGRES_SCHEMA_TABLE} (
-                          component TEXT PRIMARY KEY,
-                          version   INTEGER NOT NULL
-                        )`);
-    const { rows } = await client.query<{ version: number }>(
-      `SELECT version FROM ${POSTGRES_SCHEMA_TABLE} WHERE component = $1`,
-      [SCHEMA_COMPONENT],
-    );
-    const current = rows[0]?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new Error(
-        `${SCHEMA_COMPONENT} schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`,
-      );
-    }
-    for (const migration of MIGRATIONS.slice(current)) await client.query(migration);
-    await client.query(
-      `INSERT INTO ${POSTGRES_SCHEMA_TABLE} (component, version) VALUES ($1, $2)
-       ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
-      [SCHEMA_COMPONENT, MIGRATIONS.length],
-    );
-    await client.query("COMMIT");
-  } catch (error) {
-    failure = error;
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    // A client that failed mid-transaction is discarded rather than returned to the pool.
-    client.release(failure instanceof Error ? failure : undefined);
-  }
-}
-
 /** {@link ApiKeyStorage} on a pg connection pool; each method is one statement. */
 class PostgresApiKeyStorage implements ApiKeyStorage {
   constructor(private readonly pool: pg.Pool) {}
@@ -140,12 +115,21 @@ class PostgresApiKeyStorage implements ApiKeyStorage {
     }
   }
 
-  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs">): Promise<boolean> {
+  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean> {
     // DO NOTHING covers only the id; any other constraint still fails loudly.
     const { rowCount } = await this.query(
-      `INSERT INTO ${POSTGRES_KEYS_TABLE} (id, name, key_hash, created_at, hourly_limit)
-       VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-      [key.id, key.name, key.keyHash, new Date(key.createdAtMs), key.hourlyLimit],
+      `INSERT INTO ${POSTGRES_KEYS_TABLE} (id, name, key_hash, created_at, hourly_limit, owner_id, scopes, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
+      [
+        key.id,
+        key.name,
+        key.keyHash,
+        new Date(key.createdAtMs),
+        key.hourlyLimit,
+        key.ownerId,
+        key.scopes,
+        key.expiresAtMs === null ? null : new Date(key.expiresAtMs),
+      ],
     );
     return rowCount === 1;
   }
@@ -155,21 +139,29 @@ class PostgresApiKeyStorage implements ApiKeyStorage {
     return rows[0] ? fromRow(rows[0]) : null;
   }
 
-  async list(): Promise<StoredApiKey[]> {
-    const { rows } = await this.query<ApiKeyRow>(
-      `SELECT ${COLUMNS} FROM ${POSTGRES_KEYS_TABLE} ORDER BY created_at, created_seq`,
-      [],
-    );
+  async list(ownerId?: string): Promise<StoredApiKey[]> {
+    const { rows } =
+      ownerId === undefined
+        ? await this.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM ${POSTGRES_KEYS_TABLE} ORDER BY created_at, created_seq`, [])
+        : await this.query<ApiKeyRow>(
+            `SELECT ${COLUMNS} FROM ${POSTGRES_KEYS_TABLE} WHERE owner_id = $1 ORDER BY created_at, created_seq`,
+            [ownerId],
+          );
     return rows.map(fromRow);
   }
 
-  async touch(id: string, nowMs: number, staleBeforeMs: number): Promise<boolean> {
+  async touch(id: string, nowMs: number, staleBeforeMs: number, operation: string | null): Promise<boolean> {
     // The age condition is in SQL so several routers also write at most once a minute.
     const { rowCount } = await this.query(
-      `UPDATE ${POSTGRES_KEYS_TABLE} SET last_used_at = $1
-       WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3)`,
-      [new Date(nowMs), id, new Date(staleBeforeMs)],
+      `UPDATE ${POSTGRES_KEYS_TABLE} SET last_used_at = $1, last_used_operation = $4
+       WHERE id = $2 AND (last_used_at IS NULL OR last_used_at <= $3 OR last_used_operation IS DISTINCT FROM $4)`,
+      [new Date(nowMs), id, new Date(staleBeforeMs), operation],
     );
+    return rowCount === 1;
+  }
+
+  async rename(id: string, name: string): Promise<boolean> {
+    const { rowCount } = await this.query(`UPDATE ${POSTGRES_KEYS_TABLE} SET name = $1 WHERE id = $2`, [name, id]);
     return rowCount === 1;
   }
 
@@ -232,7 +224,7 @@ export class PostgresApiKeyStore extends StorageBackedApiKeyStore {
       options.logger?.warn({ err: error, database: describeDatabaseUrl(url) }, "PostgreSQL connection lost; the pool will reconnect");
     });
     try {
-      await migrate(pool);
+      await migratePostgres(pool, SCHEMA_COMPONENT, MIGRATIONS);
     } catch (error) {
       await pool.end().catch(() => {});
       const reason = error instanceof Error ? error.message : String(error);

@@ -6,6 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
+import type { ApiKeyScope } from "./api-key-scopes.js";
+import { migrateSqlite } from "./sqlite-migrations.js";
 
 /** The database file inside the data folder, shared with other embedded tables. */
 export const DATABASE_FILE_NAME = "atelier.db";
@@ -27,33 +29,13 @@ const MIGRATIONS: readonly string[] = [
      hourly_limit INTEGER,
      revoked_at   INTEGER
    ) STRICT`,
+  // Console ownership, scopes (a JSON array; NULL: every operation), expiry, last operation.
+  `ALTER TABLE api_keys ADD COLUMN owner_id TEXT;
+   ALTER TABLE api_keys ADD COLUMN scopes TEXT;
+   ALTER TABLE api_keys ADD COLUMN expires_at INTEGER;
+   ALTER TABLE api_keys ADD COLUMN last_used_operation TEXT;
+   CREATE INDEX api_keys_by_owner ON api_keys (owner_id, created_at)`,
 ];
-
-function migrate(db: Database.Database): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_versions (
-             component TEXT PRIMARY KEY,
-             version   INTEGER NOT NULL
-           ) STRICT`);
-  const run = db.transaction(() => {
-    const row = db
-      .prepare<[string], { version: number }>("SELECT version FROM schema_versions WHERE component = ?")
-      .get(SCHEMA_COMPONENT);
-    const current = row?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new Error(
-        `${SCHEMA_COMPONENT} schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`,
-      );
-    }
-    for (const migration of MIGRATIONS.slice(current)) db.exec(migration);
-    db.prepare(
-      `INSERT INTO schema_versions (component, version) VALUES (?, ?)
-       ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
-    ).run(SCHEMA_COMPONENT, MIGRATIONS.length);
-  });
-  // IMMEDIATE takes the write lock up front, so two processes opening a fresh file at once
-  // cannot both read version 0 and both try to create the table.
-  run.immediate();
-}
 
 interface ApiKeyRow {
   id: string;
@@ -63,6 +45,10 @@ interface ApiKeyRow {
   last_used_at: number | null;
   hourly_limit: number | null;
   revoked_at: number | null;
+  owner_id: string | null;
+  scopes: string | null;
+  expires_at: number | null;
+  last_used_operation: string | null;
 }
 
 function fromRow(row: ApiKeyRow): StoredApiKey {
@@ -74,6 +60,10 @@ function fromRow(row: ApiKeyRow): StoredApiKey {
     lastUsedAtMs: row.last_used_at,
     hourlyLimit: row.hourly_limit,
     revokedAtMs: row.revoked_at,
+    ownerId: row.owner_id,
+    scopes: row.scopes === null ? null : (JSON.parse(row.scopes) as ApiKeyScope[]),
+    expiresAtMs: row.expires_at,
+    lastUsedOperation: row.last_used_operation,
   };
 }
 
@@ -83,15 +73,19 @@ function isPrimaryKeyClash(error: unknown): boolean {
 
 function prepareStatements(db: Database.Database) {
   return {
-    insert: db.prepare<[string, string, Buffer, number, number | null]>(
-      "INSERT INTO api_keys (id, name, key_hash, created_at, hourly_limit) VALUES (?, ?, ?, ?, ?)",
+    insert: db.prepare<[string, string, Buffer, number, number | null, string | null, string | null, number | null]>(
+      `INSERT INTO api_keys (id, name, key_hash, created_at, hourly_limit, owner_id, scopes, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     byId: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ?"),
     all: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
+    byOwner: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE owner_id = ? ORDER BY created_at, rowid"),
     // The age condition is in SQL so concurrent processes also write at most once a minute.
-    touch: db.prepare<[number, string, number]>(
-      "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ?)",
+    touch: db.prepare<[number, string | null, string, number, string | null]>(
+      `UPDATE api_keys SET last_used_at = ?, last_used_operation = ?
+       WHERE id = ? AND (last_used_at IS NULL OR last_used_at <= ? OR last_used_operation IS NOT ?)`,
     ),
+    rename: db.prepare<[string, string]>("UPDATE api_keys SET name = ? WHERE id = ?"),
     revoke: db.prepare<[number, string]>("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL"),
     setLimit: db.prepare<[number | null, string]>("UPDATE api_keys SET hourly_limit = ? WHERE id = ?"),
   };
@@ -105,9 +99,10 @@ class SqliteApiKeyStorage implements ApiKeyStorage {
     this.statements = prepareStatements(db);
   }
 
-  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs">): Promise<boolean> {
+  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean> {
     try {
-      this.statements.insert.run(key.id, key.name, key.keyHash, key.createdAtMs, key.hourlyLimit);
+      const scopes = key.scopes === null ? null : JSON.stringify(key.scopes);
+      this.statements.insert.run(key.id, key.name, key.keyHash, key.createdAtMs, key.hourlyLimit, key.ownerId, scopes, key.expiresAtMs);
       return true;
     } catch (error) {
       if (isPrimaryKeyClash(error)) return false;
@@ -120,12 +115,17 @@ class SqliteApiKeyStorage implements ApiKeyStorage {
     return row ? fromRow(row) : null;
   }
 
-  async list(): Promise<StoredApiKey[]> {
-    return this.statements.all.all().map(fromRow);
+  async list(ownerId?: string): Promise<StoredApiKey[]> {
+    const rows = ownerId === undefined ? this.statements.all.all() : this.statements.byOwner.all(ownerId);
+    return rows.map(fromRow);
   }
 
-  async touch(id: string, nowMs: number, staleBeforeMs: number): Promise<boolean> {
-    return this.statements.touch.run(nowMs, id, staleBeforeMs).changes > 0;
+  async touch(id: string, nowMs: number, staleBeforeMs: number, operation: string | null): Promise<boolean> {
+    return this.statements.touch.run(nowMs, operation, id, staleBeforeMs, operation).changes > 0;
+  }
+
+  async rename(id: string, name: string): Promise<boolean> {
+    return this.statements.rename.run(name, id).changes > 0;
   }
 
   async revoke(id: string, nowMs: number): Promise<boolean> {
@@ -154,7 +154,7 @@ export class SqliteApiKeyStore extends StorageBackedApiKeyStore {
       db.pragma("journal_mode = WAL");
       // The CLI and the server share the file; wait briefly for the other's write lock.
       db.pragma("busy_timeout = 5000");
-      migrate(db);
+      migrateSqlite(db, SCHEMA_COMPONENT, MIGRATIONS);
       return new SqliteApiKeyStore(new SqliteApiKeyStorage(db), options);
     } catch (error) {
       db.close();

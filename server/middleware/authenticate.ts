@@ -1,22 +1,27 @@
-/** Bearer-key authentication: the only accepted scheme, checked against the key store. */
+/**
+ * Bearer-key authentication: the only accepted scheme, checked against the key store together
+ * with the operation called (the procedure's tRPC path, e.g. `prompt.improve`): the store refuses
+ * revoked and unknown keys (null), expired keys (`KEY_EXPIRED`) and keys whose scopes do not
+ * include the operation (`KEY_SCOPE_DENIED`).
+ */
 import { AtelierError } from "../../core/errors.js";
 import { middleware } from "../trpc.js";
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i;
 
-export const authenticate = middleware(async ({ ctx, next }) => {
+export const authenticate = middleware(async ({ ctx, path, next }) => {
   const header = ctx.authorization;
   if (header === undefined || header.trim() === "") {
     throw new AtelierError(
       "UNAUTHORIZED",
-      "Missing API key. Send it as `Authorization: Bearer <key>`; an operator creates keys with `npm run keys -- create --name NAME`.",
+      "Missing API key. Send it as `Authorization: Bearer <key>`; create a key in the console's API keys area (or with `npm run keys -- create --name NAME`).",
     );
   }
   const match = BEARER.exec(header);
   if (!match) {
     throw new AtelierError("UNAUTHORIZED", "Malformed Authorization header. Use the Bearer scheme: `Authorization: Bearer <key>`.");
   }
-  const apiKey = await ctx.services.keys.authenticate(match[1]!);
+  const apiKey = await ctx.services.keys.authenticate(match[1]!, path);
   if (!apiKey) {
     throw new AtelierError("UNAUTHORIZED", "The API key is not valid: it is unknown or has been revoked.");
   }

@@ -151,6 +151,10 @@ for (const backend of [sqliteBackend, postgresBackend]) {
         lastUsedAt: null,
         hourlyLimit: null,
         revokedAt: null,
+        ownerId: null,
+        scopes: null,
+        expiresAt: null,
+        lastUsedOperation: null,
       });
 
       clock += 5_000;
@@ -323,14 +327,58 @@ for (const backend of [sqliteBackend, postgresBackend]) {
       expect(await store.get(record.id)).toEqual(record);
       expect((await store.authenticate(key))?.id).toBe(record.id);
       expect((await store.list()).map((r) => r.name)).toEqual(["durable", "gone"]);
-      expect(await backend.schemaVersion()).toBe(1);
+      expect(await backend.schemaVersion()).toBe(2);
+    });
+
+    it("keeps owner, scopes and expiry, and lists one owner's keys", async () => {
+      const expiresAt = new Date(clock + 3_600_000);
+      const mine = await store.create({ name: "mine", ownerId: "usr_a", scopes: ["prompt.improve", "prompt.improve"], expiresAt });
+      await store.create({ name: "theirs", ownerId: "usr_b" });
+      await store.create({ name: "cli" });
+      expect(mine.record).toMatchObject({ ownerId: "usr_a", scopes: ["prompt.improve"], expiresAt });
+      expect((await store.list({ ownerId: "usr_a" })).map((r) => r.name)).toEqual(["mine"]);
+      expect((await store.list()).map((r) => r.ownerId)).toEqual(["usr_a", "usr_b", null]);
+      expect(await store.get(mine.record.id)).toEqual(mine.record);
+    });
+
+    it("records the operation of the last use, and rewrites it when the operation changes", async () => {
+      const { record, key } = await store.create({ name: "ops" });
+      clock += 1_000;
+      expect((await store.authenticate(key, "prompt.improve"))?.lastUsedOperation).toBe("prompt.improve");
+      clock += 1_000; // well inside the minute: only a new operation is written
+      expect(await store.authenticate(key, "tools.upscale")).toMatchObject({ lastUsedOperation: "tools.upscale", lastUsedAt: new Date(clock) });
+      expect(await store.get(record.id)).toMatchObject({ lastUsedOperation: "tools.upscale", lastUsedAt: new Date(clock) });
+    });
+
+    it("refuses an operation outside the key's scopes with KEY_SCOPE_DENIED, without recording a use", async () => {
+      const { record, key } = await store.create({ name: "scoped", scopes: ["prompt.improve"] });
+      await expect(store.authenticate(key, "tools.upscale")).rejects.toMatchObject({ code: "KEY_SCOPE_DENIED" });
+      expect((await store.get(record.id))?.lastUsedAt).toBeNull();
+      expect((await store.authenticate(key, "prompt.improve"))?.id).toBe(record.id);
+    });
+
+    it("refuses an expired key with KEY_EXPIRED, and a wrong secret for it with null", async () => {
+      const { key } = await store.create({ name: "short", expiresAt: new Date(clock + 60_000) });
+      expect(await store.authenticate(key)).not.toBeNull();
+      clock += 60_000;
+      await expect(store.authenticate(key)).rejects.toMatchObject({ code: "KEY_EXPIRED", message: expect.stringMatching(/expired/) });
+      expect(await store.authenticate(withWrongSecret(key))).toBeNull();
+    });
+
+    it("rejects past expiries, unknown scopes and bad names on create and rename", async () => {
+      await expect(store.create({ name: "past", expiresAt: new Date(clock - 1) })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+      await expect(store.create({ name: "x", scopes: ["nope" as never] })).rejects.toThrow(/Unknown scope nope/);
+      const { record } = await store.create({ name: "old" });
+      expect((await store.rename(record.id, "  new name "))?.name).toBe("new name");
+      await expect(store.rename(record.id, "")).rejects.toMatchObject({ code: "INVALID_INPUT" });
+      expect(await store.rename("nonexistent00", "x")).toBeNull();
     });
 
     it("refuses to open a database migrated by a newer build", async () => {
       await store.close();
       await backend.setSchemaVersion(99);
       await expect(openStore()).rejects.toThrow(/newer than this build/);
-      await backend.setSchemaVersion(1);
+      await backend.setSchemaVersion(2);
       store = await openStore();
     });
   });
@@ -396,7 +444,7 @@ describe.skipIf(SKIP_POSTGRES)("PostgresApiKeyStore database", () => {
   it("migrates a fresh database exactly once when several stores open it at once", async () => {
     const stores = await Promise.all(Array.from({ length: 6 }, () => PostgresApiKeyStore.open(databaseUrl)));
     try {
-      expect(await psql(`SELECT component, version FROM ${POSTGRES_SCHEMA_TABLE}`)).toEqual([{ component: "api_keys", version: 1 }]);
+      expect(await psql(`SELECT component, version FROM ${POSTGRES_SCHEMA_TABLE}`)).toEqual([{ component: "api_keys", version: 2 }]);
       // Every store works against the one table.
       const created = await Promise.all(stores.map((s, i) => s.create({ name: `router ${i}` })));
       for (const s of stores) expect(await s.list()).toHaveLength(created.length);
@@ -414,7 +462,7 @@ describe.skipIf(SKIP_POSTGRES)("PostgresApiKeyStore database", () => {
       expect((await again.authenticate(key))?.name).toBe("kept");
       await again.close();
     }
-    expect(await psql(`SELECT version FROM ${POSTGRES_SCHEMA_TABLE}`)).toEqual([{ version: 1 }]);
+    expect(await psql(`SELECT version FROM ${POSTGRES_SCHEMA_TABLE}`)).toEqual([{ version: 2 }]);
     expect(await psql(`SELECT count(*)::int AS n FROM ${POSTGRES_KEYS_TABLE}`)).toEqual([{ n: 1 }]);
   });
 
@@ -434,6 +482,10 @@ describe.skipIf(SKIP_POSTGRES)("PostgresApiKeyStore database", () => {
       hourly_limit: "integer",
       revoked_at: "timestamp with time zone",
       created_seq: "bigint",
+      owner_id: "text",
+      scopes: "ARRAY",
+      expires_at: "timestamp with time zone",
+      last_used_operation: "text",
     });
   });
 

@@ -6,6 +6,7 @@
 import { Worker } from "node:worker_threads";
 import { AtelierError } from "../../core/errors.js";
 import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
+import { disableOnnxTelemetry } from "./telemetry-off.js";
 
 interface Pending {
   resolve: (value: any) => void;
@@ -19,6 +20,7 @@ export class InferenceThread {
   private lost: Error | undefined;
 
   constructor(private readonly onLost: (error: Error) => void) {
+    disableOnnxTelemetry();
     this.worker = new Worker(new URL("./inference-thread.mjs", import.meta.url));
     // The thread must not keep a process alive on its own; dispose() ends it explicitly.
     this.worker.unref();

@@ -49,3 +49,38 @@ export function removeMargin(image: RawImage, margin: number): RawImage {
   }
   return { data, width, height, channels };
 }
+
+/**
+ * `image` extended to at least `minimum` pixels a side by repeating its last column and row (a 1 px
+ * image has nothing to mirror), so a network whose own reflection padding needs a few pixels per
+ * axis can paint any thin image; {@link cropTo} takes the extension off afterwards.
+ */
+export function extendToMinimum(image: RawImage, minimum: number): RawImage {
+  const width = Math.max(image.width, minimum);
+  const height = Math.max(image.height, minimum);
+  if (width === image.width && height === image.height) return image;
+  const { channels } = image;
+  const data = new Uint8Array(width * height * channels);
+  for (let y = 0; y < height; y++) {
+    const row = Math.min(y, image.height - 1) * image.width;
+    for (let x = 0; x < width; x++) {
+      const from = (row + Math.min(x, image.width - 1)) * channels;
+      const to = (y * width + x) * channels;
+      for (let c = 0; c < channels; c++) data[to + c] = image.data[from + c]!;
+    }
+  }
+  return { data, width, height, channels };
+}
+
+/** The top-left `width` x `height` of `image`. */
+export function cropTo(image: RawImage, width: number, height: number): RawImage {
+  if (width === image.width && height === image.height) return image;
+  const { channels } = image;
+  const data = new Uint8Array(width * height * channels);
+  const rowBytes = width * channels;
+  for (let y = 0; y < height; y++) {
+    const from = y * image.width * channels;
+    data.set(image.data.subarray(from, from + rowBytes), y * rowBytes);
+  }
+  return { data, width, height, channels };
+}

@@ -20,6 +20,12 @@ export interface StyleFamily {
    * paints at its zero-padded edges falls outside the result (edge-margin.ts); 0 for none.
    */
   edgeMargin: number;
+  /**
+   * Smallest side, in pixels, the network can run on: its reflection padding needs more pixels than
+   * it pads on every axis of every layer. Thinner (framed) images are extended by edge repetition to
+   * this and cropped back (edge-margin.ts), so every image size the service accepts can be painted.
+   */
+  minimumSide: number;
 }
 
 export const STYLE_FAMILIES: Readonly<Record<string, StyleFamily>> = {
@@ -28,11 +34,13 @@ export const STYLE_FAMILIES: Readonly<Record<string, StyleFamily>> = {
   // of the strided layers makes it widest on the right and bottom). With 48 px of margin the outer
   // 12 px of every ml5 style come within 6/255 on average of a 128 px margin; with 32 px matilde-perez
   // still shows a 44/255 band (bench/style-transfer.ts, "Edge margin").
-  "fast-style-ml5": { bytesPerTilePixel: 900, edgeMargin: 48 },
+  "fast-style-ml5": { bytesPerTilePixel: 900, edgeMargin: 48, minimumSide: 1 },
   // 16-channel PyTorch-example network exported at a fixed 256x256 for ONNX.js; made size-independent
   // at load (dynamic-style-graph.ts) so it paints at the working size like the ml5 styles.
-  // It pads by reflection inside the graph, so its edges need no margin.
-  "fast-style-nc16": { prepareGraph: (bytes) => makeStyleGraphSizeIndependent(bytes).bytes, bytesPerTilePixel: 600, edgeMargin: 0 },
+  // It pads by reflection inside the graph, so its edges need no margin; that padding (4 px before
+  // the first layer, 1 px in the residual blocks at a quarter of the size) fails on sides below
+  // 5 px and 8 px: 16 leaves room.
+  "fast-style-nc16": { prepareGraph: (bytes) => makeStyleGraphSizeIndependent(bytes).bytes, bytesPerTilePixel: 600, edgeMargin: 0, minimumSide: 16 },
 };
 
 /** The family of a style record; INTERNAL when the catalog names none this module knows. */

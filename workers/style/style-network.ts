@@ -8,7 +8,7 @@ import type { CatalogEntry, InferenceGeometry } from "../catalog/catalog-types.j
 import type { RawImage } from "../image/raw-image.js";
 import { runTiled } from "../image/tiling.js";
 import type { WorkerContext } from "../worker-context.js";
-import { addReflectedMargin, removeMargin } from "./edge-margin.js";
+import { addReflectedMargin, cropTo, extendToMinimum, removeMargin } from "./edge-margin.js";
 import { styleFamily } from "./style-families.js";
 import type { StyleSettings } from "./style-settings.js";
 import { balancedTiling, type Size } from "./working-size.js";
@@ -55,7 +55,8 @@ export async function paintWithStyle(
   const family = styleFamily(entry);
   const load = deps.models.graphLoader(entry, GRAPH);
   const { margin, tiling } = paintingPlan(image, entry, settings);
-  const framed = addReflectedMargin(image, margin);
+  const mirrored = addReflectedMargin(image, margin);
+  const framed = extendToMinimum(mirrored, family.minimumSide);
   // The session outlives this image: count the largest tile any request can bring (images beyond the
   // working size are reduced to it first), so the memory budget holds whatever comes next.
   const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * margin + (geometry.sizeMultiple ?? 1);
@@ -84,5 +85,5 @@ export async function paintWithStyle(
       }),
     { signal },
   );
-  return { image: removeMargin(painted, margin), report };
+  return { image: removeMargin(cropTo(painted, mirrored.width, mirrored.height), margin), report };
 }

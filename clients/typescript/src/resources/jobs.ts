@@ -1,0 +1,196 @@
+/**
+ * Asynchronous jobs (issue 16): any POST operation sent with `Prefer: respond-async` answers 202 and
+ * a job to follow, wait for, stream events from, cancel, and fetch the result of. Needs a server
+ * that serves `/api/v1/jobs`.
+ */
+import { AtelierError } from "../errors.js";
+import type { HttpClient, RequestOptions, ResponseMeta } from "../http-client.js";
+import { sleep, metaOf } from "../http-client.js";
+import { toImageUrl } from "../image-input.js";
+import { TERMINAL_JOB_STATUSES, type JobData, type JobEvent, type JobList, type JobProgress, type ListJobsParams } from "../jobs-types.js";
+import { fillPath, pathOf, type JobOperation } from "../operations.js";
+import { withImages, withMeta } from "../result.js";
+import { readEvents } from "../sse.js";
+import type { APIResult } from "../types.js";
+
+export interface WaitOptions {
+  /** Called whenever the job's status or progress changes. */
+  onProgress?: (job: Job) => void;
+  /** Milliseconds between polls at first; grows to 2 s. Default 250. */
+  pollInterval?: number;
+  signal?: AbortSignal;
+  /** Milliseconds to wait at most; default no limit. */
+  timeout?: number;
+}
+
+export class Job {
+  constructor(
+    private readonly jobs: Jobs,
+    public data: JobData,
+    public meta: ResponseMeta | undefined = undefined,
+  ) {}
+
+  get id(): string {
+    return this.data.id;
+  }
+  get status(): JobData["status"] {
+    return this.data.status;
+  }
+  get progress(): JobProgress | null | undefined {
+    return this.data.progress;
+  }
+  get done(): boolean {
+    return TERMINAL_JOB_STATUSES.includes(this.data.status);
+  }
+
+  /** Fetches the job's current state into this object. */
+  async refresh(options?: RequestOptions): Promise<this> {
+    const fresh = await this.jobs.get(this.id, options);
+    this.data = fresh.data;
+    this.meta = fresh.meta;
+    return this;
+  }
+
+  async cancel(options?: RequestOptions): Promise<this> {
+    const canceled = await this.jobs.cancel(this.id, options);
+    this.data = canceled.data;
+    return this;
+  }
+
+  events(options?: RequestOptions & { lastEventId?: string }): AsyncGenerator<JobEvent> {
+    return this.jobs.events(this.id, options);
+  }
+
+  /**
+   * Polls until the job has finished and returns its result: the same body the synchronous call
+   * gives (images as {@link AtelierImage}s). A failed job throws its error as an {@link AtelierError};
+   * a canceled one throws with code `CANCELED`.
+   */
+  async wait(options: WaitOptions = {}): Promise<Record<string, unknown>> {
+    const started = Date.now();
+    let interval = options.pollInterval ?? 250;
+    let seen = JSON.stringify([this.data.status, this.data.progress]);
+    options.onProgress?.(this);
+    while (!this.done) {
+      if (options.timeout !== undefined && Date.now() - started > options.timeout) {
+        throw new AtelierError(`Job ${this.id} did not finish within ${options.timeout} ms (still ${this.status}).`, { code: "WAIT_TIMEOUT" });
+      }
+      await sleep(interval, options.signal);
+      interval = Math.min(interval * 1.5, 2_000);
+      await this.refresh(options.signal ? { signal: options.signal } : undefined);
+      const now = JSON.stringify([this.data.status, this.data.progress]);
+      if (now !== seen) {
+        seen = now;
+        options.onProgress?.(this);
+      }
+    }
+    return this.outcome();
+  }
+
+  private outcome(): Record<string, unknown> {
+    if (this.data.status === "succeeded" && this.data.result) {
+      const result = this.data.result;
+      return Array.isArray(result.data) ? withImages(result as { data: never[] }) : result;
+    }
+    if (this.data.status === "canceled") throw new AtelierError(`Job ${this.id} was canceled.`, { code: "CANCELED" });
+    const error = this.data.error;
+    throw new AtelierError(error?.message ?? `Job ${this.id} failed.`, { code: error?.code ?? "JOB_FAILED", requestId: error?.requestId ?? null, issues: error?.issues });
+  }
+}
+
+type JobParams = Record<string, unknown> & { image?: unknown };
+
+export class Jobs {
+  constructor(private readonly http: HttpClient) {}
+
+  /**
+   * Starts `operation` (a client method name such as `"tools.upscale"`) as a job and returns at once
+   * with it queued; `params` are that method's.
+   */
+  async create(operation: JobOperation, params: JobParams, options: RequestOptions = {}): Promise<Job> {
+    const { image, ...rest } = params;
+    const body = image === undefined ? rest : { ...rest, imageUrl: await toImageUrl(image as never) };
+    const { response, body: bytes } = await this.http.send({
+      ...options,
+      method: "POST",
+      path: pathOf(operation),
+      body,
+      headers: { prefer: "respond-async", ...options.headers },
+    });
+    if (response.status !== 202) {
+      throw new AtelierError(`The server answered ${response.status} instead of 202 Accepted: it does not run jobs (Prefer: respond-async).`, {
+        status: response.status,
+        code: "JOBS_UNSUPPORTED",
+        requestId: response.headers.get("x-request-id"),
+      });
+    }
+    return new Job(this, JSON.parse(new TextDecoder().decode(bytes)) as JobData, metaOf(response));
+  }
+
+  async get(id: string, options: RequestOptions = {}): Promise<Job> {
+    const { data, meta } = await this.http.json<JobData>({ ...options, method: "GET", path: fillPath(pathOf("jobs.get"), { id }) });
+    return new Job(this, data, meta);
+  }
+
+  /** One page of the caller's jobs, newest first; pass `nextCursor` back as `cursor` for the next. */
+  async list(params: ListJobsParams = {}, options: RequestOptions = {}): Promise<APIResult<JobList>> {
+    const { data, meta } = await this.http.json<JobList>({ ...options, method: "GET", path: pathOf("jobs.list"), query: { ...params } });
+    return withMeta(data, meta);
+  }
+
+  /** Cancels a queued or running job; a finished one answers {@link ConflictError} (not retried). */
+  async cancel(id: string, options: RequestOptions = {}): Promise<Job> {
+    const { data, meta } = await this.http.json<JobData>({ ...options, method: "DELETE", path: fillPath(pathOf("jobs.cancel"), { id }), noRetryStatuses: [409] });
+    return new Job(this, data, meta);
+  }
+
+  /** The finished job's image as raw bytes with its media type. */
+  async result(id: string, options: RequestOptions = {}): Promise<{ bytes: Uint8Array; mimeType: string; meta: ResponseMeta }> {
+    const { response, body } = await this.http.send({ ...options, method: "GET", path: fillPath(pathOf("jobs.result"), { id }), headers: { accept: "image/*", ...options.headers } });
+    return { bytes: body ?? new Uint8Array(), mimeType: response.headers.get("content-type") ?? "application/octet-stream", meta: metaOf(response) };
+  }
+
+  /**
+   * The job's events as they happen (`for await (const event of client.jobs.events(id))`). A dropped
+   * stream is resumed with `Last-Event-ID`, so no event is lost or repeated; the iteration ends when
+   * the server closes the stream after the job finished.
+   */
+  async *events(id: string, options: RequestOptions & { lastEventId?: string } = {}): AsyncGenerator<JobEvent> {
+    let lastEventId = options.lastEventId;
+    let finished = false;
+    let failures = 0;
+    const maxRetries = options.maxRetries ?? this.http.options.maxRetries;
+    while (!finished) {
+      const headers: Record<string, string> = { accept: "text/event-stream", ...options.headers, ...(lastEventId ? { "last-event-id": lastEventId } : {}) };
+      const { response } = await this.http.send({ ...options, method: "GET", path: fillPath(pathOf("jobs.events"), { id }), headers }, true);
+      try {
+        for await (const event of readEvents(response.body!)) {
+          failures = 0;
+          if (event.id !== undefined) lastEventId = event.id;
+          const data = parseData(event.data);
+          if (isTerminal(event.event, data)) finished = true;
+          yield { id: event.id, event: event.event, data };
+        }
+        // A clean end without a final event means the server closed early: resume from the last id.
+        if (!finished && ++failures > maxRetries) return;
+      } catch (error) {
+        if (options.signal?.aborted || ++failures > maxRetries) throw error;
+        await sleep(250 * failures, options.signal);
+      }
+    }
+  }
+}
+
+function parseData(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function isTerminal(event: string, data: unknown): boolean {
+  if (["result", "error", "done", "end", "succeeded", "failed", "canceled"].includes(event)) return true;
+  const status = typeof data === "object" && data !== null ? (data as { status?: unknown }).status : undefined;
+  return typeof status === "string" && (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
+}

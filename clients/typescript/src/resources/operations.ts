@@ -1,0 +1,85 @@
+/** The six synchronous operations, grouped as the client exposes them. */
+import type { HttpClient, RequestOptions } from "../http-client.js";
+import { toImageUrl } from "../image-input.js";
+import { pathOf, type ClientMethodName } from "../operations.js";
+import { withImages, withMeta } from "../result.js";
+import type {
+  APIResult,
+  BackgroundRemoveRequest,
+  BackgroundRemoveResponse,
+  GenerateRequest,
+  GenerateResponse,
+  ModelList,
+  PromptImproveRequest,
+  PromptImproveResponse,
+  StyleTransferRequest,
+  StyleTransferResponse,
+  UpscaleRequest,
+  UpscaleResponse,
+  WithImage,
+  WithImages,
+} from "../types.js";
+
+abstract class Resource {
+  constructor(protected readonly http: HttpClient) {}
+
+  protected async post<T extends object>(method: ClientMethodName, body: object, options: RequestOptions | undefined): Promise<APIResult<T>> {
+    const { data, meta } = await this.http.json<T>({ ...options, method: "POST", path: pathOf(method), body });
+    return withMeta(data, meta);
+  }
+
+  protected async postImage<T extends { data: { url: string; mimeType: string; width: number; height: number }[] }>(
+    method: ClientMethodName,
+    body: object,
+    options: RequestOptions | undefined,
+  ): Promise<APIResult<WithImages<T>>> {
+    const { data, meta } = await this.http.json<T>({ ...options, method: "POST", path: pathOf(method), body });
+    return withMeta(withImages(data), meta);
+  }
+}
+
+/** Resolves `image` (path, bytes, Blob, URL) into the `imageUrl` the API takes. */
+async function withImageUrl<R extends { imageUrl: string }>(params: WithImage<R>): Promise<R> {
+  const { image, ...rest } = params as { image?: Parameters<typeof toImageUrl>[0]; imageUrl?: string };
+  if (image === undefined && rest.imageUrl === undefined) throw new TypeError("Pass the source image as `image` (a path, bytes, Blob or URL) or `imageUrl`.");
+  return { ...rest, imageUrl: image === undefined ? rest.imageUrl : await toImageUrl(image) } as R;
+}
+
+export class Images extends Resource {
+  /** Text to image (`POST /api/v1/generate`). Only `prompt` is required. */
+  generate(params: GenerateRequest, options?: RequestOptions): Promise<APIResult<WithImages<GenerateResponse>>> {
+    return this.postImage<GenerateResponse>("images.generate", params, options);
+  }
+}
+
+export class Tools extends Resource {
+  /** Enlarges an image (`POST /api/v1/tools/upscale`). */
+  async upscale(params: WithImage<UpscaleRequest>, options?: RequestOptions): Promise<APIResult<WithImages<UpscaleResponse>>> {
+    return this.postImage<UpscaleResponse>("tools.upscale", await withImageUrl(params), options);
+  }
+
+  /** Paints an image in a style (`POST /api/v1/tools/style-transfer`). */
+  async styleTransfer(params: WithImage<StyleTransferRequest>, options?: RequestOptions): Promise<APIResult<WithImages<StyleTransferResponse>>> {
+    return this.postImage<StyleTransferResponse>("tools.styleTransfer", await withImageUrl(params), options);
+  }
+
+  /** Removes or replaces the background (`POST /api/v1/tools/background-remove`). */
+  async removeBackground(params: WithImage<BackgroundRemoveRequest>, options?: RequestOptions): Promise<APIResult<WithImages<BackgroundRemoveResponse>>> {
+    return this.postImage<BackgroundRemoveResponse>("tools.removeBackground", await withImageUrl(params), options);
+  }
+}
+
+export class Prompts extends Resource {
+  /** Turns a short idea into a detailed prompt (`POST /api/v1/prompt/improve`). */
+  improve(params: PromptImproveRequest, options?: RequestOptions): Promise<APIResult<PromptImproveResponse>> {
+    return this.post<PromptImproveResponse>("prompts.improve", params, options);
+  }
+}
+
+export class Models extends Resource {
+  /** Every model the server knows, installed or not (`GET /api/v1/models`; needs no key). */
+  async list(options?: RequestOptions): Promise<APIResult<ModelList>> {
+    const { data, meta } = await this.http.json<ModelList>({ ...options, method: "GET", path: pathOf("models.list") });
+    return withMeta(data, meta);
+  }
+}

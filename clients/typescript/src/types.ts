@@ -1,0 +1,36 @@
+/**
+ * Request and response types, taken from the generated OpenAPI types by path and method so they
+ * follow the document: when an operation moves or its schema changes, regeneration changes these.
+ */
+import type { paths } from "./generated/openapi.js";
+import type { AtelierImage } from "./image-output.js";
+import type { ImageInput } from "./image-input.js";
+import type { ResponseMeta } from "./http-client.js";
+
+type JsonBody<T> = T extends { requestBody: { content: { "application/json": infer B } } } ? B : never;
+type JsonResponse<T> = T extends { responses: { 200: { content: { "application/json": infer R } } } } ? R : never;
+
+export type GenerateRequest = JsonBody<paths["/v1/generate"]["post"]>;
+export type GenerateResponse = JsonResponse<paths["/v1/generate"]["post"]>;
+export type UpscaleRequest = JsonBody<paths["/v1/tools/upscale"]["post"]>;
+export type UpscaleResponse = JsonResponse<paths["/v1/tools/upscale"]["post"]>;
+export type StyleTransferRequest = JsonBody<paths["/v1/tools/style-transfer"]["post"]>;
+export type StyleTransferResponse = JsonResponse<paths["/v1/tools/style-transfer"]["post"]>;
+export type BackgroundRemoveRequest = JsonBody<paths["/v1/tools/background-remove"]["post"]>;
+export type BackgroundRemoveResponse = JsonResponse<paths["/v1/tools/background-remove"]["post"]>;
+export type PromptImproveRequest = JsonBody<paths["/v1/prompt/improve"]["post"]>;
+export type PromptImproveResponse = JsonResponse<paths["/v1/prompt/improve"]["post"]>;
+export type ModelList = JsonResponse<paths["/v1/models"]["get"]>;
+export type Model = ModelList["data"][number];
+
+/** A request that takes a source image: `image` is anything {@link ImageInput} accepts. */
+export type WithImage<R extends { imageUrl: string }> = Omit<R, "imageUrl"> & ({ image: ImageInput; imageUrl?: never } | { imageUrl: string; image?: never });
+
+/** An image response, its `data` entries as {@link AtelierImage}s. */
+export type WithImages<R extends { data: unknown[] }> = Omit<R, "data"> & { data: AtelierImage[] };
+
+/**
+ * What every method returns: the response body, plus (not enumerable, so JSON stays the body) the
+ * request id, the quota headers and the raw headers.
+ */
+export type APIResult<T> = T & { readonly _meta: ResponseMeta; readonly requestId: string | null; readonly rateLimit: ResponseMeta["rateLimit"] };
