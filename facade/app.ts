@@ -18,6 +18,7 @@ import { assignRequestId, requestIdOf } from "./request-id.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import { restRoutes } from "./rest-routes.js";
 import type { JobService } from "../jobs/job-service.js";
+import { documentJobs } from "../jobs/openapi-jobs.js";
 
 const API_PREFIX = "/api";
 const OPENAPI_PATH = "/api/v1/openapi.json";
@@ -62,7 +63,7 @@ export function createFacadeApp(services: AtelierServices, version: string, jobs
     }),
   );
 
-  const document = buildOpenApiDocument(version);
+  const document = documentJobs(buildOpenApiDocument(version));
   const routes = restRoutes(document, API_PREFIX);
   app.get(OPENAPI_PATH, (_req, res) => {
     res.json(document);

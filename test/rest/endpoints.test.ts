@@ -250,7 +250,9 @@ describe("GET /api/v1/openapi.json", () => {
       components: { securitySchemes: Record<string, { scheme: string }>; schemas: Record<string, unknown> };
     };
     const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${document.servers[0]!.url}${path}`));
-    expect(operations.sort()).toEqual(
+    // The jobs feature's own paths are held to the document by test/jobs/jobs-openapi.test.ts.
+    const specOperations = operations.filter((operation) => !/ \/api\/v1\/(jobs|webhooks)\b/.test(operation));
+    expect(specOperations.sort()).toEqual(
       [
         "POST /api/v1/generate",
         "POST /api/v1/tools/upscale",
