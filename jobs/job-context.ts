@@ -45,6 +45,9 @@ function reportingWorkers(workers: WorkerClients, progress: ProgressClients, onP
   return {
     ...workers,
     generate: (request, options) => progress.generate(request, options ?? {}, onProgress),
+    upscale: (request, options) => progress.upscale(request, options ?? {}, onProgress),
+    styleTransfer: (request, options) => progress.styleTransfer(request, options ?? {}, onProgress),
+    removeBackground: (request, options) => progress.removeBackground(request, options ?? {}, onProgress),
   };
 }
 
