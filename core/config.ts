@@ -54,6 +54,7 @@ const envSchema = z.object({
   ATELIER_MODEL_MIRROR: z.string().default(path.join("..", "shared", "models")),
   ATELIER_MODEL_HUB_URL: optionalUrl(["http:", "https:"], "https://huggingface.co").transform((value) => value ?? "https://huggingface.co"),
   ATELIER_MODEL_HUB_TOKEN: optionalAddress,
+  ATELIER_MODEL_INSTALL_FROM: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
@@ -96,6 +97,19 @@ const envSchema = z.object({
   ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
   ATELIER_WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000),
   ATELIER_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 120_000),
+  ATELIER_CONSOLE: z.enum(["on", "off"]).default("on"),
+  ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
+  ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
+  ATELIER_SESSION_MAX_HOURS: integer(12, 1, 30 * 24),
+  ATELIER_TRUST_PROXY: z
+    .string()
+    .default("false")
+    .transform((value): boolean | number | string => {
+      const trimmed = value.trim();
+      if (trimmed === "" || trimmed === "false") return false;
+      if (trimmed === "true") return true;
+      return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+    }),
   ATELIER_DISABLE_NON_COMMERCIAL: z
     .enum(["true", "false", "1", "0", "yes", "no", ""])
     .default("false")
@@ -127,6 +141,12 @@ export interface AtelierConfig {
   modelsDir: string;
   /** Local mirror of model weights used by `models pull --from` and by tests. */
   modelMirror: string;
+  /**
+   * Where installs started from the console's Models page fetch weights: a mirror folder or an
+   * http(s) mirror URL (the layout of `models pull --from`). Undefined: each file's public origin
+   * and the model hub, as `models pull` without `--from`.
+   */
+  modelInstallFrom: string | undefined;
   /** The Hugging Face–compatible hub that models with a hub repository are pulled from. */
   modelHub: {
     /** Base URL, e.g. https://huggingface.co or a mirror of it. */
@@ -218,6 +238,25 @@ export interface AtelierConfig {
     /** Longest wait for a webhook receiver's answer, in ms. */
     webhookTimeoutMs: number;
   };
+  console: {
+    /** Serve the web console under `/` (the API stays under `/api/v1` and `/trpc` either way). */
+    enabled: boolean;
+    /**
+     * Who may create an account: `off` (admins create users or send one-time invites), `invite`
+     * (every signed-in user may send invites), `open` (anyone may sign up at /sign-up).
+     */
+    signUp: "off" | "invite" | "open";
+    /** A console session unused this long ends, in milliseconds. */
+    sessionIdleMs: number;
+    /** A console session ends this long after sign-in, however active, in milliseconds. */
+    sessionAbsoluteMs: number;
+    /**
+     * Express's `trust proxy`: which proxies' `X-Forwarded-For`/`-Proto` to believe (false: none;
+     * true: all; a hop count; or addresses/CIDRs such as `loopback`). Decides the client address
+     * for sign-in throttling and whether a request came over TLS (the `Secure` cookie flag).
+     */
+    trustProxy: boolean | number | string;
+  };
   inference: {
     /** onnxruntime intra-op threads per session. */
     threads: number;
@@ -256,6 +295,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     databaseUrl: e.ATELIER_DATABASE_URL,
     modelsDir: path.resolve(e.ATELIER_MODELS_DIR ?? path.join(dataDir, "models")),
     modelMirror: path.resolve(e.ATELIER_MODEL_MIRROR),
+    modelInstallFrom: e.ATELIER_MODEL_INSTALL_FROM,
     modelHub: { url: e.ATELIER_MODEL_HUB_URL, token: e.ATELIER_MODEL_HUB_TOKEN },
     quota: {
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
@@ -312,6 +352,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       recordRetentionMs: Math.max(e.ATELIER_JOB_RECORD_RETENTION_HOURS, e.ATELIER_JOB_RESULT_RETENTION_HOURS) * 3_600_000,
       webhookRetryBaseMs: e.ATELIER_WEBHOOK_RETRY_BASE_MS,
       webhookTimeoutMs: e.ATELIER_WEBHOOK_TIMEOUT_MS,
+    },
+    console: {
+      enabled: e.ATELIER_CONSOLE === "on",
+      signUp: e.ATELIER_SIGNUP,
+      sessionIdleMs: e.ATELIER_SESSION_IDLE_MINUTES * 60_000,
+      sessionAbsoluteMs: e.ATELIER_SESSION_MAX_HOURS * 3_600_000,
+      trustProxy: e.ATELIER_TRUST_PROXY,
     },
     inference: {
       threads: e.ATELIER_ONNX_THREADS,

@@ -1,22 +1,22 @@
 /**
- * The HTTP front door: the exact `/api/v1` REST endpoints (transcoded from the router by
- * trpc-to-openapi), the OpenAPI document, and tRPC over HTTP at `/trpc` for internal services.
+ * The HTTP front door: the exact `/api/v1` REST endpoints (the router's procedures, each at the path
+ * its OpenAPI meta names), the OpenAPI document, and tRPC over HTTP at `/trpc` for internal services.
  * Every response, success or failure, from any layer, is JSON and carries `X-Request-Id`.
  */
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { TRPCError } from "@trpc/server";
-import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
+import { createConsoleRouter } from "../console/server/create-console-router.js";
 import { AtelierError } from "../core/errors.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
 import { appRouter } from "../server/router.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
-import { sendError, writePublicErrorBodies } from "./error-responses.js";
+import { sendError } from "./error-responses.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
+import { restHandler, restRoutes } from "./rest-routes.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
-import { restRoutes } from "./rest-routes.js";
 import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
 
@@ -39,7 +39,7 @@ export function contextFor(services: AtelierServices, req: Request, res: Respons
   };
 }
 
-/** Status and headers of a failed procedure, for both HTTP adapters. */
+/** Status and headers of a failed procedure called over tRPC's HTTP adapter. */
 function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   const [first] = errors;
   if (!first) return {};
@@ -51,6 +51,7 @@ export function createFacadeApp(services: AtelierServices, version: string, jobs
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  app.set("trust proxy", services.config.console.trustProxy);
   app.use(assignRequestId);
 
   app.use(
@@ -64,7 +65,9 @@ export function createFacadeApp(services: AtelierServices, version: string, jobs
   );
 
   const document = documentJobs(buildOpenApiDocument(version));
-  const routes = restRoutes(document, API_PREFIX);
+  const operations = restRoutes(API_PREFIX);
+  const routes = new Map<string, string[]>();
+  for (const { path, method } of operations) routes.set(path, [...(routes.get(path) ?? []), method]);
   app.get(OPENAPI_PATH, (_req, res) => {
     res.json(document);
   });
@@ -99,16 +102,14 @@ export function createFacadeApp(services: AtelierServices, version: string, jobs
   });
 
   if (jobs) app.use(API_PREFIX, jobSubmissions(services, jobs, contextFor));
-  const openApiHandler = createOpenApiNodeHttpHandler({
-    router: appRouter,
-    createContext: ({ req, res }) => contextFor(services, req as Request, res as Response),
-    responseMeta: errorResponseMeta,
-    maxBodySize: services.config.http.maxBodyBytes,
-  });
-  app.use(API_PREFIX, (req, res, next) => {
-    writePublicErrorBodies(res);
-    void openApiHandler(req, res, next);
-  });
+  for (const route of operations) {
+    const handler = restHandler(route, (req, res) => contextFor(services, req, res));
+    if (route.method === "GET") app.get(route.path, handler);
+    else app.post(route.path, handler);
+  }
+
+  // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
+  if (services.config.console.enabled) app.use(createConsoleRouter(services));
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));

@@ -189,17 +189,12 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
 
 /** Makes the synchronous JSON success of an image operation go out as the raw image instead. */
 function answerRawImages(res: Response): void {
-  const end = res.end.bind(res) as (...args: unknown[]) => Response;
-  res.end = ((chunk?: unknown, ...rest: unknown[]) => {
-    if (res.statusCode === 200 && typeof chunk === "string") {
-      const raw = rawImageOf(JSON.parse(chunk) as unknown);
-      for (const [name, value] of Object.entries(raw.headers)) res.setHeader(name, value);
-      res.setHeader("Content-Type", raw.mediaType);
-      res.setHeader("Content-Length", raw.bytes.length);
-      return end(raw.bytes);
-    }
-    return end(chunk, ...rest);
-  }) as Response["end"];
+  const json = res.json.bind(res);
+  res.json = ((body: unknown) => {
+    if (res.statusCode !== 200) return json(body);
+    sendImage(res, body);
+    return res;
+  }) as Response["json"];
 }
 
 const listQuery = z.strictObject({

@@ -1,14 +1,52 @@
-/** The REST paths the router serves and their methods, read from the OpenAPI document. */
-import type { OpenAPIObject } from "trpc-to-openapi";
+/**
+ * The REST operations, read from the router: each procedure with `openapi` meta is one route, called
+ * in-process through a tRPC caller. Calling the procedure directly (rather than through
+ * trpc-to-openapi's HTTP handler, which rewrites error bodies into tRPC's own shape) keeps one error
+ * path: the procedure's AtelierError goes straight to sendError.
+ */
+import type { Request, Response } from "express";
+import type { TRPCError } from "@trpc/server";
+import { asAtelierError } from "../core/errors.js";
+import type { RequestContext } from "../server/context.js";
+import { appRouter } from "../server/router.js";
+import { atelierErrorOf } from "../server/trpc-errors.js";
+import { sendError } from "./error-responses.js";
 
-const HTTP_METHODS = ["get", "post", "put", "patch", "delete"] as const;
+export interface RestRoute {
+  method: "GET" | "POST";
+  /** Full path, e.g. `/api/v1/tools/upscale`. */
+  path: string;
+  /** The procedure's dotted path in the router, e.g. `tools.upscale`. */
+  procedure: string;
+}
 
-/** Full path (e.g. `/api/v1/tools/upscale`) to its upper-case methods. */
-export function restRoutes(document: OpenAPIObject, prefix: string): Map<string, string[]> {
-  const routes = new Map<string, string[]>();
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    const methods = HTTP_METHODS.filter((method) => item && method in item).map((method) => method.toUpperCase());
-    routes.set(`${prefix}${path}`, methods);
-  }
-  return routes;
+interface OpenApiProcedureMeta {
+  openapi?: { method: string; path: string };
+}
+
+export function restRoutes(prefix: string): RestRoute[] {
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: OpenApiProcedureMeta } }>;
+  return Object.entries(procedures).flatMap(([procedure, { _def }]) => {
+    const openapi = _def.meta?.openapi;
+    if (!openapi || (openapi.method !== "GET" && openapi.method !== "POST")) return [];
+    return [{ method: openapi.method, path: `${prefix}${openapi.path}`, procedure }];
+  });
+}
+
+type Call = (input: unknown) => Promise<unknown>;
+
+/** An express handler that runs the route's procedure on the parsed body and writes the answer. */
+export function restHandler(route: RestRoute, contextFor: (req: Request, res: Response) => RequestContext) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const caller = appRouter.createCaller(contextFor(req, res)) as unknown as Record<string, unknown>;
+    const call = route.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as Call;
+    try {
+      const data = await call(route.method === "POST" ? req.body : undefined);
+      if (!res.headersSent) res.status(200).json(data);
+    } catch (error) {
+      // Every procedure error passes through the router's translateErrors middleware as a TRPCError.
+      const failure = error instanceof Error && error.name === "TRPCError" ? atelierErrorOf(error as TRPCError) : asAtelierError(error);
+      sendError(res, failure);
+    }
+  };
 }

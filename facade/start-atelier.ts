@@ -12,13 +12,17 @@ import { createLogger, type Logger } from "../core/logger.js";
 import { packageVersion } from "../core/package-root.js";
 import type { AtelierServices } from "../server/context.js";
 import { createImageSource } from "../server/image-source/image-source.js";
+import type { AccountStore } from "../server/accounts/account-store.js";
+import { openAccountStore } from "../server/accounts/open-account-store.js";
 import type { ApiKeyStore } from "../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { openQuotaStore } from "../server/quota/open-quota-store.js";
 import type { QuotaStore } from "../server/quota/quota-store.js";
+import { ModelInstalls } from "../server/model-installs/model-installs.js";
 import { openUsageStore } from "../server/usage/open-usage-store.js";
 import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
+import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import { createFacadeApp } from "./app.js";
 import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
@@ -50,15 +54,18 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   // PostgreSQL and Redis when configured (several routers share them), else SQLite in dataDir.
   // Either being unreachable stops start-up, with what was already started shut down.
   let keys: ApiKeyStore | undefined;
+  let accounts: AccountStore | undefined;
   let quota: QuotaStore | undefined;
   let usage: UsageService;
   try {
     keys = await openApiKeyStore(config, { logger: logger.child({ part: "keys" }) });
+    accounts = await openAccountStore(config, { logger: logger.child({ part: "accounts" }) });
     quota = await openQuotaStore(config, { logger: logger.child({ part: "quota" }) });
     const usageLogger = logger.child({ part: "usage" });
     usage = new UsageService(await openUsageStore(config, { logger: usageLogger }), { ...config.usage, logger: usageLogger });
   } catch (error) {
     await keys?.close();
+    await accounts?.close();
     await quota?.close();
     await worker?.shutdown();
     throw error;
@@ -67,8 +74,15 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     config,
     logger,
     keys,
+    accounts,
     quota,
     usage,
+    modelInstalls: new ModelInstalls({
+      modelsDir: config.modelsDir,
+      from: config.modelInstallFrom,
+      hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
+      logger: logger.child({ part: "model-installs" }),
+    }),
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
@@ -109,8 +123,10 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       services.workers.close();
       await worker?.shutdown();
       await services.keys.close();
+      await services.accounts.close();
       await services.quota.close();
       await services.usage.close();
+      await services.modelInstalls.close();
     },
   };
 }

@@ -36,9 +36,9 @@ export function authenticatedAs(keys: ApiKeyStore, apiKey: ApiKeyRecord): ApiKey
  * A quota that grants without counting: the job was counted when it was submitted, and the runner
  * alone gives it back when the job fails with a server error.
  */
-function prepaidQuota(windowSeconds: number): QuotaStore {
+function prepaidQuota(quota: QuotaStore, windowSeconds: number): QuotaStore {
   const granted = async (_keyId: string, limit: number) => ({ allowed: true, limit, remaining: limit, resetSeconds: windowSeconds, windowSeconds });
-  return { consume: granted, refund: granted, close: async () => undefined };
+  return overriding(quota, { consume: granted, refund: granted });
 }
 
 function reportingWorkers(workers: WorkerClients, progress: ProgressClients, onProgress: ProgressListener): WorkerClients {
@@ -69,7 +69,7 @@ export function jobContext(
     services: {
       ...services,
       keys: authenticatedAs(services.keys, job.apiKey),
-      quota: prepaidQuota(services.config.quota.windowSeconds),
+      quota: prepaidQuota(services.quota, services.config.quota.windowSeconds),
       workers: reportingWorkers(services.workers, progress, onProgress),
     },
   };

@@ -1,9 +1,11 @@
 /** What every procedure can see: the request's identity and the long-lived services. */
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
+import type { AccountStore } from "./accounts/account-store.js";
 import type { ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";
 import type { QuotaStore } from "./quota/quota-store.js";
+import type { ModelInstalls } from "./model-installs/model-installs.js";
 import type { UsageService } from "./usage/usage-service.js";
 import type { WorkerClients } from "./workers/worker-clients.js";
 
@@ -11,9 +13,13 @@ export interface AtelierServices {
   config: AtelierConfig;
   logger: Logger;
   keys: ApiKeyStore;
+  /** Console users, sessions and invites, in the same database as the keys. */
+  accounts: AccountStore;
   quota: QuotaStore;
   /** Per-key usage counters, fed by every metered call (server/usage/). */
   usage: UsageService;
+  /** Background model installs and removals started by admins from the console. */
+  modelInstalls: ModelInstalls;
   workers: WorkerClients;
   images: ImageSource;
 }

@@ -8,6 +8,6 @@ export function httpStatusOf(error: AtelierError): number {
 export function httpHeadersOf(error: AtelierError): Record<string, string> {
   const headers: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) headers["Retry-After"] = String(Math.ceil(error.retryAfterSeconds));
-  if (error.code === "UNAUTHORIZED") headers["WWW-Authenticate"] = 'Bearer realm="atelier"';
+  if (ERROR_KINDS[error.code].headers?.includes("WWW-Authenticate")) headers["WWW-Authenticate"] = 'Bearer realm="atelier"';
   return headers;
 }

@@ -3,14 +3,14 @@
  * public error (code, message, requestId, issues) under `data`, never a stack or internal detail.
  */
 import { initTRPC } from "@trpc/server";
-import type { OpenApiMeta } from "trpc-to-openapi";
 import { ERROR_KINDS, toPublicError } from "../core/errors.js";
 import type { RequestContext } from "./context.js";
+import type { AtelierMeta } from "./schemas/operation-examples.js";
 import { atelierErrorOf, toTRPCError } from "./trpc-errors.js";
 
 const t = initTRPC
   .context<RequestContext>()
-  .meta<OpenApiMeta>()
+  .meta<AtelierMeta>()
   .create({
     isDev: false,
     errorFormatter({ shape, error, ctx }) {

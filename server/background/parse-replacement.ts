@@ -11,11 +11,29 @@
  * Colours come before descriptions, so a one-word description that is a colour name ("tomato",
  * "chocolate") is a colour; write "a tomato" for the scene.
  */
+import { z } from "zod";
 import { AtelierError } from "../../core/errors.js";
 import { hexOf, parseCssColor, type Rgba } from "./css-color.js";
+import { LIMITS } from "../../core/limits.js";
+
+const URL_PREFIX = /^(https?:\/\/|data:)/i;
+
+/** Longest `replacement` text in characters, except a URL (bounded as imageUrl is: length for http(s), body and image size for data:). */
+export const MAX_REPLACEMENT_TEXT = LIMITS.replacementCharacters.max;
+
+/**
+ * The `replacement` field: text of up to {@link MAX_REPLACEMENT_TEXT} characters, or a URL whose
+ * length the image source judges, so a replacement image travels exactly as an imageUrl does (the
+ * same URL, size and format rules apply to both).
+ */
+export const replacementText = z
+  .string({ error: "Expected string for replacement" })
+  .refine((text) => text.length <= MAX_REPLACEMENT_TEXT || URL_PREFIX.test(text.trim()), {
+    error: (issue) => `Expected replacement of at most ${MAX_REPLACEMENT_TEXT} characters (an image URL may be longer) but received ${(issue.input as string).length}`,
+  });
 
 /** Strongest blur accepted, in source pixels (Gaussian sigma). */
-export const MAX_BLUR_SIGMA = 100;
+export const MAX_BLUR_SIGMA = LIMITS.blurSigma.max;
 
 export type Replacement =
   | { kind: "none" }
@@ -25,7 +43,6 @@ export type Replacement =
   | { kind: "blur"; sigma: number | undefined }
   | { kind: "generate"; description: string };
 
-const URL_PREFIX = /^(https?:\/\/|data:)/i;
 const BLUR = /^blur(?:\s*\(\s*(\d+(?:\.\d+)?)\s*(?:px)?\s*\))?$/i;
 
 function invalidReplacement(message: string): AtelierError {
@@ -42,8 +59,8 @@ export function parseReplacement(text: string | undefined): Replacement {
   if (blur) {
     if (blur[1] === undefined) return { kind: "blur", sigma: undefined };
     const sigma = Number(blur[1]);
-    if (!(sigma >= 1 && sigma <= MAX_BLUR_SIGMA)) {
-      throw invalidReplacement(`Expected a blur between 1 and ${MAX_BLUR_SIGMA} px for replacement but received ${blur[1]} px`);
+    if (!(sigma >= LIMITS.blurSigma.min && sigma <= MAX_BLUR_SIGMA)) {
+      throw invalidReplacement(`Expected a blur between ${LIMITS.blurSigma.min} and ${MAX_BLUR_SIGMA} px for replacement but received ${blur[1]} px`);
     }
     return { kind: "blur", sigma };
   }

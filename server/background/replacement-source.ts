@@ -4,7 +4,7 @@
  * by the text-to-image worker, at the source's size, by a generation model marked `photographic` in
  * the catalog; either way the background worker receives bytes, never a URL or a prompt.
  */
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError, modelNotInstalled } from "../../core/errors.js";
 import type { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
 import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
@@ -32,15 +32,18 @@ export async function photographicGenerator(ctx: RequestContext): Promise<ModelR
   if (usable) return usable;
   const known = photographic.filter((model) => !model.disabled && model.installCommand !== "");
   const [first, ...others] = known;
-  const install = first
-    ? `\`${first.installCommand}\` (${first.id}${others.length > 0 ? `; also photographic: ${others.map((model) => model.id).join(", ")}` : ""})`
-    : "`npm run models -- pull <id>`";
-  throw new AtelierError(
-    "MODEL_NOT_INSTALLED",
+  throw modelNotInstalled(
     "Replacing the background with a described scene needs a photographic text-to-image model (`photographic: true` in GET /api/v1/models), " +
-      `and none is installed on this server. An operator installs one, such as a Stable Diffusion export: ${install}. ` +
-      "Colours, image URLs and `blur` work without it.",
-    { retryAfterSeconds: 3600, issues: [{ path: "replacement", message: "No photographic text-to-image model is installed." }] },
+      "and none is installed on this server. Colours, image URLs and `blur` work without it.",
+    {
+      install: [
+        first
+          ? { id: first.id, installCommand: first.installCommand, ...(others.length > 0 ? { note: `also photographic: ${others.map((model) => model.id).join(", ")}` } : {}) }
+          : { id: "", installCommand: "npm run models -- pull <id>" },
+      ],
+      lead: "An operator installs one, such as a Stable Diffusion export:",
+      issues: [{ path: "replacement", message: "No photographic text-to-image model is installed." }],
+    },
   );
 }
 

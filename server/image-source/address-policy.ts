@@ -47,76 +47,95 @@ export function isPublicAddress(address: string): boolean {
 /**
  * The address policy: public addresses are allowed, everything else only through the allow-list.
  *
- * Allow-list entries (from `config.fetch.allowedPrivateHosts`) are one of:
- * - a hostname (`localhost`, `images.internal`): allows that exact host name, compared lower-case,
- *   whatever it resolves to;
- * - an IP address (`127.0.0.1`, `::1`, `[::1]`): allows that one address;
- * - a CIDR range (`10.0.0.0/8`, `fd00::/8`): allows every address inside it.
+ * Allow-list entries (from `config.fetch.allowedPrivateHosts`) are one of, each with an optional
+ * `:port`:
+ * - a hostname (`localhost`, `images.internal:8080`): allows that exact host name, compared
+ *   lower-case, whatever it resolves to;
+ * - an IP address (`127.0.0.1`, `::1`, `[::1]:8080`): allows that one address;
+ * - a CIDR range (`10.0.0.0/8`, `fd00::/8`, `10.0.0.0/8:9000`): allows every address inside it.
+ *
+ * An entry opens only its port. Without one, it opens the port of the URL the client gave (its
+ * explicit port, else 80 for http and 443 for https), so a redirect from an allow-listed source
+ * cannot move on to another service of the same private host.
  */
 export class AddressPolicy {
-  private readonly allowedHostnames: ReadonlySet<string>;
-  private readonly allowedRanges: readonly [IPAddress, number][];
+  private readonly entries: readonly AllowListEntry[];
 
   /** @throws Error naming the first entry that is neither a hostname, an IP address nor a CIDR. */
   constructor(allowedPrivateHosts: readonly string[] = []) {
-    const hostnames = new Set<string>();
-    const ranges: [IPAddress, number][] = [];
-    for (const raw of allowedPrivateHosts) {
-      const entry = parseAllowListEntry(raw);
-      if (entry.kind === "hostname") hostnames.add(entry.hostname);
-      else ranges.push(entry.range);
-    }
-    this.allowedHostnames = hostnames;
-    this.allowedRanges = ranges;
-  }
-
-  /** True when `hostname` is allow-listed by name, so any address it resolves to may be used. */
-  allowsHostname(hostname: string): boolean {
-    return this.allowedHostnames.has(hostname.toLowerCase());
+    this.entries = allowedPrivateHosts.map(parseAllowListEntry);
   }
 
   /**
-   * True when `address` may be contacted: it is public, it lies in an allow-listed range, or it was
-   * obtained by resolving `hostname` and that host name is allow-listed.
+   * True when `hostname`, reached on `port`, is allow-listed by name, so any address it resolves to
+   * may be used. `sourcePort` is the port of the client's URL (see the class comment).
    */
-  allowsAddress(address: string, hostname?: string): boolean {
-    if (hostname !== undefined && this.allowsHostname(hostname)) return true;
+  allowsHostname(hostname: string, port?: number, sourcePort: number | undefined = port): boolean {
+    const name = hostname.toLowerCase();
+    return this.entries.some((entry) => entry.kind === "hostname" && entry.hostname === name && opensPort(entry, port, sourcePort));
+  }
+
+  /**
+   * True when `address` may be contacted on `port`: it is public (any port), it lies in an
+   * allow-listed range that opens that port, or it was obtained by resolving `hostname` and that
+   * host name is allow-listed for that port. Without `port`, ports are not compared.
+   */
+  allowsAddress(address: string, hostname?: string, port?: number, sourcePort: number | undefined = port): boolean {
+    if (hostname !== undefined && this.allowsHostname(hostname, port, sourcePort)) return true;
     const parsed = parseAddress(address);
     if (parsed === undefined) return false;
     if (classifyParsed(parsed).isPublic) return true;
-    return this.allowedRanges.some(
-      ([network, prefix]) => network.kind() === parsed.kind() && parsed.match(network, prefix),
+    return this.entries.some(
+      (entry) =>
+        entry.kind === "range" &&
+        opensPort(entry, port, sourcePort) &&
+        entry.range[0].kind() === parsed.kind() &&
+        parsed.match(entry.range[0], entry.range[1]),
     );
   }
 }
 
 type AllowListEntry =
-  | { kind: "hostname"; hostname: string }
-  | { kind: "range"; range: [IPAddress, number] };
+  | { kind: "hostname"; hostname: string; port: number | undefined }
+  | { kind: "range"; range: [IPAddress, number]; port: number | undefined };
+
+/** The entry's own port, else the client URL's port; `port` undefined compares nothing. */
+function opensPort(entry: AllowListEntry, port: number | undefined, sourcePort: number | undefined): boolean {
+  return port === undefined || (entry.port ?? sourcePort) === port;
+}
+
+/** `entry` split into its host part and optional trailing `:port` (a bare IPv6 address has none). */
+function splitPort(entry: string): { host: string; port: number | undefined } {
+  const match = /^(\[[^\]]+\]|[^:]+|.*\/\d+):(\d{1,5})$/.exec(entry);
+  if (!match) return { host: entry, port: undefined };
+  const port = Number(match[2]);
+  if (port < 1 || port > 65535) throw new Error(`Invalid port in allowed private host ${JSON.stringify(entry)}: expected 1 to 65535.`);
+  return { host: match[1]!, port };
+}
 
 /** One DNS label: letters, digits, `-` and `_`, at most 63 characters, no hyphen at either end. */
 const LABEL = "[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?";
 /** A DNS name: dot-separated labels, at most 253 characters, optional trailing dot. */
-const HOSTNAME_PATTERN = new RegExp(`^(?=.{1,253}\\.?$)${LABEL}(?:\\.${LABEL})*\\.?$`);
+export const HOSTNAME_PATTERN = new RegExp(`^(?=.{1,253}\\.?$)${LABEL}(?:\\.${LABEL})*\\.?$`);
 
 function parseAllowListEntry(raw: string): AllowListEntry {
-  const entry = raw.trim().toLowerCase();
+  const { host: entry, port } = splitPort(raw.trim().toLowerCase());
   const unbracketed = entry.startsWith("[") && entry.endsWith("]") ? entry.slice(1, -1) : entry;
 
   if (entry.includes("/")) {
     // Only canonical notations: `10.1/8` parses, but nobody writing it means what it parses to.
     if (ipaddr.IPv4.isValidCIDRFourPartDecimal(entry) || ipaddr.IPv6.isValidCIDR(entry)) {
-      return { kind: "range", range: canonicalRange(ipaddr.parseCIDR(entry)) };
+      return { kind: "range", range: canonicalRange(ipaddr.parseCIDR(entry)), port };
     }
   } else if (ipaddr.IPv4.isValidFourPartDecimal(unbracketed) || ipaddr.IPv6.isValid(unbracketed)) {
     const address = ipaddr.parse(unbracketed);
-    return { kind: "range", range: canonicalRange([address, address.kind() === "ipv4" ? 32 : 128]) };
+    return { kind: "range", range: canonicalRange([address, address.kind() === "ipv4" ? 32 : 128]), port };
   } else if (HOSTNAME_PATTERN.test(entry) && !/^[0-9.]+$/.test(entry) && !/^0x/.test(entry)) {
-    return { kind: "hostname", hostname: entry };
+    return { kind: "hostname", hostname: entry, port };
   }
   throw new Error(
     `Invalid allowed private host ${JSON.stringify(raw)}: expected a host name (images.internal), ` +
-      `an IP address (10.0.0.5, ::1) or a CIDR range (10.0.0.0/8, fd00::/8).`,
+      `an IP address (10.0.0.5, ::1) or a CIDR range (10.0.0.0/8, fd00::/8), each optionally with :port (images.internal:8080, [::1]:8080).`,
   );
 }
 

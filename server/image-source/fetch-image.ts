@@ -13,7 +13,13 @@ import https from "node:https";
 import net, { type LookupFunction } from "node:net";
 import type { AtelierConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import { AddressPolicy } from "./address-policy.js";
+import { AddressPolicy, HOSTNAME_PATTERN } from "./address-policy.js";
+
+/**
+ * Longest `http(s)` image URL accepted, in characters (data URLs are bounded by their decoded size
+ * instead). Browsers and CDNs handle about 2 kB reliably; anything longer is not a real image link.
+ */
+export const MAX_IMAGE_URL_LENGTH = 2048;
 
 /** Image bytes and what the source said they are. */
 export interface FetchedImage {
@@ -68,6 +74,9 @@ export async function fetchImage(
   if (signal?.aborted) throw cancelledError();
   const trimmed = imageUrl.trim();
   if (/^data:/i.test(trimmed)) return decodeDataUrl(trimmed, options.maxBytes);
+  if (trimmed.length > MAX_IMAGE_URL_LENGTH) {
+    throw invalidUrl(`imageUrl is ${trimmed.length} characters long, over the limit of ${MAX_IMAGE_URL_LENGTH} for http(s) URLs; link the image directly or send it as a data: URL.`);
+  }
   const url = parseHttpUrl(trimmed, false);
   return withDeadline(options.timeoutMs, signal, (deadline) => fetchOverHttp(url, options, deadline));
 }
@@ -146,6 +155,14 @@ function parseHttpUrl(text: string, viaRedirect: boolean, base?: URL): URL {
         : `imageUrl must be an http:, https: or data: URL (got ${scheme}).`,
     );
   }
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  // The URL parser accepts host names DNS cannot carry (labels over 63 characters, `a..b`, `-x-`);
+  // they are refused here rather than handed to the resolver.
+  if (net.isIP(host) === 0 && !HOSTNAME_PATTERN.test(host)) {
+    const shown = JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host);
+    if (viaRedirect) throw new AtelierError("SOURCE_FETCH_FAILED", `The imageUrl source redirected to an invalid host name (${shown}).`);
+    throw invalidUrl(`imageUrl host ${shown} is not a valid host name (dot-separated labels of letters, digits and hyphens, at most 63 characters each and 253 in all) or IP address.`);
+  }
   if (url.username !== "" || url.password !== "") {
     throw invalidUrl(
       viaRedirect
@@ -162,8 +179,9 @@ async function fetchOverHttp(
   signal: AbortSignal,
 ): Promise<FetchedImage> {
   let url = first;
+  const sourcePort = portOf(first);
   for (let redirects = 0; ; redirects += 1) {
-    const response = await request(url, options.addressPolicy, redirects > 0, signal);
+    const response = await request(url, options.addressPolicy, sourcePort, redirects > 0, signal);
     const status = response.statusCode ?? 0;
 
     if (REDIRECT_STATUSES.has(status)) {
@@ -197,17 +215,27 @@ async function fetchOverHttp(
   }
 }
 
-/** Sends one GET and resolves with the response head; the body is left unread. */
+/** The port a URL connects to: its own, else the scheme's default. */
+function portOf(url: URL): number {
+  return url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+}
+
+/**
+ * Sends one GET and resolves with the response head; the body is left unread. `sourcePort` is the
+ * port of the client's own URL, which allow-list entries without a port open (address-policy.ts).
+ */
 async function request(
   url: URL,
   policy: AddressPolicy,
+  sourcePort: number,
   viaRedirect: boolean,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
   const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  const port = portOf(url);
   // Node connects to IP literals without calling `lookup`, so they are checked here. The URL
   // parser has already turned `2130706433`, `0x7f.1` and friends into dotted IPv4.
-  if (net.isIP(hostname) !== 0 && !policy.allowsAddress(hostname)) {
+  if (net.isIP(hostname) !== 0 && !policy.allowsAddress(hostname, undefined, port, sourcePort)) {
     throw refusedAddressError(hostname, undefined, viaRedirect);
   }
   if (signal.aborted) throw signal.reason;
@@ -223,7 +251,7 @@ async function request(
       headers: REQUEST_HEADERS,
       // A fresh connection per request: a pooled socket would skip the address check.
       agent: false,
-      lookup: checkedLookup(policy, viaRedirect),
+      lookup: checkedLookup(policy, port, sourcePort, viaRedirect),
     });
     const onAbort = (): void => {
       outgoing.destroy();
@@ -246,14 +274,14 @@ async function request(
  * A `lookup` for `net.connect` that resolves every address, refuses the connection if any one of
  * them is refused by the policy, and otherwise gives the socket exactly the addresses it checked.
  */
-function checkedLookup(policy: AddressPolicy, viaRedirect: boolean): LookupFunction {
+function checkedLookup(policy: AddressPolicy, port: number, sourcePort: number, viaRedirect: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
       if (error) {
         callback(error, "");
         return;
       }
-      const refused = addresses.find((entry) => !policy.allowsAddress(entry.address, hostname));
+      const refused = addresses.find((entry) => !policy.allowsAddress(entry.address, hostname, port, sourcePort));
       if (refused !== undefined) {
         callback(refusedAddressError(refused.address, hostname, viaRedirect), "");
         return;

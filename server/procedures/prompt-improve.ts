@@ -1,17 +1,17 @@
 import { z } from "zod";
+import { LIMITS } from "../../core/limits.js";
 import { AtelierError } from "../../core/errors.js";
 import { boundedInteger, boundedText, requestBody } from "../schemas/field-schemas.js";
 import { operationEnvelope } from "../schemas/response-schemas.js";
-import { MAX_PROMPT_CHARACTERS } from "./generate.js";
 import { envelope } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const promptImproveInput = requestBody({
-  prompt: boundedText("prompt", 1, MAX_PROMPT_CHARACTERS).meta({ description: "The idea to improve, 1 to 2000 characters.", example: "a cat on a roof" }),
-  style: boundedText("style", 0, 200).optional().meta({ description: "A style preset id (see the prompt engine's record in `GET /api/v1/models`) or free text." }),
-  mood: boundedText("mood", 0, 200).optional().meta({ description: "A mood preset id or free text." }),
-  seed: boundedInteger("seed", 0, 4294967295).optional().meta({ description: "Seed for reproducible variation (beyond the spec)." }),
-  variants: boundedInteger("variants", 1, 4).default(1).meta({ description: "Alternatives to return, 1 to 4 (beyond the spec)." }),
+  prompt: boundedText("prompt", LIMITS.promptCharacters).meta({ description: `The idea to improve, ${LIMITS.promptCharacters.min} to ${LIMITS.promptCharacters.max} characters.`, example: "a cat on a roof" }),
+  style: boundedText("style", LIMITS.presetCharacters).optional().meta({ description: "A style preset id (see the prompt engine's record in `GET /api/v1/models`) or free text." }),
+  mood: boundedText("mood", LIMITS.presetCharacters).optional().meta({ description: "A mood preset id or free text." }),
+  seed: boundedInteger("seed", LIMITS.seed).optional().meta({ description: "Seed for reproducible variation (beyond the spec)." }),
+  variants: boundedInteger("variants", LIMITS.promptVariants).default(1).meta({ description: `Alternatives to return, ${LIMITS.promptVariants.min} to ${LIMITS.promptVariants.max} (beyond the spec).` }),
 });
 
 const variantSchema = z.object({
@@ -43,6 +43,42 @@ export const promptImproveProcedure = meteredProcedure
       tags: ["prompt"],
       summary: "Improve a prompt",
       description: "Turns a short idea into a detailed prompt that image models render well.",
+    },
+    examples: {
+      needs: ["prompt-builtin"],
+      success: {
+        summary: "Improve a short idea with a style and a mood preset",
+        request: { prompt: "a lighthouse at night", style: "cinematic", mood: "mysterious", seed: 3 },
+        response: {
+          id: "req_3f9c2d7e",
+          created: 1795256153,
+          model: "prompt-builtin",
+          prompt: "a lighthouse at night, cinematic lighting, film still, mysterious atmosphere, fog, highly detailed",
+          negativePrompt: "blurry, low quality, watermark, text",
+          original: "a lighthouse at night",
+          style: "cinematic",
+          mood: "mysterious",
+          seed: 3,
+          variants: [
+            {
+              prompt: "a lighthouse at night, cinematic lighting, film still, mysterious atmosphere, fog, highly detailed",
+              negativePrompt: "blurry, low quality, watermark, text",
+              subject: "a lighthouse at night",
+              styleTerms: ["cinematic lighting", "film still"],
+              moodTerms: ["mysterious atmosphere", "fog"],
+              detailTerms: ["highly detailed"],
+            },
+          ],
+        },
+      },
+      errors: {
+        INVALID_INPUT: {
+          summary: "Too many variants",
+          request: { prompt: "a lighthouse at night", variants: 9 },
+          message: "Invalid request: Expected integer between 1 and 4 for variants but received 9",
+          issues: [{ path: "variants", message: "Expected integer between 1 and 4 for variants but received 9" }],
+        },
+      },
     },
   })
   .input(promptImproveInput)

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { RateLimiterSQLite, type RateLimiterAbstract, type RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterRes, RateLimiterSQLite, type RateLimiterAbstract } from "rate-limiter-flexible";
 
 export interface QuotaDecision {
   allowed: boolean;
@@ -26,6 +26,8 @@ export interface QuotaStore {
   consume(keyId: string, limit: number): Promise<QuotaDecision>;
   /** Gives back one request (used when the server, not the client, failed). */
   refund(keyId: string, limit: number): Promise<QuotaDecision>;
+  /** The current window's use of `keyId` without counting a request (the console's key list). */
+  peek(keyId: string, limit: number): Promise<QuotaDecision>;
   close(): Promise<void>;
 }
 
@@ -58,6 +60,11 @@ export class RateLimiterQuotaStore implements QuotaStore {
 
   async refund(keyId: string, limit: number): Promise<QuotaDecision> {
     return this.decide(await this.call(() => this.limiter.reward(keyId, 1)), limit);
+  }
+
+  async peek(keyId: string, limit: number): Promise<QuotaDecision> {
+    const result = await this.call(async () => (await this.limiter.get(keyId)) ?? new RateLimiterRes(UNBOUNDED_POINTS, 0, 0, false));
+    return this.decide(result, limit);
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,8 @@
  * Messages follow one shape: "Expected <what> for <field> but received <value>".
  */
 import { z } from "zod";
+import type { Bounds } from "../../core/limits.js";
+import { ACCEPTED_IMAGE_FORMAT_NAMES } from "../../core/image-formats.js";
 
 function received(input: unknown): string {
   if (typeof input === "string") return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);
@@ -12,19 +14,19 @@ function received(input: unknown): string {
 }
 
 /** An integer in [min, max] with a sentence naming the range when it is not. */
-export function boundedInteger(field: string, min: number, max: number) {
+export function boundedInteger(field: string, { min, max }: Bounds) {
   const error = (issue: { input?: unknown }) => `Expected integer between ${min} and ${max} for ${field} but received ${received(issue.input)}`;
   return z.int({ error }).min(min, { error }).max(max, { error });
 }
 
 /** A number in [min, max]. */
-export function boundedNumber(field: string, min: number, max: number) {
+export function boundedNumber(field: string, { min, max }: Bounds) {
   const error = (issue: { input?: unknown }) => `Expected number between ${min} and ${max} for ${field} but received ${received(issue.input)}`;
   return z.number({ error }).min(min, { error }).max(max, { error });
 }
 
 /** A string of `min` to `max` characters. */
-export function boundedText(field: string, min: number, max: number) {
+export function boundedText(field: string, { min, max }: Bounds) {
   const error = (issue: { input?: unknown }) =>
     typeof issue.input === "string"
       ? `Expected ${field} of ${min} to ${max} characters but received ${issue.input.length}`
@@ -48,7 +50,8 @@ export const imageUrlField = z
   .meta({
     description:
       "Source image: an `http://` or `https://` URL the server fetches (public addresses only, at most 3 redirects), " +
-      "or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is.",
+      "or a `data:image/<type>;base64,` URL. Any `url` of a previous response can be passed back as is. " +
+      `The image must be ${ACCEPTED_IMAGE_FORMAT_NAMES}; SVG and other vector formats are refused (422).`,
     example: "https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg",
   });
 
@@ -73,7 +76,6 @@ export function modelIdField(description: string) {
  */
 export function requestBody<Shape extends z.ZodRawShape>(shape: Shape) {
   const accepted = Object.keys(shape).join(", ");
-  Object.values(shape).forEach(refuseCoercion);
   return z.strictObject(shape, {
     error: (issue) => {
       if (issue.code === "unrecognized_keys") return `Unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}; accepted fields: ${accepted}`;
@@ -81,19 +83,4 @@ export function requestBody<Shape extends z.ZodRawShape>(shape: Shape) {
       return undefined;
     },
   });
-}
-
-/**
- * trpc-to-openapi switches on zod's coercion for every number and boolean field of an input object
- * (by setting `def.coerce`), for query strings. Bodies here are JSON, where coercion only does harm:
- * `"false"` would become `true`, `null` would become `0`. Pin `coerce` off for these fields.
- */
-function refuseCoercion(schema: z.core.$ZodType): void {
-  let def = (schema as unknown as { _zod: { def: { type: string; innerType?: z.ZodType; coerce?: boolean } } })._zod.def;
-  while (def.innerType && ["optional", "default", "nullable", "prefault"].includes(def.type)) {
-    def = (def.innerType as unknown as { _zod: { def: typeof def } })._zod.def;
-  }
-  if (["number", "boolean", "bigint", "date"].includes(def.type)) {
-    Object.defineProperty(def, "coerce", { get: () => false, set: () => {}, configurable: false });
-  }
 }

@@ -4,6 +4,12 @@
  *
  * An address may name several replicas (`ipv4:10.0.0.5:50051,10.0.0.6:50051`, or a `dns:///`
  * name with several records); calls are spread over them round-robin.
+ *
+ * A worker that goes away (shut down, killed, restarting) is the server's failure, never the
+ * client's: a call it drops is retried once, on whichever replica is ready first (every worker call
+ * is pure compute, bytes in and bytes out, so running it again is safe), and otherwise answers 503
+ * WORKER_UNAVAILABLE with Retry-After, which the quota gives back. Reconnection is tuned so a
+ * restarted worker is used again within about a second of listening.
  */
 import { credentials, Metadata, type Client, type ServiceError } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
@@ -32,6 +38,12 @@ export interface WorkerClients {
   close(): void;
 }
 
+/** How long a retry waits for some replica of the service to be ready (a restart in progress). */
+export const RETRY_READY_WAIT_MS = 2_000;
+/** Reconnection backoff towards a worker that went away: first retry and ceiling, in milliseconds. */
+export const RECONNECT_INITIAL_BACKOFF_MS = 100;
+export const RECONNECT_MAX_BACKOFF_MS = 500;
+
 type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,
@@ -39,7 +51,8 @@ type UnaryMethod<Req, Res> = (
   callback: (error: ServiceError | null, response: Res) => void,
 ) => { cancel(): void };
 
-function callUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadlineMs: number, signal?: AbortSignal): Promise<Res> {
+/** One attempt; a CANCELLED the router did not ask for means the worker dropped the call. */
+function attemptUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadline: Date, signal?: AbortSignal): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     if (signal?.aborted) {
       // Any signal (not only the facade's, whose reason is already an AtelierError) ends as CANCELLED.
@@ -47,13 +60,34 @@ function callUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadli
       return;
     }
     const onAbort = () => call.cancel();
-    const call = method(request, new Metadata(), { deadline: new Date(Date.now() + deadlineMs) }, (error, response) => {
+    const call = method(request, new Metadata(), { deadline }, (error, response) => {
       signal?.removeEventListener("abort", onAbort);
-      if (error) reject(fromGrpcError(error));
-      else resolve(response);
+      if (!error) return resolve(response);
+      const failure = fromGrpcError(error);
+      if (failure.code === "CANCELLED" && !signal?.aborted) {
+        reject(new AtelierError("WORKER_UNAVAILABLE", "The inference worker stopped while handling the request. Try again shortly.", { retryAfterSeconds: 1, cause: error }));
+      } else reject(failure);
     });
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** Resolves once `client`'s channel has a ready connection, or after `waitMs` (whichever first). */
+function readyWithin(client: Client, waitMs: number): Promise<void> {
+  return new Promise((resolve) => client.waitForReady(Date.now() + waitMs, () => resolve()));
+}
+
+/** The call, retried once when the worker was unreachable or went away mid-call. */
+async function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs: number, signal?: AbortSignal): Promise<Res> {
+  const deadline = new Date(Date.now() + deadlineMs);
+  try {
+    return await attemptUnary(method, request, deadline, signal);
+  } catch (error) {
+    const retryable = error instanceof AtelierError && error.code === "WORKER_UNAVAILABLE" && !signal?.aborted;
+    if (!retryable || deadline.getTime() - Date.now() <= 0) throw error;
+    await readyWithin(client, Math.min(RETRY_READY_WAIT_MS, deadline.getTime() - Date.now()));
+    return attemptUnary(method, request, deadline, signal);
+  }
 }
 
 export function workerChannelOptions(config: AtelierConfig) {
@@ -61,6 +95,10 @@ export function workerChannelOptions(config: AtelierConfig) {
     "grpc.max_receive_message_length": config.workers.maxMessageBytes,
     "grpc.max_send_message_length": config.workers.maxMessageBytes,
     "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+    // grpc-js defaults to 1 s growing to 120 s: a worker restarted after an outage of a few seconds
+    // would stay unused for several more.
+    "grpc.initial_reconnect_backoff_ms": RECONNECT_INITIAL_BACKOFF_MS,
+    "grpc.max_reconnect_backoff_ms": RECONNECT_MAX_BACKOFF_MS,
   };
 }
 
@@ -76,14 +114,15 @@ export function createWorkerClients(config: AtelierConfig, addresses: Record<Wor
   const catalog = new CatalogServiceClient(addresses.catalog, insecure, options);
   const all: Client[] = [upscale, generation, style, background, prompt, catalog];
   const deadline = (callOptions?: CallOptions) => callOptions?.deadlineMs ?? config.workers.deadlineMs;
-  const bind = <Req, Res>(client: Client, method: UnaryMethod<Req, Res>) => method.bind(client) as UnaryMethod<Req, Res>;
+  const call = <Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
+    callUnary(client, method.bind(client) as UnaryMethod<Req, Res>, request, deadline(o), o?.signal);
   return {
-    upscale: (request, o) => callUnary(bind(upscale, upscale.upscale), request, deadline(o), o?.signal),
-    generate: (request, o) => callUnary(bind(generation, generation.generate), request, deadline(o), o?.signal),
-    styleTransfer: (request, o) => callUnary(bind(style, style.styleTransfer), request, deadline(o), o?.signal),
-    removeBackground: (request, o) => callUnary(bind(background, background.removeBackground), request, deadline(o), o?.signal),
-    improvePrompt: (request, o) => callUnary(bind(prompt, prompt.improvePrompt), request, deadline(o), o?.signal),
-    listModels: (request, o) => callUnary(bind(catalog, catalog.listModels), request, deadline(o), o?.signal),
+    upscale: (request, o) => call(upscale, upscale.upscale, request, o),
+    generate: (request, o) => call(generation, generation.generate, request, o),
+    styleTransfer: (request, o) => call(style, style.styleTransfer, request, o),
+    removeBackground: (request, o) => call(background, background.removeBackground, request, o),
+    improvePrompt: (request, o) => call(prompt, prompt.improvePrompt, request, o),
+    listModels: (request, o) => call(catalog, catalog.listModels, request, o),
     close: () => all.forEach((client) => client.close()),
   };
 }

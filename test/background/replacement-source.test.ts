@@ -114,7 +114,7 @@ describe("resolveReplacement", () => {
     expect(error.code).toBe("MODEL_NOT_INSTALLED");
     expect(error.retryAfterSeconds).toBe(3600);
     expect(error.message).toContain("needs a photographic text-to-image model");
-    expect(error.message).toContain("such as a Stable Diffusion export: `npm run models -- pull sd-a` (sd-a; also photographic: sd-b).");
+    expect(error.message).toContain("such as a Stable Diffusion export: `npm run models -- pull sd-a` (sd-a, also photographic: sd-b).");
     expect(error.message).toContain("Colours, image URLs and `blur` work without it.");
 
     const none = (await photographicGenerator(fakeContext([record("cvae-quickdraw", { installed: true })]).ctx).catch((caught: unknown) => caught)) as AtelierError;

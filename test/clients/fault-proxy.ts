@@ -2,7 +2,9 @@
  * A small HTTP proxy in front of a real Atelier that misbehaves on request, for the clients'
  * retry tests: the next requests can have their connection destroyed, be answered with a chosen
  * status (503, 429 with `Retry-After`), or be delayed; everything else is forwarded unchanged.
- * It records what arrived, so tests can check the idempotency key a client reused.
+ * It records what arrived, so tests can check the idempotency key a client reused. Tests in other
+ * processes (the Python suite) drive it over HTTP: `POST /__proxy/faults` with a JSON array of
+ * faults, `GET /__proxy/seen`, `POST /__proxy/reset`.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -34,7 +36,21 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const upstream = new URL(target);
   // Its own agent, so closing the proxy also closes its connections to the service.
   const agent = new http.Agent({ keepAlive: false });
+  const control = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      if (req.url === "/__proxy/faults") faults.push(...(JSON.parse(Buffer.concat(chunks).toString("utf8")) as Fault[]));
+      if (req.url === "/__proxy/reset") {
+        faults.length = 0;
+        seen.length = 0;
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(req.url === "/__proxy/seen" ? seen : { ok: true }));
+    });
+  };
   const server = http.createServer((req, res) => {
+    if (req.url?.startsWith("/__proxy/")) return control(req, res);
     seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, at: Date.now() });
     const fault = faults.shift();
     if (fault?.kind === "drop") {

@@ -47,9 +47,20 @@ export async function coverFit(bytes: Uint8Array, width: number, height: number,
     }
     throw error;
   }
-  const pipeline = opened.pipeline().toColourspace("srgb").resize(width, height, { fit: "cover", position: "centre" });
+  // The centred crop with the target's aspect ratio is cut out first, then scaled: resizing the
+  // whole image to cover would build a 48000000x480 intermediate from a 100000x1 one (libvips refuses).
+  const crop = coverCrop(opened.info.width, opened.info.height, width, height);
+  const pipeline = opened.pipeline().extract(crop).toColourspace("srgb").resize(width, height, { fit: "fill" });
   const image = await readRawImage(opened.info.hasAlpha ? pipeline.ensureAlpha() : pipeline.removeAlpha());
   return image;
+}
+
+/** The centred region of a `sourceWidth` x `sourceHeight` image with the aspect ratio of `width` x `height`. */
+export function coverCrop(sourceWidth: number, sourceHeight: number, width: number, height: number): { left: number; top: number; width: number; height: number } {
+  const scale = Math.max(width / sourceWidth, height / sourceHeight);
+  const cropWidth = Math.min(sourceWidth, Math.max(1, Math.round(width / scale)));
+  const cropHeight = Math.min(sourceHeight, Math.max(1, Math.round(height / scale)));
+  return { left: Math.floor((sourceWidth - cropWidth) / 2), top: Math.floor((sourceHeight - cropHeight) / 2), width: cropWidth, height: cropHeight };
 }
 
 /** Default blur strength: 1.5 % of the long side of the image, between 2 and 100 pixels. */

@@ -15,11 +15,12 @@ import type { WorkerContext } from "../worker-context.js";
 import { chooseModel } from "./choose-model.js";
 import { runRemoval, type FillRequest } from "./remove-background.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
+import { LIMITS } from "../../core/limits.js";
 
 export type BackgroundDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
 
 /** Largest blur sigma accepted, in source pixels. */
-export const MAX_BLUR_SIGMA = 100;
+export const MAX_BLUR_SIGMA = LIMITS.blurSigma.max;
 
 function invalid(path: string, message: string): AtelierError {
   return new AtelierError("INVALID_INPUT", `${message}.`, { issues: [{ path, message }] });
@@ -46,8 +47,8 @@ export function fillOf(request: RemoveBackgroundRequest): FillRequest {
       return { kind: "image", bytes: replacement.value.data };
     case "blur": {
       const { sigma } = replacement.value;
-      if (!(sigma === 0 || (sigma >= 1 && sigma <= MAX_BLUR_SIGMA))) {
-        throw invalid("blur.sigma", `Expected 0 or a number between 1 and ${MAX_BLUR_SIGMA} for blur.sigma but received ${sigma}`);
+      if (!(sigma === 0 || (sigma >= LIMITS.blurSigma.min && sigma <= MAX_BLUR_SIGMA))) {
+        throw invalid("blur.sigma", `Expected 0 or a number between ${LIMITS.blurSigma.min} and ${MAX_BLUR_SIGMA} for blur.sigma but received ${sigma}`);
       }
       return { kind: "blur", sigma };
     }

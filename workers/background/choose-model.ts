@@ -3,7 +3,7 @@
  * command if not installed), else the best usable general model, else a people-only model with a note
  * saying so, else a 503 that lists how to install each.
  */
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError, modelNotInstalled } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import type { ModelLoader } from "../models/model-loader.js";
 import { SEGMENTATION_MODELS, segmentationEntry, subjectsOf, type SegmentationSpec } from "./segmentation-models.js";
@@ -42,10 +42,8 @@ export function chooseModel(requested: string, models: ModelLoader): ChosenModel
       note: `No general-object model is installed, so "${people.entry.id}" ran: it finds people only, and other subjects may be cut badly. For any subject an operator installs ${install}.`,
     };
   }
-  const options = known.map(({ entry }) => `\`${models.store.installCommand(entry)}\` (${entry.id}, ${subjectsOf(entry) === "any" ? "any subject" : "people only"})`);
-  throw new AtelierError(
-    "MODEL_NOT_INSTALLED",
-    `No background-removal model is installed on this server. An operator installs one with ${options.join(", or ")}.`,
-    { retryAfterSeconds: 3600 },
-  );
+  throw modelNotInstalled("No background-removal model is installed on this server.", {
+    install: known.map(({ entry }) => models.installable(entry, subjectsOf(entry) === "any" ? "any subject" : "people only")),
+    lead: "An operator installs one with",
+  });
 }

@@ -9,12 +9,12 @@ import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import type { GenerationParams } from "./image-generator.js";
 import { MAX_SEED, randomSeed } from "../../core/seeded-random.js";
+import { LIMITS } from "../../core/limits.js";
 
-/** Longest prompt or negative prompt, in characters (as the REST schema documents). */
-export const MAX_PROMPT_CHARACTERS = 2000;
-export const MAX_STEPS = 100;
-export const MAX_GUIDANCE_SCALE = 30;
-export const MAX_SCHEDULER_CHARACTERS = 40;
+const MAX_PROMPT_CHARACTERS = LIMITS.promptCharacters.max;
+const MAX_STEPS = LIMITS.steps.max;
+const MAX_GUIDANCE_SCALE = LIMITS.guidanceScale.max;
+const MAX_SCHEDULER_CHARACTERS = LIMITS.schedulerCharacters.max;
 
 function sizeIssue(field: "width" | "height", value: number, min: number, max: number, multiple: number): FieldIssue | undefined {
   if (Number.isInteger(value) && value >= min && value <= max && value % multiple === 0) return undefined;
@@ -29,10 +29,10 @@ export function requestIssues(request: GenerateRequest): FieldIssue[] {
   if (prompt.length === 0 || request.prompt.length > MAX_PROMPT_CHARACTERS) {
     issues.push({ path: "prompt", message: `Expected 1 to ${MAX_PROMPT_CHARACTERS} characters for prompt but received ${request.prompt.length}.` });
   }
-  if (request.negativePrompt.length > MAX_PROMPT_CHARACTERS) {
+  if (request.negativePrompt.length > LIMITS.negativePromptCharacters.max) {
     issues.push({
       path: "negativePrompt",
-      message: `Expected at most ${MAX_PROMPT_CHARACTERS} characters for negativePrompt but received ${request.negativePrompt.length}.`,
+      message: `Expected at most ${LIMITS.negativePromptCharacters.max} characters for negativePrompt but received ${request.negativePrompt.length}.`,
     });
   }
   if (!Number.isInteger(request.steps) || request.steps < 0 || request.steps > MAX_STEPS) {

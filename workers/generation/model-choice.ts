@@ -4,7 +4,7 @@
  * in catalog order, else the doodle model. Callers that need a photograph (background replacement)
  * pass `photographicOnly` so the doodle model is never chosen for them.
  */
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError, modelNotInstalled } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import type { ModelLoader } from "../models/model-loader.js";
 import type { GeneratorRegistry } from "./generator-registry.js";
@@ -12,7 +12,7 @@ import type { GeneratorRegistry } from "./generator-registry.js";
 export interface ModelChoiceContext {
   /** Generation models of the catalog, in preference order within each kind. */
   entries: readonly CatalogEntry[];
-  models: Pick<ModelLoader, "isUsable" | "assertUsable" | "store">;
+  models: Pick<ModelLoader, "isUsable" | "assertUsable" | "installable" | "store">;
   registry: GeneratorRegistry;
 }
 
@@ -34,19 +34,19 @@ export function defaultGenerationModel(context: ModelChoiceContext, options: Mod
 
 /** The 503 for a server with no usable generation model: it names what to install. */
 export function noGenerationModelError(context: ModelChoiceContext, options: ModelChoiceOptions = {}): AtelierError {
-  const install = (entry: CatalogEntry) => `\`${context.models.store.installCommand(entry) ?? "npm install"}\``;
   const photographic = context.entries.find((entry) => entry.photographic === true);
-  const diffusion = photographic
-    ? `a Stable Diffusion model with ${install(photographic)} (\`npm run models -- list\` shows the others)`
-    : "a Stable Diffusion ONNX export (none is in this version's catalog yet)";
   const doodle = context.entries.find((entry) => entry.photographic !== true);
-  const message = options.photographicOnly
-    ? `No photographic text-to-image model is installed on this server. An operator installs ${diffusion}. ` +
-      `The doodle model cvae-quickdraw cannot draw photographic scenes.`
-    : `No text-to-image model is installed on this server. An operator installs ` +
-      (doodle ? `the ${doodle.id} doodle model with ${install(doodle)}, or ` : "") +
-      `${diffusion}.`;
-  return new AtelierError("MODEL_NOT_INSTALLED", message, { retryAfterSeconds: 3600 });
+  const diffusion = photographic ? [context.models.installable(photographic, "Stable Diffusion")] : [];
+  if (options.photographicOnly) {
+    return modelNotInstalled(
+      `No photographic text-to-image model is installed on this server${doodle ? ` (the doodle model ${doodle.id} cannot draw photographic scenes)` : ""}.`,
+      { install: diffusion, lead: "An operator installs one with" },
+    );
+  }
+  return modelNotInstalled("No text-to-image model is installed on this server.", {
+    install: [...(doodle ? [context.models.installable(doodle, "doodles")] : []), ...diffusion],
+    lead: "An operator installs one with",
+  });
 }
 
 /**
@@ -69,9 +69,7 @@ export function chooseGenerationModel(requested: string, context: ModelChoiceCon
   }
   context.models.assertUsable(entry);
   if (!context.registry.supports(entry)) {
-    throw new AtelierError("MODEL_NOT_INSTALLED", `The model "${entry.id}" is installed, but this version of the worker cannot run it yet.`, {
-      retryAfterSeconds: 3600,
-    });
+    throw modelNotInstalled(`The model "${entry.id}" is installed, but this version of the worker cannot run it yet.`);
   }
   return entry;
 }

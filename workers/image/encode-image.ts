@@ -2,7 +2,7 @@
 import type { Sharp } from "sharp";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import type { Image } from "../../gen/atelier/image/v1/image.js";
-import { renderPipeline } from "./open-image.js";
+import { AtelierError } from "../../core/errors.js";
 
 const JPEG_QUALITY = 92;
 const WEBP_QUALITY = 90;
@@ -36,6 +36,11 @@ export async function encodeImage(image: Sharp, format: OutputFormat): Promise<I
       encoder = image.png(PNG_OPTIONS);
       mimeType = "image/png";
   }
-  const { data, info } = await renderPipeline(encoder);
-  return { data, mimeType, width: info.width, height: info.height };
+  // Every caller hands over raw pixels it made itself, so a failure here is the server's, never the client's image.
+  try {
+    const { data, info } = await encoder.toBuffer({ resolveWithObject: true });
+    return { data, mimeType, width: info.width, height: info.height };
+  } catch (error) {
+    throw new AtelierError("INTERNAL", `The result could not be encoded as ${mimeType}.`, { cause: error });
+  }
 }

@@ -4,6 +4,7 @@
  */
 import sharp, { type Metadata, type OutputInfo, type Sharp } from "sharp";
 import { AtelierError } from "../../core/errors.js";
+import { ACCEPTED_IMAGE_FORMAT_NAMES, acceptedFormatOf } from "../../core/image-formats.js";
 import { megapixels, type ImageLimits } from "./image-limits.js";
 
 export interface ImageInfo {
@@ -24,7 +25,8 @@ export interface OpenedImage {
   pipeline: () => Sharp;
 }
 
-const UNDECODABLE = "The source is not an image this server can decode (PNG, JPEG, WebP, GIF, TIFF, AVIF).";
+const UNDECODABLE = `The source is not an image this server can decode (${ACCEPTED_IMAGE_FORMAT_NAMES}).`;
+const NOT_ACCEPTED = `The source is not an image in a format this server accepts (${ACCEPTED_IMAGE_FORMAT_NAMES}); SVG and other vector or document formats are refused.`;
 
 export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise<OpenedImage> {
   if (bytes.byteLength === 0) throw new AtelierError("IMAGE_UNDECODABLE", "The source image is empty.");
@@ -34,6 +36,9 @@ export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise
       `The source image is ${bytes.byteLength} bytes, over this server's limit of ${limits.maxBytes} bytes (ATELIER_MAX_IMAGE_BYTES).`,
     );
   }
+  // Judged by the file's signature before libvips sees it, so no other loader (SVG, PDF) ever runs.
+  const format = acceptedFormatOf(bytes);
+  if (!format) throw new AtelierError("IMAGE_UNDECODABLE", NOT_ACCEPTED);
   const pipeline = () =>
     sharp(bytes, { limitInputPixels: limits.maxInputPixels, pages: 1, failOn: "error" }).rotate();
   let metadata: Metadata;
@@ -42,6 +47,7 @@ export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise
   } catch (error) {
     throw new AtelierError("IMAGE_UNDECODABLE", UNDECODABLE, { cause: error });
   }
+  if (metadata.format !== format.sharpFormat) throw new AtelierError("IMAGE_UNDECODABLE", NOT_ACCEPTED);
   const oriented = metadata.autoOrient ?? { width: metadata.width, height: metadata.height };
   const width = oriented.width ?? 0;
   // Animated inputs report the whole strip's height; one frame is pageHeight tall.

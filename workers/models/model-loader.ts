@@ -7,7 +7,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError, modelNotInstalled, type InstallableModel } from "../../core/errors.js";
 import type { CatalogEntry, GraphSource } from "../catalog/catalog-types.js";
 import { sha256OfFile } from "./fetch-weight-file.js";
 import { convertTfjsLayers } from "./model-converters.js";
@@ -32,22 +32,21 @@ export class ModelLoader {
     return !this.isDisabled(entry) && this.store.isInstalled(entry);
   }
 
+  /** The entry as a MODEL_NOT_INSTALLED names it, with this server's install command. */
+  installable(entry: CatalogEntry, note?: string): InstallableModel {
+    return { id: entry.id, installCommand: this.store.installCommand(entry), ...(note ? { note } : {}) };
+  }
+
   /** Throws MODEL_NOT_INSTALLED (503) naming the install command, or the setting that disabled it. */
   assertUsable(entry: CatalogEntry): void {
     if (this.isDisabled(entry)) {
-      throw new AtelierError(
-        "MODEL_NOT_INSTALLED",
+      throw modelNotInstalled(
         `The model "${entry.id}" is disabled on this server because its licence forbids commercial use (ATELIER_DISABLE_NON_COMMERCIAL).`,
-        { retryAfterSeconds: 3600 },
       );
     }
     const status = this.store.status(entry);
     if (!status.installed) {
-      throw new AtelierError(
-        "MODEL_NOT_INSTALLED",
-        `The model "${entry.id}" is not installed on this server (${status.reason}). An operator installs it with \`${this.store.installCommand(entry)}\`.`,
-        { retryAfterSeconds: 3600 },
-      );
+      throw modelNotInstalled(`The model "${entry.id}" is not installed on this server (${status.reason}).`, { install: [this.installable(entry)] });
     }
   }
 
@@ -101,7 +100,9 @@ export class ModelLoader {
       if (this.verified.has(key)) continue;
       const digest = await sha256OfFile(this.store.filePath(entry, file.name));
       if (digest !== file.sha256) {
-        throw new AtelierError("MODEL_NOT_INSTALLED", `The weights of "${entry.id}" are damaged (${file.name} fails its checksum). Reinstall with \`${this.store.installCommand(entry)}\`.`, {
+        throw modelNotInstalled(`The weights of "${entry.id}" are damaged (${file.name} fails its checksum).`, {
+          install: [this.installable(entry)],
+          lead: "An operator reinstalls them with",
           cause: new Error(`sha256 ${digest}, expected ${file.sha256}`),
         });
       }

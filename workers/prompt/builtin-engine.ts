@@ -41,15 +41,16 @@ import { pickRanked, shuffled, streamSeed } from "./random-choice.js";
 import { STYLE_PRESETS, type StylePreset } from "./style-presets.js";
 import { SUBJECT_CLASS_INFO, subjectFeatures } from "./subject-classes.js";
 import { contentKeys } from "./term-keys.js";
+import { LIMITS } from "../../core/limits.js";
 
 /** Catalog id of this engine. */
 export const BUILTIN_MODEL_ID = "prompt-builtin";
 
-export const MAX_PROMPT_CHARACTERS = 2000;
-export const MAX_STYLE_CHARACTERS = 200;
-export const MIN_MAX_TOKENS = 16;
-export const MAX_MAX_TOKENS = 512;
-export const MAX_VARIANTS = 4;
+export const MAX_PROMPT_CHARACTERS = LIMITS.promptCharacters.max;
+export const MAX_STYLE_CHARACTERS = LIMITS.presetCharacters.max;
+export const MIN_MAX_TOKENS = LIMITS.promptTokens.min;
+export const MAX_MAX_TOKENS = LIMITS.promptTokens.max;
+export const MAX_VARIANTS = LIMITS.promptVariants.max;
 
 export interface BuiltinEngineOptions {
   /**

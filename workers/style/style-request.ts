@@ -3,7 +3,8 @@
  * strength and the image. Client mistakes are 400 with the field named; a style this server cannot run
  * is 503 MODEL_NOT_INSTALLED naming what an operator does about it.
  */
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError, modelNotInstalled } from "../../core/errors.js";
+import { LIMITS } from "../../core/limits.js";
 import type { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { entriesForTask } from "../catalog/model-catalog.js";
@@ -34,10 +35,8 @@ export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
   const known = STYLE_ENTRIES.map((entry) => entry.id).join(", ");
   if (id === "") {
     if (!STYLE_ENTRIES.some((entry) => models.isUsable(entry))) {
-      throw new AtelierError(
-        "MODEL_NOT_INSTALLED",
+      throw modelNotInstalled(
         `No style-transfer model is installed on this server. An operator installs styles from ${STYLE_PACKS} with \`npm run models -- pull <style>\`, for example \`npm run models -- pull mathura\`.`,
-        { retryAfterSeconds: 3600 },
       );
     }
     throw new AtelierError("INVALID_INPUT", `Expected a style id for style but received none. Styles usable on this server: ${usableStyles(models)}.`, {
@@ -56,10 +55,7 @@ export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
     models.assertUsable(entry);
   } catch (error) {
     if (!(error instanceof AtelierError) || error.code !== "MODEL_NOT_INSTALLED") throw error;
-    throw new AtelierError("MODEL_NOT_INSTALLED", `${error.message} Usable style-transfer styles on this server: ${usableStyles(models)}.`, {
-      retryAfterSeconds: error.retryAfterSeconds,
-      cause: error,
-    });
+    throw modelNotInstalled(`${error.message} Usable style-transfer styles on this server: ${usableStyles(models)}.`, { cause: error });
   }
   return entry;
 }
@@ -67,9 +63,10 @@ export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
 /** The strength to apply: 1 when unset, else a number from 0 to 1. */
 export function strengthOf(strength: number | undefined): number {
   if (strength === undefined) return 1;
-  if (!Number.isFinite(strength) || strength < 0 || strength > 1) {
-    throw new AtelierError("INVALID_INPUT", `Expected number between 0 and 1 for strength but received ${strength}.`, {
-      issues: [{ path: "strength", message: `Expected number between 0 and 1 but received ${strength}.` }],
+  const { min, max } = LIMITS.styleStrength;
+  if (!Number.isFinite(strength) || strength < min || strength > max) {
+    throw new AtelierError("INVALID_INPUT", `Expected number between ${min} and ${max} for strength but received ${strength}.`, {
+      issues: [{ path: "strength", message: `Expected number between ${min} and ${max} but received ${strength}.` }],
     });
   }
   return strength;

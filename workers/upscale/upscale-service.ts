@@ -13,7 +13,6 @@ import {
   type UpscaleResponse,
 } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { AtelierError } from "../../core/errors.js";
-import { UPSCALE_SCALES } from "../catalog/model-catalog.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
@@ -24,11 +23,11 @@ import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork } from "./network-pipeline.js";
 import { defaultModel, isClassical, requestedModel, upscalePath, type UpscalePath } from "./upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
+import { LIMITS } from "../../core/limits.js";
 
 export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
 
-const MIN_SCALE = UPSCALE_SCALES[0];
-const MAX_SCALE = UPSCALE_SCALES[UPSCALE_SCALES.length - 1]!;
+const { min: MIN_SCALE, max: MAX_SCALE } = LIMITS.upscaleScale;
 
 function assertScale(scale: number): void {
   if (!Number.isInteger(scale) || scale < MIN_SCALE || scale > MAX_SCALE) {

@@ -50,7 +50,7 @@ export class BadRequestError extends AtelierError {}
 export class AuthenticationError extends AtelierError {}
 /** 403: the key may not do this. */
 export class PermissionDeniedError extends AtelierError {}
-/** 404: no such endpoint or resource (for example a job of another key). */
+/** 404 (or 410): no such endpoint or resource (a job of another key, a result past its retention). */
 export class NotFoundError extends AtelierError {}
 /** 409: a conflicting request (a duplicate still in flight, a job already finished). */
 export class ConflictError extends AtelierError {}
@@ -117,6 +117,7 @@ export function errorFromResponse(
     case 403:
       return new PermissionDeniedError(message, fields);
     case 404:
+    case 410:
       return new NotFoundError(message, fields);
     case 409:
       return new ConflictError(message, fields);

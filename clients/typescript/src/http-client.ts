@@ -194,12 +194,20 @@ export class HttpClient {
     } catch (cause) {
       if (timedOut) throw new APITimeoutError(`No response within ${timeout} ms.`, { code: "TIMEOUT", cause });
       if (signal?.aborted) throw new APIUserAbortError("The request was aborted.", { code: "ABORTED", cause });
-      throw new APIConnectionError(`Could not reach ${new URL(url).origin}: ${(cause as Error).message}${(cause as { cause?: { code?: string } }).cause?.code ? ` (${(cause as { cause: { code: string } }).cause.code})` : ""}.`, { code: "CONNECTION_ERROR", cause });
+      throw new APIConnectionError(`Could not reach ${new URL(url).origin}: ${describeNetworkError(cause)}.`, { code: "CONNECTION_ERROR", cause });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
     }
   }
+}
+
+/** fetch says only "fetch failed"; the reason (ECONNREFUSED, "bad port", ...) is in its cause. */
+function describeNetworkError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const inner = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const detail = typeof inner?.code === "string" ? inner.code : typeof inner?.message === "string" ? inner.message : undefined;
+  return detail ? `${message} (${detail})` : message;
 }
 
 export function metaOf(response: Response): ResponseMeta {

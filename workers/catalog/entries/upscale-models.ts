@@ -1,9 +1,10 @@
 /** Upscaling models: classical Lanczos, the UpscalerJS ESRGAN family, and LSDIR compact. */
 import type { CatalogEntry } from "../catalog-types.js";
 import { pinnedFiles } from "../pinned-files.js";
+import { integersOf, LIMITS } from "../../../core/limits.js";
 
 /** Every integer factor the upscale endpoint accepts. */
-export const UPSCALE_SCALES = [2, 3, 4, 5, 6, 7, 8] as const;
+export const UPSCALE_SCALES: readonly number[] = integersOf(LIMITS.upscaleScale);
 const ALL_SCALES = [...UPSCALE_SCALES];
 
 const ESRGAN_SCALES = [2, 3, 4, 8];

@@ -5,7 +5,7 @@
  * Tokenizer, schedule and configs are read once, on first use, and kept.
  */
 import path from "node:path";
-import { AtelierError } from "../../../core/errors.js";
+import { AtelierError, modelNotInstalled } from "../../../core/errors.js";
 import type { CatalogEntry } from "../../catalog/catalog-types.js";
 import type { WorkerContext } from "../../worker-context.js";
 import type { GeneratedImage, GenerationParams, ImageGenerator } from "../image-generator.js";
@@ -50,11 +50,9 @@ async function loadModel(entry: CatalogEntry, context: WorkerContext, padToken: 
   const hasMerges = (await missingFiles(folder, [EXPORT_FILES.clipMerges])).length === 0;
   if (!hasTokenizer && !hasMerges) missing.push(`${EXPORT_FILES.tokenizerFolder}/vocab.json`);
   if (missing.length > 0) {
-    throw new AtelierError(
-      "MODEL_NOT_INSTALLED",
-      `The model "${entry.id}" is missing ${missing.join(", ")}. An operator installs it with \`${models.store.installCommand(entry)}\` or copies an ONNX export into ${folder}.`,
-      { retryAfterSeconds: 3600 },
-    );
+    throw modelNotInstalled(`The model "${entry.id}" is missing ${missing.join(", ")} (an ONNX export copied into ${folder} also works).`, {
+      install: [models.installable(entry)],
+    });
   }
   const read = async <T>(what: string, work: () => Promise<T>): Promise<T> => {
     try {

@@ -4,6 +4,7 @@
  */
 import type { CatalogEntry } from "../../catalog/catalog-types.js";
 import { samplerSpec } from "./schedulers/sampler-registry.js";
+import { LIMITS } from "../../../core/limits.js";
 
 export interface DiffusionSettings {
   /** Sampler name (see SAMPLERS), e.g. `dpmpp-2m-karras`, `turbo`, `lcm`. */
@@ -17,7 +18,7 @@ export interface DiffusionSettings {
 }
 
 /** Largest guidance scale accepted. */
-export const MAX_GUIDANCE_SCALE = 30;
+export const MAX_GUIDANCE_SCALE = LIMITS.guidanceScale.max;
 
 export const FALLBACK_SETTINGS: DiffusionSettings = { scheduler: "dpmpp-2m-karras", steps: 25, guidanceScale: 7.5 };
 

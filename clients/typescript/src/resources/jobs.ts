@@ -168,7 +168,7 @@ export class Jobs {
           failures = 0;
           if (event.id !== undefined) lastEventId = event.id;
           const data = parseData(event.data);
-          if (isTerminal(event.event, data)) finished = true;
+          if (isTerminal(event.event)) finished = true;
           yield { id: event.id, event: event.event, data };
         }
         // A clean end without a final event means the server closed early: resume from the last id.
@@ -189,8 +189,7 @@ function parseData(text: string): unknown {
   }
 }
 
-function isTerminal(event: string, data: unknown): boolean {
-  if (["result", "error", "done", "end", "succeeded", "failed", "canceled"].includes(event)) return true;
-  const status = typeof data === "object" && data !== null ? (data as { status?: unknown }).status : undefined;
-  return typeof status === "string" && (TERMINAL_JOB_STATUSES as readonly string[]).includes(status);
+/** The job has finished with this event (the server then closes the stream itself). */
+function isTerminal(event: string): boolean {
+  return event === "result" || event === "error";
 }

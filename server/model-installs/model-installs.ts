@@ -1,5 +1,5 @@
 /**
- * Installing and removing models from the console: the same installer as `npm run models -- pull`
+ * Installing and removing models from the console (admins, Models page): the same installer as `npm run models -- pull`
  * (every file verified against its checksum, staged, then moved into place with one rename), run in
  * the background one model at a time, with progress the Models page polls.
  *

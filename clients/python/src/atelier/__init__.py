@@ -1,0 +1,93 @@
+"""Python client for Atelier, the self-hostable image-AI service.
+
+    from atelier import Atelier
+    client = Atelier(api_key="atl_...", base_url="http://localhost:8080")
+    result = client.tools.upscale("photo.jpg", scale=4)
+    result.image.save("big.png")
+"""
+
+from ._async_client import AsyncAtelier, AsyncJob, AsyncJobs
+from ._client import Atelier, Job, Jobs
+from ._core import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from ._errors import (
+    APIConnectionError,
+    APITimeoutError,
+    AtelierError,
+    AuthenticationError,
+    BadRequestError,
+    ConflictError,
+    FieldIssue,
+    InternalServerError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServiceUnavailableError,
+)
+from ._images import Image, ImageInput, to_image_url
+from ._models import (
+    BackgroundRemoveResult,
+    GenerateResult,
+    ImageResult,
+    JobEvent,
+    JobList,
+    JobProgress,
+    JobState,
+    Model,
+    ModelList,
+    PromptImproveResult,
+    PromptVariant,
+    RawImage,
+    ResponseMeta,
+    Result,
+    StyleTransferResult,
+    UpscaleResult,
+)
+from ._operations import OPERATIONS
+from ._rate_limit import RateLimit
+from ._version import __version__
+
+__all__ = [
+    "APIConnectionError",
+    "APITimeoutError",
+    "AsyncAtelier",
+    "AsyncJob",
+    "AsyncJobs",
+    "Atelier",
+    "AtelierError",
+    "AuthenticationError",
+    "BackgroundRemoveResult",
+    "BadRequestError",
+    "ConflictError",
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "FieldIssue",
+    "GenerateResult",
+    "Image",
+    "ImageInput",
+    "ImageResult",
+    "InternalServerError",
+    "Job",
+    "JobEvent",
+    "JobList",
+    "JobProgress",
+    "JobState",
+    "Jobs",
+    "Model",
+    "ModelList",
+    "NotFoundError",
+    "OPERATIONS",
+    "PermissionDeniedError",
+    "PromptImproveResult",
+    "PromptVariant",
+    "RateLimit",
+    "RateLimitError",
+    "RawImage",
+    "ResponseMeta",
+    "Result",
+    "ServiceUnavailableError",
+    "StyleTransferResult",
+    "UpscaleResult",
+    "__version__",
+    "to_image_url",
+]

@@ -1,0 +1,328 @@
+"""The asynchronous client: ``AsyncAtelier(api_key=...)``, then ``await client.tools.upscale("photo.jpg", scale=4)``.
+
+The same operations, names and behaviour as the synchronous :class:`~atelier.Atelier`."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Mapping, Optional, Type, TypeVar, Union
+
+import httpx
+
+from ._core import Call, Settings, build_request, json_body, raise_for, retry_delay
+from ._errors import APIConnectionError, APITimeoutError, AtelierError
+from ._images import ImageInput, to_image_url
+from ._jobs_common import is_terminal, job_event, outcome
+from ._models import (
+    BackgroundRemoveResult,
+    GenerateResult,
+    JobEvent,
+    JobList,
+    JobState,
+    ModelList,
+    PromptImproveResult,
+    RawImage,
+    ResponseMeta,
+    Result,
+    StyleTransferResult,
+    UpscaleResult,
+)
+from ._operations import path_of
+from ._retry import backoff
+from ._sse import EventDecoder
+
+R = TypeVar("R")
+T = TypeVar("T", bound=Result)
+
+
+async def _maybe_await(value: Union[None, Awaitable[None]]) -> None:
+    if value is not None:
+        await value
+
+
+def _parser(kind: Type[T]) -> Callable[[httpx.Response], T]:
+    return lambda response: kind.from_json(response.json(), ResponseMeta.of(response))
+
+
+class AsyncAtelier:
+    """An asynchronous client for one Atelier server.
+
+    ``api_key`` defaults to ``ATELIER_API_KEY``, ``base_url`` to ``ATELIER_BASE_URL`` (else
+    ``http://localhost:8080``). ``timeout`` is seconds per attempt (default 600); ``max_retries``
+    (default 2) retries connection errors, 408, 409, 429 and 5xx with backoff or ``Retry-After``.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        max_retry_after: Optional[float] = None,
+        default_headers: Optional[Mapping[str, str]] = None,
+        http_client: Optional[httpx.AsyncClient] = None,
+    ) -> None:
+        self._settings = Settings.resolve(api_key, base_url, timeout, max_retries, max_retry_after, default_headers)
+        self._http = http_client or httpx.AsyncClient()
+        self.images = AsyncImages(self)
+        self.tools = AsyncTools(self)
+        self.prompts = AsyncPrompts(self)
+        self.models = AsyncModels(self)
+        self.jobs = AsyncJobs(self)
+        """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
+
+    @property
+    def base_url(self) -> str:
+        return self._settings.base_url
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "AsyncAtelier":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _send(self, call: Call[Any], stream: bool = False) -> httpx.Response:
+        request = build_request(self._http, self._settings, call)
+        max_retries = self._settings.max_retries if call.max_retries is None else call.max_retries
+        for attempt in itertools.count():
+            try:
+                response = await self._http.send(request, stream=stream)
+            except httpx.TimeoutException as error:
+                failure: AtelierError = APITimeoutError(f"No response within the timeout ({error}).", code="TIMEOUT")
+                cause: Exception = error
+            except httpx.TransportError as error:
+                failure = APIConnectionError(f"Could not reach {self._settings.base_url}: {error!r}.", code="CONNECTION_ERROR")
+                cause = error
+            else:
+                if response.is_success:
+                    return response
+                await response.aread()
+                await response.aclose()
+                delay = retry_delay(response, self._settings, call, attempt, max_retries)
+                if delay is None:
+                    raise raise_for(response)
+                await asyncio.sleep(backoff(attempt) if delay < 0 else delay)
+                continue
+            if attempt >= max_retries:
+                raise failure from cause
+            await asyncio.sleep(backoff(attempt))
+        raise AssertionError("unreachable")
+
+    async def _run(self, call: Call[R]) -> R:
+        return call.parse(await self._send(call))
+
+
+class _Resource:
+    def __init__(self, client: AsyncAtelier) -> None:
+        self._client = client
+
+
+class AsyncImages(_Resource):
+    async def generate(
+        self,
+        prompt: str,
+        *,
+        width: Optional[int] = None,
+        height: Optional[int] = None,
+        model: Optional[str] = None,
+        negative_prompt: Optional[str] = None,
+        steps: Optional[int] = None,
+        guidance_scale: Optional[float] = None,
+        seed: Optional[int] = None,
+        scheduler: Optional[str] = None,
+        output_format: Optional[str] = None,
+        extra_body: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> GenerateResult:
+        """Text to image (``POST /api/v1/generate``). Only ``prompt`` is required."""
+        body = json_body(prompt=prompt, width=width, height=height, model=model, negative_prompt=negative_prompt, steps=steps,
+                         guidance_scale=guidance_scale, seed=seed, scheduler=scheduler, output_format=output_format, extra_body=extra_body)
+        return await self._client._run(Call("POST", path_of("images.generate"), _parser(GenerateResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+
+
+class AsyncTools(_Resource):
+    async def upscale(
+        self,
+        image: ImageInput,
+        *,
+        scale: Optional[int] = None,
+        model: Optional[str] = None,
+        output_format: Optional[str] = None,
+        extra_body: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> UpscaleResult:
+        """Enlarges an image 2 to 8 times (``POST /api/v1/tools/upscale``)."""
+        body = json_body(image_url=to_image_url(image), scale=scale, model=model, output_format=output_format, extra_body=extra_body)
+        return await self._client._run(Call("POST", path_of("tools.upscale"), _parser(UpscaleResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+
+    async def style_transfer(
+        self,
+        image: ImageInput,
+        *,
+        style: str,
+        strength: Optional[float] = None,
+        preserve_colors: Optional[bool] = None,
+        output_format: Optional[str] = None,
+        extra_body: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> StyleTransferResult:
+        """Paints an image in a style (``POST /api/v1/tools/style-transfer``)."""
+        body = json_body(image_url=to_image_url(image), style=style, strength=strength, preserve_colors=preserve_colors, output_format=output_format, extra_body=extra_body)
+        return await self._client._run(Call("POST", path_of("tools.style_transfer"), _parser(StyleTransferResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+
+    async def remove_background(
+        self,
+        image: ImageInput,
+        *,
+        replacement: Optional[str] = None,
+        model: Optional[str] = None,
+        only_mask: Optional[bool] = None,
+        output_format: Optional[str] = None,
+        extra_body: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> BackgroundRemoveResult:
+        """Removes or replaces the background (``POST /api/v1/tools/background-remove``)."""
+        body = json_body(image_url=to_image_url(image), replacement=replacement, model=model, only_mask=only_mask, output_format=output_format, extra_body=extra_body)
+        return await self._client._run(Call("POST", path_of("tools.remove_background"), _parser(BackgroundRemoveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+
+
+class AsyncPrompts(_Resource):
+    async def improve(
+        self,
+        prompt: str,
+        *,
+        style: Optional[str] = None,
+        mood: Optional[str] = None,
+        seed: Optional[int] = None,
+        variants: Optional[int] = None,
+        extra_body: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+        max_retries: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+    ) -> PromptImproveResult:
+        """Turns a short idea into a detailed prompt (``POST /api/v1/prompt/improve``)."""
+        body = json_body(prompt=prompt, style=style, mood=mood, seed=seed, variants=variants, extra_body=extra_body)
+        return await self._client._run(Call("POST", path_of("prompts.improve"), _parser(PromptImproveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+
+
+class AsyncModels(_Resource):
+    async def list(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> ModelList:
+        """Every model the server knows, installed or not (``GET /api/v1/models``; needs no key)."""
+        return await self._client._run(Call("GET", path_of("models.list"), _parser(ModelList), timeout=timeout, max_retries=max_retries))
+
+
+class AsyncJob:
+    """A job to follow: ``await job.wait(on_progress=...)``, ``async for event in job.events()``, ``await job.cancel()``."""
+
+    def __init__(self, jobs: "AsyncJobs", state: JobState) -> None:
+        self._jobs = jobs
+        self.state = state
+
+    @property
+    def id(self) -> str:
+        return self.state.id
+
+    @property
+    def status(self) -> str:
+        return self.state.status
+
+    async def refresh(self) -> "AsyncJob":
+        self.state = (await self._jobs.get(self.id)).state
+        return self
+
+    async def cancel(self) -> "AsyncJob":
+        self.state = (await self._jobs.cancel(self.id)).state
+        return self
+
+    def events(self) -> AsyncIterator[JobEvent]:
+        return self._jobs.events(self.id)
+
+    async def wait(self, *, on_progress: Optional[Callable[["AsyncJob"], Union[None, Awaitable[None]]]] = None, poll_interval: float = 0.25, timeout: Optional[float] = None) -> Result:
+        """Polls until the job finishes; returns the synchronous call's result or raises the job's error."""
+        started = time.monotonic()
+        seen = (self.state.status, self.state.progress)
+        if on_progress:
+            await _maybe_await(on_progress(self))
+        while not self.state.done:
+            if timeout is not None and time.monotonic() - started > timeout:
+                raise AtelierError(f"Job {self.id} did not finish within {timeout} s (still {self.status}).", code="WAIT_TIMEOUT")
+            await asyncio.sleep(poll_interval)
+            poll_interval = min(poll_interval * 1.5, 2.0)
+            await self.refresh()
+            now = (self.state.status, self.state.progress)
+            if now != seen and on_progress:
+                await _maybe_await(on_progress(self))
+            seen = now
+        return outcome(self.state)
+
+
+class AsyncJobs(_Resource):
+    """Asynchronous jobs (issue 16); needs a server that serves ``/api/v1/jobs``."""
+
+    async def create(self, operation: str, image: Optional[ImageInput] = None, **params: Any) -> AsyncJob:
+        """Starts ``operation`` (``"tools.upscale"``, ``"images.generate"`` ...) as a job with that method's parameters."""
+        body = json_body(**params)
+        if image is not None:
+            body["imageUrl"] = to_image_url(image)
+        response = await self._client._send(Call("POST", path_of(operation), lambda r: r, body, headers={"prefer": "respond-async"}))
+        if response.status_code != 202:
+            raise AtelierError(f"The server answered {response.status_code} instead of 202 Accepted: it does not run jobs.", status=response.status_code, code="JOBS_UNSUPPORTED")
+        return AsyncJob(self, JobState.from_json(response.json(), ResponseMeta.of(response)))
+
+    async def get(self, job_id: str) -> AsyncJob:
+        return AsyncJob(self, await self._client._run(Call("GET", path_of("jobs.get").format(id=job_id), _parser(JobState))))
+
+    async def list(self, *, status: Optional[str] = None, cursor: Optional[str] = None, limit: Optional[int] = None) -> JobList:
+        return await self._client._run(Call("GET", path_of("jobs.list"), _parser(JobList), query={"status": status, "cursor": cursor, "limit": limit}))
+
+    async def cancel(self, job_id: str) -> AsyncJob:
+        """Cancels a queued or running job; a finished one raises :class:`ConflictError` (not retried)."""
+        return AsyncJob(self, await self._client._run(Call("DELETE", path_of("jobs.cancel").format(id=job_id), _parser(JobState), no_retry_statuses=(409,))))
+
+    async def result(self, job_id: str) -> RawImage:
+        """The finished job's image as bytes."""
+        return await self._client._run(Call("GET", path_of("jobs.result").format(id=job_id), lambda r: RawImage(r.content, r.headers.get("content-type", ""), ResponseMeta.of(r)), headers={"accept": "image/*"}))
+
+    async def events(self, job_id: str, *, last_event_id: Optional[str] = None) -> AsyncIterator[JobEvent]:
+        """The job's events as they happen; a dropped stream resumes with ``Last-Event-ID``."""
+        decoder = EventDecoder()
+        decoder.last_id = last_event_id
+        failures = 0
+        finished = False
+        while not finished:
+            headers = {"accept": "text/event-stream", **({"last-event-id": decoder.last_id} if decoder.last_id else {})}
+            response = await self._client._send(Call("GET", path_of("jobs.events").format(id=job_id), lambda r: r, headers=headers, timeout=None), stream=True)
+            try:
+                async for line in response.aiter_lines():
+                    event = decoder.feed(line)
+                    if event is None:
+                        continue
+                    failures = 0
+                    parsed = job_event(event)
+                    finished = finished or is_terminal(parsed)
+                    yield parsed
+            except httpx.TransportError:
+                pass
+            finally:
+                await response.aclose()
+            if finished:
+                return
+            # The stream ended before the job did: resume after the last event seen.
+            failures += 1
+            if failures > self._client._settings.max_retries:
+                raise APIConnectionError(f"The event stream of job {job_id} kept dropping.", code="CONNECTION_ERROR")
+            await asyncio.sleep(0.25 * failures)

@@ -1,0 +1,122 @@
+"""What the sync and async clients share: settings, how a call is described, request building and
+the retry decision. Each client only adds its own send loop (blocking or awaiting)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Generic, Mapping, Optional, Tuple, TypeVar, Union
+
+import httpx
+
+from ._errors import AtelierError, error_from_response
+from ._models import camel_case
+from ._retry import DEFAULT_MAX_RETRY_AFTER, is_retryable_code, is_retryable_status, retry_after_seconds
+from ._version import __version__
+
+DEFAULT_BASE_URL = "http://localhost:8080"
+DEFAULT_TIMEOUT = 600.0
+"""Seconds per attempt: text-to-image on a CPU is slow."""
+DEFAULT_MAX_RETRIES = 2
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Settings:
+    api_key: Optional[str]
+    base_url: str
+    timeout: float
+    max_retries: int
+    max_retry_after: float
+    default_headers: Mapping[str, str]
+
+    @classmethod
+    def resolve(
+        cls,
+        api_key: Optional[str],
+        base_url: Optional[str],
+        timeout: Optional[float],
+        max_retries: Optional[int],
+        max_retry_after: Optional[float],
+        default_headers: Optional[Mapping[str, str]],
+    ) -> "Settings":
+        url = base_url or os.environ.get("ATELIER_BASE_URL") or DEFAULT_BASE_URL
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an absolute http(s) URL, e.g. {DEFAULT_BASE_URL}; received {url!r}.")
+        return cls(
+            api_key=api_key if api_key is not None else (os.environ.get("ATELIER_API_KEY") or None),
+            base_url=url.rstrip("/"),
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+            max_retry_after=DEFAULT_MAX_RETRY_AFTER if max_retry_after is None else max_retry_after,
+            default_headers=dict(default_headers or {}),
+        )
+
+    def headers(self) -> Dict[str, str]:
+        headers = {"accept": "application/json", "x-atelier-client": f"python/{__version__}", **self.default_headers}
+        if self.api_key:
+            headers["authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+
+@dataclass
+class Call(Generic[R]):
+    """One operation: where it goes, what it sends, and how its successful response is read."""
+
+    method: str
+    path: str
+    parse: Callable[[httpx.Response], R]
+    body: Optional[Dict[str, Any]] = None
+    query: Optional[Dict[str, Any]] = None
+    headers: Dict[str, str] = field(default_factory=dict)
+    timeout: Optional[float] = None
+    max_retries: Optional[int] = None
+    idempotency_key: Optional[str] = None
+    no_retry_statuses: Tuple[int, ...] = ()
+
+
+def build_request(http: Union[httpx.Client, httpx.AsyncClient], settings: Settings, call: "Call[Any]") -> httpx.Request:
+    """The request every attempt re-sends: a POST keeps one ``Idempotency-Key`` across its retries."""
+    headers = settings.headers()
+    if call.method == "POST":
+        headers["idempotency-key"] = call.idempotency_key or str(uuid.uuid4())
+    headers.update(call.headers)
+    query = {key: value for key, value in (call.query or {}).items() if value is not None}
+    return http.build_request(
+        call.method,
+        settings.base_url + "/api" + call.path,
+        json=call.body,
+        params=query or None,
+        headers=headers,
+        timeout=settings.timeout if call.timeout is None else call.timeout,
+    )
+
+
+def retry_delay(response: httpx.Response, settings: Settings, call: "Call[Any]", attempt: int, max_retries: int) -> Optional[float]:
+    """Seconds to wait before another try of this failed response, or None to raise its error now."""
+    if attempt >= max_retries or not is_retryable_status(response.status_code) or response.status_code in call.no_retry_statuses:
+        return None
+    try:
+        code = response.json().get("code")
+    except (ValueError, AttributeError):
+        code = None
+    if not is_retryable_code(code):
+        return None
+    retry_after = retry_after_seconds(response.headers)
+    if retry_after is None:
+        return -1.0  # the caller backs off exponentially
+    return retry_after if retry_after <= settings.max_retry_after else None
+
+
+def raise_for(response: httpx.Response) -> AtelierError:
+    return error_from_response(response, retry_after_seconds(response.headers))
+
+
+def json_body(**fields: Any) -> Dict[str, Any]:
+    """Keyword arguments as the API's camelCase body, leaving out what was not given."""
+    extra = fields.pop("extra_body", None) or {}
+    body = {camel_case(name): value for name, value in fields.items() if value is not None}
+    body.update(extra)
+    return body

@@ -1,0 +1,78 @@
+"""Jobs (issue 16) through both clients, when the server serves them: create, wait with progress,
+events and their resume, list, cancel, the raw result. Skipped, naming why, against a server
+without jobs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterator, List, Tuple
+
+import httpx
+import pytest
+
+from atelier import AsyncAtelier, Atelier, AtelierError, ConflictError, JobEvent, PromptImproveResult, UpscaleResult
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_jobs(base_url: str, api_key: str) -> Iterator[None]:
+    status = httpx.get(f"{base_url}/api/v1/jobs", headers={"authorization": f"Bearer {api_key}"}).status_code
+    if status != 200:
+        pytest.skip(f"GET /api/v1/jobs answered {status}: this server does not serve jobs (issue 16)")
+    yield
+
+
+def test_job_wait_reports_progress_and_returns_the_sync_result(client: Atelier, png: bytes) -> None:
+    job = client.jobs.create("tools.upscale", image=png, scale=2)
+    assert job.id.startswith("job_") and job.status in ("queued", "running", "succeeded")
+    seen: List[str] = []
+    result = job.wait(on_progress=lambda current: seen.append(current.status))
+    assert isinstance(result, UpscaleResult)
+    assert (result.image.width, result.image.height) == (48, 32)
+    assert seen[-1] == "succeeded"
+    raw = client.jobs.result(job.id)
+    assert raw.content == result.image.to_bytes()
+    assert raw.mime_type.startswith("image/png")
+    assert job.id in [listed.id for listed in client.jobs.list(status="succeeded").data]
+    with pytest.raises(ConflictError):
+        client.jobs.cancel(job.id)
+
+
+def test_events_end_with_the_result_and_resume(client: Atelier) -> None:
+    job = client.jobs.create("prompts.improve", prompt="a cat on a roof")
+    assert isinstance(job.wait(), PromptImproveResult)
+    events = list(client.jobs.events(job.id))
+    assert len(events) >= 2
+    assert events[-1].event == "result" and events[-1].data["original"] == "a cat on a roof"
+    first = events[0].id
+    assert first is not None
+    resumed = list(client.jobs.events(job.id, last_event_id=first))
+    assert [event.id for event in resumed] == [event.id for event in events[1:]]
+
+
+def test_cancel_a_queued_job(client: Atelier, png: bytes) -> None:
+    pil = pytest.importorskip("PIL.Image")
+    big = pil.new("RGB", (1200, 900), (10, 120, 200))
+    jobs = [client.jobs.create("tools.upscale", image=big, scale=4, model="lanczos") for _ in range(4)]
+    last = jobs[-1].cancel()
+    assert last.status == "canceled"
+    with pytest.raises(AtelierError) as caught:
+        last.wait()
+    assert caught.value.code == "CANCELED"
+    for job in jobs[:-1]:
+        try:
+            job.wait()
+        except AtelierError:
+            pass
+
+
+def test_async_jobs(base_url: str, api_key: str) -> None:
+    async def main() -> Tuple[Any, List[JobEvent]]:
+        async with AsyncAtelier(api_key=api_key, base_url=base_url) as client:
+            job = await client.jobs.create("prompts.improve", prompt="a cat")
+            result = await job.wait()
+            events = [event async for event in client.jobs.events(job.id)]
+            return result, events
+
+    result, events = asyncio.run(main())
+    assert isinstance(result, PromptImproveResult) and result.original == "a cat"
+    assert events[-1].event == "result"

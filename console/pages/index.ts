@@ -1,0 +1,18 @@
+/**
+ * Every console page, registered in one place. To add a page, write `console/pages/<name>.ts`
+ * exporting a `register...(router, services)` function that calls registerPage, and add one line
+ * here (see console/README.md).
+ */
+import type express from "express";
+import type { AtelierServices } from "../../server/context.js";
+import { registerAccountPages } from "./account.js";
+import { registerKeyPages } from "./keys.js";
+import { registerSignInPages } from "./sign-in.js";
+import { registerUserPages } from "./users.js";
+
+export function registerConsolePages(router: express.Router, services: AtelierServices): void {
+  registerSignInPages(router, services);
+  registerKeyPages(router, services);
+  registerUserPages(router, services);
+  registerAccountPages(router, services);
+}

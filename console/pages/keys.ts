@@ -1,0 +1,272 @@
+/**
+ * The API Keys area: a member sees and manages their own keys, an admin everyone's (CLI keys
+ * included). Another user's key answers 404, exactly like a key that does not exist. The secret is
+ * shown once, in the response to the creating POST (never in a URL, never stored), with a copy
+ * button; afterwards only the recognisable prefix `atl_<id>_` is ever displayed.
+ */
+import type express from "express";
+import { API_KEY_HOURLY_LIMIT_MAX } from "../../server/keys/api-key-format.js";
+import { API_KEY_SCOPE_LABELS, API_KEY_SCOPES, type ApiKeyScope } from "../../server/keys/api-key-scopes.js";
+import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
+import type { User } from "../../server/accounts/account-store.js";
+import type { AtelierServices } from "../../server/context.js";
+import { csrfField } from "../server/csrf.js";
+import { html, type Html } from "../server/html.js";
+import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
+import { errorSummary, field } from "./form-fields.js";
+import { count, time } from "./format.js";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+type KeyStatus = "active" | "revoked" | "expired";
+
+function statusOf(key: ApiKeyRecord, nowMs: number): KeyStatus {
+  if (key.revokedAt) return "revoked";
+  if (key.expiresAt && key.expiresAt.getTime() <= nowMs) return "expired";
+  return "active";
+}
+
+export function keyPrefix(key: Pick<ApiKeyRecord, "id">): string {
+  return `atl_${key.id}_…`;
+}
+
+/** The largest hourly limit `user` may give a key. */
+function allowanceOf(services: AtelierServices, user: User): number {
+  return user.keyAllowance ?? services.config.quota.defaultLimit;
+}
+
+/** The key when `user` may see it: their own, or any for an admin. Otherwise null, as for an unknown id. */
+export async function visibleKey(services: AtelierServices, user: User, id: string): Promise<ApiKeyRecord | null> {
+  if (typeof id !== "string" || id.length > 64) return null;
+  const key = await services.keys.get(id);
+  if (!key) return null;
+  return user.role === "admin" || key.ownerId === user.id ? key : null;
+}
+
+function notFound(): PageResponse {
+  return { status: 404, title: "Key not found", main: html`<p>There is no such key, or it is not yours.</p><p><a href="/keys">Back to API keys</a></p>` };
+}
+
+async function ownerNames(services: AtelierServices): Promise<Map<string, string>> {
+  return new Map((await services.accounts.listUsers()).map((user) => [user.id, user.email]));
+}
+
+async function keyRows(page: PageRequest, keys: ApiKeyRecord[]): Promise<Html> {
+  const { services, user } = page;
+  const admin = user!.role === "admin";
+  const owners = admin ? await ownerNames(services) : new Map<string, string>();
+  const now = Date.now();
+  const rows = await Promise.all(
+    keys.map(async (key) => {
+      const status = statusOf(key, now);
+      const limit = key.hourlyLimit ?? services.config.quota.defaultLimit;
+      const usage = status === "active" ? await services.quota.peek(key.id, limit) : null;
+      const used = usage ? usage.limit - usage.remaining : 0;
+      return html`<tr>
+        <th scope="row" data-label="Name"><a href="/keys/${key.id}">${key.name}</a></th>
+        <td data-label="Key"><code>${keyPrefix(key)}</code></td>
+        ${admin ? html`<td data-label="Owner">${key.ownerId === null ? "CLI (operator)" : (owners.get(key.ownerId) ?? "Deleted user")}</td>` : html``}
+        <td data-label="Created">${time(key.createdAt)}</td>
+        <td data-label="Last used">${time(key.lastUsedAt)}${key.lastUsedOperation ? html`<br><span class="muted">${key.lastUsedOperation}</span>` : html``}</td>
+        <td data-label="This hour">${usage ? html`${count(used)} of ${count(limit)}` : html`<span class="muted">–</span>`}</td>
+        <td data-label="Expires">${time(key.expiresAt, "Never")}</td>
+        <td data-label="Scopes">${key.scopes ? key.scopes.join(", ") : html`<span class="muted">All operations</span>`}</td>
+        <td data-label="Status"><span class="status status-${status}">${status}</span></td>
+        <td data-label="Actions">${
+          status === "revoked"
+            ? html``
+            : html`<form method="get" action="/keys/${key.id}/revoke" class="inline-form"><button type="submit" class="button button-danger">Revoke<span class="visually-hidden"> ${key.name}</span></button></form>`
+        }</td>
+      </tr>`;
+    }),
+  );
+  if (keys.length === 0) return html`<p>No keys yet. Create your first one above.</p>`;
+  return html`<table class="data-table keys-table">
+    <caption class="visually-hidden">Your API keys</caption>
+    <thead><tr><th scope="col">Name</th><th scope="col">Key</th>${admin ? html`<th scope="col">Owner</th>` : html``}<th scope="col">Created</th><th scope="col">Last used</th><th scope="col">This hour</th><th scope="col">Expires</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <tbody>${rows}</tbody>
+  </table>`;
+}
+
+interface CreateFormState {
+  values: Record<string, string | undefined>;
+  scopes: string[];
+  errors: Record<string, string>;
+}
+
+function createForm(page: PageRequest, state: CreateFormState): Html {
+  const allowance = allowanceOf(page.services, page.user!);
+  const tomorrow = new Date(Date.now() + DAY_MS).toISOString().slice(0, 10);
+  return html`<section aria-labelledby="create-heading" class="panel">
+    <h2 id="create-heading">Create a key</h2>
+    ${errorSummary(state.errors)}
+    <form method="post" action="/keys" class="form">
+      ${csrfField(page.csrfToken)}
+      ${field({ name: "name", label: "Name", value: state.values.name ?? "", required: true, hint: "What the key is for, e.g. “website backend”.", error: state.errors.name, attributes: html`maxlength="100"` })}
+      ${field({ name: "expiresOn", label: "Expires on", type: "date", value: state.values.expiresOn ?? "", hint: "The key stops working at the end of this day (UTC). Leave empty for a key that does not expire.", error: state.errors.expiresAt, attributes: html`min="${tomorrow}"` })}
+      ${field({ name: "hourlyLimit", label: "Hourly limit", type: "number", value: state.values.hourlyLimit ?? "", hint: `Requests per hour, up to your allowance of ${count(allowance)}. Leave empty for ${count(Math.min(allowance, page.services.config.quota.defaultLimit))}.`, error: state.errors.hourlyLimit, attributes: html`min="1" max="${allowance}" step="1" inputmode="numeric"` })}
+      <fieldset class="field${state.errors.scopes ? " field-invalid" : ""}" aria-describedby="scopes-hint">
+        <legend>Scopes <span class="optional">(optional)</span></legend>
+        <p class="hint" id="scopes-hint">The operations this key may call. Tick none to allow every operation.</p>
+        ${state.errors.scopes ? html`<p class="error">${state.errors.scopes}</p>` : html``}
+        ${API_KEY_SCOPES.map(
+          (scope) => html`<div class="checkbox"><input type="checkbox" id="scope-${scope}" name="scopes" value="${scope}"${state.scopes.includes(scope) ? html` checked` : html``}><label for="scope-${scope}">${API_KEY_SCOPE_LABELS[scope]}</label></div>`,
+        )}
+      </fieldset>
+      <button type="submit" class="button">Create key</button>
+    </form>
+  </section>`;
+}
+
+function newKeyPanel(name: string, secret: string): Html {
+  return html`<section class="panel panel-success" aria-labelledby="secret-heading" data-autofocus tabindex="-1">
+    <h2 id="secret-heading">Key “${name}” created</h2>
+    <p class="warning"><strong>Copy the key now.</strong> It is shown only this once; Atelier keeps only a hash of it and cannot show it again.</p>
+    <div class="secret-row">
+      <label for="new-key-secret">Your new API key</label>
+      <input id="new-key-secret" type="text" readonly value="${secret}" class="secret" spellcheck="false" autocomplete="off">
+      <button type="button" class="button" data-copy-target="new-key-secret">Copy</button>
+      <span class="copy-status" role="status" aria-live="polite"></span>
+    </div>
+    <p>Call the API with it: <code>curl -H "Authorization: Bearer $ATELIER_KEY" …</code></p>
+  </section>`;
+}
+
+async function keysPage(page: PageRequest, state: CreateFormState, created?: { name: string; secret: string }): Promise<PageResponse> {
+  const { services, user } = page;
+  const keys = user!.role === "admin" ? await services.keys.list() : await services.keys.list({ ownerId: user!.id });
+  return {
+    status: Object.keys(state.errors).length > 0 ? 400 : 200,
+    main: html`
+      ${created ? newKeyPanel(created.name, created.secret) : html``}
+      <p class="lead">${user!.role === "admin" ? "Every key on this service, yours, other users’ and those made with the keys CLI." : "Your keys for the Atelier API. Send one as Authorization: Bearer <key>."}</p>
+      ${createForm(page, state)}
+      <section aria-labelledby="list-heading">
+        <h2 id="list-heading">${user!.role === "admin" ? "All keys" : "Your keys"}</h2>
+        <div class="table-wrap">${await keyRows(page, keys)}</div>
+      </section>`,
+  };
+}
+
+/** Parses the create form; collects every problem rather than stopping at the first. */
+function parseCreate(page: PageRequest): { input?: { name: string; hourlyLimit: number | null; expiresAt: Date | null; scopes: ApiKeyScope[] }; errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  const allowance = allowanceOf(page.services, page.user!);
+  const limitText = (page.form.hourlyLimit ?? "").trim();
+  let hourlyLimit: number | null = null;
+  if (limitText !== "") {
+    const limit = Number(limitText);
+    if (!/^\d+$/.test(limitText) || limit < 1 || limit > Math.min(allowance, API_KEY_HOURLY_LIMIT_MAX)) {
+      errors.hourlyLimit = `Hourly limit must be a whole number from 1 to ${count(allowance)} (your allowance).`;
+    } else hourlyLimit = limit;
+  } else if (allowance < page.services.config.quota.defaultLimit) {
+    hourlyLimit = allowance; // the service default would exceed this user's allowance
+  }
+  const dateText = (page.form.expiresOn ?? "").trim();
+  let expiresAt: Date | null = null;
+  if (dateText !== "") {
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(dateText) ? Date.parse(`${dateText}T00:00:00Z`) : Number.NaN;
+    if (Number.isNaN(day)) errors.expiresAt = "Expiry must be a date like 2030-12-31.";
+    else expiresAt = new Date(day + DAY_MS);
+  }
+  const scopes = page.formAll("scopes");
+  return { input: { name: page.form.name ?? "", hourlyLimit, expiresAt, scopes: scopes as ApiKeyScope[] }, errors };
+}
+
+export function registerKeyPages(router: express.Router, services: AtelierServices): void {
+  registerPage(router, services, {
+    path: "/keys",
+    title: "API keys",
+    nav: { label: "API keys", order: 10 },
+    access: "signed-in",
+    get: (page) => keysPage(page, { values: {}, scopes: [], errors: {} }),
+    post: async (page) => {
+      const { input, errors } = parseCreate(page);
+      const state = { values: page.form, scopes: page.formAll("scopes"), errors };
+      if (Object.keys(errors).length > 0 || !input) return keysPage(page, state);
+      try {
+        const { record, key } = await services.keys.create({ ...input, ownerId: page.user!.id });
+        services.logger.info({ part: "console", userId: page.user!.id, keyId: record.id }, "API key created in the console");
+        page.res.setHeader("Cache-Control", "no-store");
+        return keysPage(page, { values: {}, scopes: [], errors: {} }, { name: record.name, secret: key });
+      } catch (error) {
+        return keysPage(page, { ...state, errors: { ...errors, ...fieldErrors(error) } });
+      }
+    },
+  });
+
+  registerPage(router, services, {
+    path: "/keys/:id",
+    title: "API key",
+    access: "signed-in",
+    get: async (page) => {
+      const key = await visibleKey(services, page.user!, page.params.id!);
+      return key ? keyDetail(page, key, {}) : notFound();
+    },
+    post: async (page) => {
+      const key = await visibleKey(services, page.user!, page.params.id!);
+      if (!key) return notFound();
+      try {
+        await services.keys.rename(key.id, page.form.name ?? "");
+      } catch (error) {
+        return keyDetail(page, key, fieldErrors(error));
+      }
+      return redirect(`/keys/${key.id}`, "Key renamed.");
+    },
+  });
+
+  registerPage(router, services, {
+    path: "/keys/:id/revoke",
+    title: "Revoke key",
+    access: "signed-in",
+    get: async (page) => {
+      const key = await visibleKey(services, page.user!, page.params.id!);
+      if (!key) return notFound();
+      if (key.revokedAt) return redirect(`/keys/${key.id}`, "This key is already revoked.");
+      return {
+        title: `Revoke “${key.name}”?`,
+        main: html`<p>Programs using <code>${keyPrefix(key)}</code> will get <code>401 Unauthorized</code> from their next request. This cannot be undone.</p>
+          <form method="post" action="/keys/${key.id}/revoke" class="form actions">
+            ${csrfField(page.csrfToken)}
+            <button type="submit" class="button button-danger">Revoke key</button>
+            <a href="/keys" class="button button-quiet">Cancel</a>
+          </form>`,
+      };
+    },
+    post: async (page) => {
+      const key = await visibleKey(services, page.user!, page.params.id!);
+      if (!key) return notFound();
+      await services.keys.revoke(key.id);
+      services.logger.info({ part: "console", userId: page.user!.id, keyId: key.id }, "API key revoked in the console");
+      return redirect("/keys", `Key “${key.name}” revoked.`);
+    },
+  });
+}
+
+function keyDetail(page: PageRequest, key: ApiKeyRecord, errors: Record<string, string>): PageResponse {
+  const status = statusOf(key, Date.now());
+  return {
+    status: Object.keys(errors).length > 0 ? 400 : 200,
+    title: `API key “${key.name}”`,
+    main: html`<dl class="details">
+        <dt>Key</dt><dd><code>${keyPrefix(key)}</code></dd>
+        <dt>Status</dt><dd><span class="status status-${status}">${status}</span></dd>
+        <dt>Created</dt><dd>${time(key.createdAt)}</dd>
+        <dt>Last used</dt><dd>${time(key.lastUsedAt)}${key.lastUsedOperation ? html` (${key.lastUsedOperation})` : html``}</dd>
+        <dt>Hourly limit</dt><dd>${count(key.hourlyLimit ?? page.services.config.quota.defaultLimit)}</dd>
+        <dt>Expires</dt><dd>${time(key.expiresAt, "Never")}</dd>
+        <dt>Scopes</dt><dd>${key.scopes ? key.scopes.join(", ") : "All operations"}</dd>
+      </dl>
+      <section class="panel" aria-labelledby="rename-heading">
+        <h2 id="rename-heading">Rename</h2>
+        ${errorSummary(errors)}
+        <form method="post" action="/keys/${key.id}" class="form">
+          ${csrfField(page.csrfToken)}
+          ${field({ name: "name", label: "Name", value: key.name, required: true, error: errors.name, attributes: html`maxlength="100"` })}
+          <button type="submit" class="button">Rename</button>
+        </form>
+      </section>
+      ${key.revokedAt ? html`` : html`<form method="get" action="/keys/${key.id}/revoke" class="form"><button type="submit" class="button button-danger">Revoke</button></form>`}
+      <p><a href="/keys">Back to API keys</a></p>`,
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * Sign in and sign out. Failed attempts are throttled per account and per address; the answer to
+ * a wrong email, a wrong password and a disabled account is the same sentence, so the form does not
+ * tell which accounts exist.
+ */
+import type express from "express";
+import { LoginThrottle } from "../../server/accounts/login-throttle.js";
+import type { AtelierServices } from "../../server/context.js";
+import { csrfField } from "../server/csrf.js";
+import { html } from "../server/html.js";
+import { redirect, registerPage } from "../server/pages.js";
+import { beginSession, endSession } from "../server/session-cookie.js";
+import { errorSummary, field } from "./form-fields.js";
+
+const WRONG_CREDENTIALS = "The email or password is not right, or the account is disabled.";
+
+/** Only local paths are followed after sign-in (no open redirect). */
+function safeNext(next: string | undefined): string {
+  return next && /^\/(?!\/)[^\\]*$/.test(next) && !next.startsWith("/sign-") ? next : "/keys";
+}
+
+function signInForm(next: string, email: string, error: string | null, signUpOpen: boolean) {
+  return html`
+    ${errorSummary(error ? { form: error } : {})}
+    <form method="post" action="/sign-in" class="form narrow">
+      <input type="hidden" name="next" value="${next}">
+      ${field({ name: "email", label: "Email", type: "email", value: email, required: true, autocomplete: "username" })}
+      ${field({ name: "password", label: "Password", type: "password", required: true, autocomplete: "current-password" })}
+      <button type="submit" class="button">Sign in</button>
+    </form>
+    <p class="muted">No account yet? ${signUpOpen ? html`<a href="/sign-up">Create one</a>.` : html`Ask an administrator for an invite.`}</p>`;
+}
+
+export function registerSignInPages(router: express.Router, services: AtelierServices, throttle = new LoginThrottle()): void {
+  const signUpOpen = services.config.console.signUp === "open";
+  registerPage(router, services, {
+    path: "/sign-in",
+    title: "Sign in",
+    access: "public",
+    get: ({ user, query }) => (user ? redirect(safeNext(query.next)) : signInForm(safeNext(query.next), "", null, signUpOpen)),
+    post: async ({ req, res, form }) => {
+      const email = (form.email ?? "").slice(0, 320);
+      const password = (form.password ?? "").slice(0, 1024);
+      const next = safeNext(form.next);
+      const address = req.ip ?? "unknown";
+      const wait = await throttle.retryAfterSeconds(email, address);
+      if (wait > 0) {
+        res.setHeader("Retry-After", String(wait));
+        const minutes = Math.ceil(wait / 60);
+        return { status: 429, main: signInForm(next, email, `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, signUpOpen) };
+      }
+      const user = await services.accounts.verifyCredentials(email, password);
+      if (!user) {
+        await throttle.recordFailure(email, address);
+        services.logger.info({ part: "console", address }, "console sign-in failed");
+        return { status: 401, main: signInForm(next, email, WRONG_CREDENTIALS, signUpOpen) };
+      }
+      await throttle.recordSuccess(email);
+      await beginSession(services, req, res, user.id);
+      services.logger.info({ part: "console", userId: user.id }, "console sign-in");
+      return redirect(next);
+    },
+  });
+
+  router.post("/sign-out", async (req, res) => {
+    await endSession(services, req, res);
+    res.redirect(303, "/sign-in");
+  });
+}

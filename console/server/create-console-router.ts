@@ -1,0 +1,51 @@
+/**
+ * The web console, as one express Router mounted at `/` by facade/app.ts (when ATELIER_CONSOLE is
+ * on). Order matters: assets first (no session needed), then form parsing, session loading and the
+ * two CSRF checks for every console route, then the pages (console/pages/index.ts registers them).
+ * Paths the console does not know fall through to the facade's JSON 404.
+ */
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { AtelierServices } from "../../server/context.js";
+import { registerConsolePages } from "../pages/index.js";
+import { serveAssets } from "./assets.js";
+import { requireCsrfToken, requireSameOrigin } from "./csrf.js";
+import { errorPage } from "./pages.js";
+import { noStore, securityHeaders } from "./security-headers.js";
+import { loadSession } from "./session-cookie.js";
+
+/** Largest console form body; forms are small (API bodies have their own, larger limit). */
+const FORM_LIMIT = "64kb";
+
+/** Every path the console answers, so API and unknown paths skip its middleware entirely. */
+function isConsolePath(path: string): boolean {
+  return !path.startsWith("/api/") && path !== "/api" && !path.startsWith("/trpc");
+}
+
+export function createConsoleRouter(services: AtelierServices): express.Router {
+  const router = express.Router();
+  const consoleOnly = express.Router();
+  const pages = express.Router();
+
+  router.use((req: Request, res: Response, next: NextFunction) => (isConsolePath(req.path) ? consoleOnly(req, res, next) : next()));
+  consoleOnly.use(securityHeaders(), serveAssets(), pages);
+
+  pages.use(noStore);
+  pages.use(express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 }));
+  pages.use(requireSameOrigin);
+  pages.use(loadSession(services));
+  pages.use(requireCsrfToken);
+  pages.get("/", (_req, res) => res.redirect(303, res.locals.session ? "/keys" : "/sign-in"));
+  registerConsolePages(pages, services);
+
+  pages.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.headersSent) return next(error);
+    const type = (error as { type?: string }).type;
+    if (type === "entity.too.large" || type === "parameters.too.many") return errorPage(res, 413, "Form too large", "The form sent was larger than the console accepts.");
+    if (type === "entity.parse.failed" || type === "charset.unsupported" || type === "encoding.unsupported") {
+      return errorPage(res, 400, "Bad form", "The form could not be read. Reload the page and try again.");
+    }
+    services.logger.error({ part: "console", err: error, path: req.path, requestId: res.getHeader("x-request-id") }, "console page failed");
+    errorPage(res, 500, "Something went wrong", "The console could not show this page. Try again in a moment; if it keeps happening, tell the operator.");
+  });
+  return router;
+}

@@ -1,0 +1,70 @@
+/**
+ * CSRF protection, two independent checks on every state-changing console request:
+ * 1. strict origin: `Origin` (or, without it, `Referer`) must be this service's own origin, and a
+ *    request carrying neither is refused;
+ * 2. a synchronizer token for signed-in requests: derived from the session id
+ *    (SHA-256 of "csrf" and the id), sent in a hidden `_csrf` field or an `X-CSRF-Token` header.
+ *    It is never stored: the store keeps only a different hash of the session id, so a copy of
+ *    the database yields neither.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { NextFunction, Request, Response } from "express";
+import { html, type Html } from "./html.js";
+import { consoleLocals } from "./session-cookie.js";
+
+export const CSRF_FIELD = "_csrf";
+export const CSRF_HEADER = "x-csrf-token";
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+export function csrfTokenFor(sessionId: string): string {
+  return createHash("sha256").update(`csrf\0${sessionId}`).digest("base64url");
+}
+
+/** This service's origin as the browser sees it (protocol and host behind trusted proxies). */
+export function ownOrigin(req: Request): string {
+  return `${req.protocol}://${req.host}`;
+}
+
+function originOf(value: string | undefined): string | null {
+  if (!value) return null;
+  try {
+    const url = new URL(value);
+    return url.origin === "null" ? null : url.origin;
+  } catch {
+    return null;
+  }
+}
+
+/** Refuses a state-changing request whose Origin (or Referer) is not this service's own. */
+export function requireSameOrigin(req: Request, res: Response, next: NextFunction): void {
+  if (SAFE_METHODS.has(req.method)) return next();
+  const origin = req.get("origin");
+  const claimed = origin !== undefined ? originOf(origin) : originOf(req.get("referer"));
+  if (claimed === null || claimed !== ownOrigin(req)) {
+    res.status(403).type("text/plain").send("Refused: this request did not come from the console's own pages (cross-origin request).");
+    return;
+  }
+  next();
+}
+
+/** Refuses a signed-in state-changing request without the session's CSRF token. */
+export function requireCsrfToken(req: Request, res: Response, next: NextFunction): void {
+  if (SAFE_METHODS.has(req.method)) return next();
+  const { sessionId } = consoleLocals(res);
+  if (sessionId === null) return next(); // not signed in: pages that need a session refuse on their own
+  const body = req.body as Record<string, unknown> | undefined;
+  const sent = req.get(CSRF_HEADER) ?? (typeof body?.[CSRF_FIELD] === "string" ? (body[CSRF_FIELD] as string) : "");
+  const expected = Buffer.from(csrfTokenFor(sessionId));
+  const actual = Buffer.from(sent);
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    res.status(403).type("text/plain").send("Refused: the form's security token is missing or stale. Reload the page and try again.");
+    return;
+  }
+  next();
+}
+
+/** The hidden field every console form that changes something carries. */
+export function csrfField(token: string | null): Html {
+  return token === null ? html`` : html`<input type="hidden" name="${CSRF_FIELD}" value="${token}">`;
+}

@@ -1,0 +1,34 @@
+// Atelier console behaviour. Progressive enhancement only: every form works without this file.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  // Copy buttons: data-copy-target names the input whose value is copied.
+  for (const button of document.querySelectorAll("[data-copy-target]")) {
+    button.addEventListener("click", async () => {
+      const input = document.getElementById(button.getAttribute("data-copy-target"));
+      const status = button.parentElement.querySelector(".copy-status");
+      if (!input) return;
+      try {
+        await navigator.clipboard.writeText(input.value);
+        if (status) status.textContent = "Copied to the clipboard.";
+      } catch {
+        input.focus();
+        input.select();
+        if (status) status.textContent = "Selected: press Ctrl+C (or ⌘C) to copy.";
+      }
+    });
+  }
+
+  // Invite links carry the code in the fragment (never sent to the server): move it into the form
+  // and drop it from the address bar and history.
+  const code = document.querySelector("[data-invite-code]");
+  if (code && location.hash.length > 1) {
+    code.value = decodeURIComponent(location.hash.slice(1));
+    history.replaceState(null, "", location.pathname);
+  }
+
+  // Move focus to what just appeared (an error summary, a new key), so keyboard and screen reader
+  // users start there.
+  const first = document.querySelector("[data-autofocus]");
+  if (first) first.focus();
+});

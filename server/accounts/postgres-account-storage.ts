@@ -1,0 +1,226 @@
+/**
+ * The shared account storage for several routers: tables `atelier_users`, `atelier_sessions` and
+ * `atelier_invites` in the PostgreSQL database of the API keys (`ATELIER_DATABASE_URL`).
+ */
+import pg from "pg";
+import type { Logger } from "../../core/logger.js";
+import { describeDatabaseUrl, isDatabaseUnreachable, KeyDatabaseOpenError } from "../keys/postgres-api-key-store.js";
+import { migratePostgres } from "../keys/postgres-migrations.js";
+import { AtelierError } from "../../core/errors.js";
+import type { AccountStorage, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
+
+const SCHEMA_COMPONENT = "accounts";
+
+/** Append, never edit. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE atelier_users (
+     id            TEXT PRIMARY KEY,
+     email         TEXT NOT NULL UNIQUE,
+     display_name  TEXT NOT NULL,
+     role          TEXT NOT NULL CHECK (role IN ('admin', 'member')),
+     password_hash TEXT NOT NULL,
+     created_at    TIMESTAMPTZ NOT NULL,
+     disabled_at   TIMESTAMPTZ,
+     key_allowance INTEGER,
+     created_seq   BIGINT GENERATED ALWAYS AS IDENTITY
+   );
+   CREATE TABLE atelier_sessions (
+     id_hash      BYTEA PRIMARY KEY,
+     user_id      TEXT NOT NULL REFERENCES atelier_users (id) ON DELETE CASCADE,
+     created_at   TIMESTAMPTZ NOT NULL,
+     last_seen_at TIMESTAMPTZ NOT NULL
+   );
+   CREATE INDEX atelier_sessions_by_user ON atelier_sessions (user_id);
+   CREATE TABLE atelier_invites (
+     code_hash  BYTEA PRIMARY KEY,
+     email      TEXT NOT NULL,
+     role       TEXT NOT NULL CHECK (role IN ('admin', 'member')),
+     created_by TEXT,
+     created_at TIMESTAMPTZ NOT NULL,
+     expires_at TIMESTAMPTZ NOT NULL,
+     used_at    TIMESTAMPTZ
+   )`,
+];
+
+interface UserRow {
+  id: string;
+  email: string;
+  display_name: string;
+  role: UserRole;
+  password_hash: string;
+  created_at: Date;
+  disabled_at: Date | null;
+  key_allowance: number | null;
+}
+
+function userFromRow(row: UserRow): StoredUser {
+  return {
+    id: row.id,
+    email: row.email,
+    displayName: row.display_name,
+    role: row.role,
+    passwordHash: row.password_hash,
+    createdAtMs: row.created_at.getTime(),
+    disabledAtMs: row.disabled_at?.getTime() ?? null,
+    keyAllowance: row.key_allowance,
+  };
+}
+
+const USER_COLUMNS: Record<string, string> = {
+  displayName: "display_name",
+  role: "role",
+  passwordHash: "password_hash",
+  disabledAtMs: "disabled_at",
+  keyAllowance: "key_allowance",
+};
+
+const USER_SELECT = "SELECT id, email, display_name, role, password_hash, created_at, disabled_at, key_allowance FROM atelier_users";
+
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+export class PostgresAccountStorage implements AccountStorage {
+  private constructor(private readonly pool: pg.Pool) {}
+
+  static async open(url: string, options: { logger?: Logger } = {}): Promise<PostgresAccountStorage> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 5,
+      connectionTimeoutMillis: 5_000,
+      query_timeout: 5_000,
+      idleTimeoutMillis: 30_000,
+      application_name: "atelier-accounts",
+    });
+    pool.on("error", (error) => {
+      options.logger?.warn({ err: error, database: describeDatabaseUrl(url) }, "PostgreSQL connection lost; the pool will reconnect");
+    });
+    try {
+      await migratePostgres(pool, SCHEMA_COMPONENT, MIGRATIONS);
+    } catch (error) {
+      await pool.end().catch(() => {});
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new KeyDatabaseOpenError(`Could not open the account database ${describeDatabaseUrl(url)}: ${reason}`, { cause: error });
+    }
+    return new PostgresAccountStorage(pool);
+  }
+
+  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      if (isDatabaseUnreachable(error)) {
+        throw new AtelierError("STORE_UNAVAILABLE", "The account store is unreachable. Retry in a few seconds.", { retryAfterSeconds: 5, cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async insertUser(user: StoredUser): Promise<boolean> {
+    const { rowCount } = await this.query(
+      `INSERT INTO atelier_users (id, email, display_name, role, password_hash, created_at, disabled_at, key_allowance)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (email) DO NOTHING`,
+      [user.id, user.email, user.displayName, user.role, user.passwordHash, new Date(user.createdAtMs), date(user.disabledAtMs), user.keyAllowance],
+    );
+    return rowCount === 1;
+  }
+
+  async userById(id: string): Promise<StoredUser | null> {
+    const { rows } = await this.query<UserRow>(`${USER_SELECT} WHERE id = $1`, [id]);
+    return rows[0] ? userFromRow(rows[0]) : null;
+  }
+
+  async userByEmail(email: string): Promise<StoredUser | null> {
+    const { rows } = await this.query<UserRow>(`${USER_SELECT} WHERE email = $1`, [email]);
+    return rows[0] ? userFromRow(rows[0]) : null;
+  }
+
+  async listUsers(): Promise<StoredUser[]> {
+    const { rows } = await this.query<UserRow>(`${USER_SELECT} ORDER BY created_at, created_seq`, []);
+    return rows.map(userFromRow);
+  }
+
+  async countUsers(): Promise<number> {
+    const { rows } = await this.query<{ n: number }>("SELECT count(*)::int AS n FROM atelier_users", []);
+    return rows[0]!.n;
+  }
+
+  async updateUser(id: string, changes: Partial<Pick<StoredUser, "displayName" | "role" | "passwordHash" | "disabledAtMs" | "keyAllowance">>): Promise<boolean> {
+    const entries = Object.entries(changes).filter(([field]) => field in USER_COLUMNS);
+    if (entries.length === 0) return (await this.userById(id)) !== null;
+    const assignments = entries.map(([field], index) => `${USER_COLUMNS[field]} = $${index + 2}`).join(", ");
+    const values = entries.map(([field, value]) => (field === "disabledAtMs" ? date(value as number | null) : value));
+    const { rowCount } = await this.query(`UPDATE atelier_users SET ${assignments} WHERE id = $1`, [id, ...values]);
+    return rowCount === 1;
+  }
+
+  async insertSession(session: StoredSession): Promise<void> {
+    await this.query("INSERT INTO atelier_sessions (id_hash, user_id, created_at, last_seen_at) VALUES ($1, $2, $3, $4)", [
+      session.idHash,
+      session.userId,
+      new Date(session.createdAtMs),
+      new Date(session.lastSeenAtMs),
+    ]);
+  }
+
+  async sessionByHash(idHash: Buffer): Promise<StoredSession | null> {
+    const { rows } = await this.query<{ id_hash: Buffer; user_id: string; created_at: Date; last_seen_at: Date }>(
+      "SELECT id_hash, user_id, created_at, last_seen_at FROM atelier_sessions WHERE id_hash = $1",
+      [idHash],
+    );
+    const row = rows[0];
+    return row ? { idHash: row.id_hash, userId: row.user_id, createdAtMs: row.created_at.getTime(), lastSeenAtMs: row.last_seen_at.getTime() } : null;
+  }
+
+  async touchSession(idHash: Buffer, nowMs: number, staleBeforeMs: number): Promise<void> {
+    await this.query("UPDATE atelier_sessions SET last_seen_at = $1 WHERE id_hash = $2 AND last_seen_at <= $3", [new Date(nowMs), idHash, new Date(staleBeforeMs)]);
+  }
+
+  async deleteSession(idHash: Buffer): Promise<void> {
+    await this.query("DELETE FROM atelier_sessions WHERE id_hash = $1", [idHash]);
+  }
+
+  async deleteSessionsOfUser(userId: string): Promise<number> {
+    return (await this.query("DELETE FROM atelier_sessions WHERE user_id = $1", [userId])).rowCount ?? 0;
+  }
+
+  async deleteExpiredSessions(idleBeforeMs: number, createdBeforeMs: number): Promise<number> {
+    return (await this.query("DELETE FROM atelier_sessions WHERE last_seen_at < $1 OR created_at < $2", [new Date(idleBeforeMs), new Date(createdBeforeMs)])).rowCount ?? 0;
+  }
+
+  async insertInvite(invite: StoredInvite): Promise<void> {
+    await this.query(
+      "INSERT INTO atelier_invites (code_hash, email, role, created_by, created_at, expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+      [invite.codeHash, invite.email, invite.role, invite.createdBy, new Date(invite.createdAtMs), new Date(invite.expiresAtMs), date(invite.usedAtMs)],
+    );
+  }
+
+  async inviteByHash(codeHash: Buffer): Promise<StoredInvite | null> {
+    const { rows } = await this.query<{ code_hash: Buffer; email: string; role: UserRole; created_by: string | null; created_at: Date; expires_at: Date; used_at: Date | null }>(
+      "SELECT code_hash, email, role, created_by, created_at, expires_at, used_at FROM atelier_invites WHERE code_hash = $1",
+      [codeHash],
+    );
+    const row = rows[0];
+    return row
+      ? {
+          codeHash: row.code_hash,
+          email: row.email,
+          role: row.role,
+          createdBy: row.created_by,
+          createdAtMs: row.created_at.getTime(),
+          expiresAtMs: row.expires_at.getTime(),
+          usedAtMs: row.used_at?.getTime() ?? null,
+        }
+      : null;
+  }
+
+  async useInvite(codeHash: Buffer, nowMs: number): Promise<boolean> {
+    const { rowCount } = await this.query(
+      "UPDATE atelier_invites SET used_at = $1 WHERE code_hash = $2 AND used_at IS NULL AND expires_at > $1",
+      [new Date(nowMs), codeHash],
+    );
+    return rowCount === 1;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * `npm run users -- <command>`: the operator's shell over the console accounts, in the same
+ * database as the service ({@link openAccountStore}). Passwords are read from standard input
+ * (`--password-stdin`), never taken as arguments, which other users could see in the process list.
+ *
+ * Exit codes: 0 success, 1 failure (unknown user, database trouble), 2 usage.
+ */
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../../core/config.js";
+import { AtelierError } from "../../core/errors.js";
+import { KeyDatabaseOpenError } from "../keys/postgres-api-key-store.js";
+import { USER_ROLES, type AccountStore, type User, type UserRole } from "./account-store.js";
+import { openAccountStore } from "./open-account-store.js";
+
+const USAGE = `Usage: npm run users -- <command> [options]
+
+Commands:
+  create --email EMAIL [--name NAME] [--admin] --password-stdin [--json]
+                                        Create a user (member unless --admin); password from stdin
+  list [--json]                         List users (never passwords)
+  set-role EMAIL (admin|member)         Change a user's role
+  disable EMAIL                         Disable a user: they cannot sign in; their sessions end
+  enable EMAIL                          Enable a disabled user again
+  set-allowance EMAIL (N|default)       Largest hourly limit the user may give a key
+  reset-password EMAIL --password-stdin Set a new password; the user's sessions end
+  help                                  Show this help
+
+The password is the first line of standard input, e.g.:
+  printf '%s\\n' "$PASSWORD" | npm run users -- create --email admin@example.com --admin --password-stdin
+
+Environment: ATELIER_DATABASE_URL or ATELIER_DATA_DIR, as for the service.
+`;
+
+class UsageError extends Error {}
+class CommandError extends Error {}
+
+async function readPassword(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write("Password (input is not hidden; prefer piping it): ");
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+    if (Buffer.concat(chunks).includes(10)) break;
+  }
+  const line = Buffer.concat(chunks).toString("utf8").split(/\r?\n/)[0] ?? "";
+  if (line.length === 0) throw new UsageError("No password on standard input.");
+  return line;
+}
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+function describe(user: User): Record<string, unknown> {
+  return {
+    id: user.id,
+    email: user.email,
+    displayName: user.displayName,
+    role: user.role,
+    status: user.disabledAt ? "disabled" : "active",
+    keyAllowance: user.keyAllowance,
+    createdAt: user.createdAt.toISOString(),
+  };
+}
+
+async function userByEmail(store: AccountStore, email: string | undefined): Promise<User> {
+  if (!email) throw new UsageError("Missing EMAIL.");
+  const user = await store.findUserByEmail(email);
+  if (!user) throw new CommandError(`No user with email ${email}.`);
+  return user;
+}
+
+async function run(argv: string[]): Promise<void> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        email: { type: "string" },
+        name: { type: "string" },
+        admin: { type: "boolean", default: false },
+        "password-stdin": { type: "boolean", default: false },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const [command, ...args] = parsed.positionals;
+  const options = parsed.values;
+  if (options.help || command === "help") return print(USAGE.trimEnd());
+  if (!command) throw new UsageError("Missing command.");
+  const known = ["create", "list", "set-role", "disable", "enable", "set-allowance", "reset-password"];
+  if (!known.includes(command)) throw new UsageError(`Unknown command '${command}'.`);
+  if ((command === "create" || command === "reset-password") && !options["password-stdin"]) {
+    throw new UsageError(`'${command}' needs --password-stdin (the password is read from standard input, never from arguments).`);
+  }
+  const password = command === "create" || command === "reset-password" ? await readPassword() : "";
+
+  const config = loadConfig();
+  const store = await openAccountStore(config);
+  try {
+    switch (command) {
+      case "create": {
+        if (!options.email) throw new UsageError("'create' needs --email EMAIL.");
+        const user = await store.createUser({ email: options.email, displayName: options.name, password, role: options.admin ? "admin" : "member" });
+        if (options.json) return print(JSON.stringify(describe(user)));
+        return print(`Created ${user.role} ${user.email} (${user.id}). Sign in to the console with this email and the password given.`);
+      }
+      case "list": {
+        const users = await store.listUsers();
+        if (options.json) return print(JSON.stringify(users.map(describe)));
+        if (users.length === 0) return print("No users yet. Create the first admin with: npm run users -- create --email EMAIL --admin --password-stdin");
+        for (const user of users) print(`${user.email}\t${user.role}\t${user.disabledAt ? "disabled" : "active"}\t${user.displayName}`);
+        return;
+      }
+      case "set-role": {
+        const [email, role] = args;
+        if (!USER_ROLES.includes(role as UserRole)) throw new UsageError("Role must be admin or member.");
+        const user = await userByEmail(store, email);
+        await store.setRole(user.id, role as UserRole);
+        return print(`${user.email} is now ${role}.`);
+      }
+      case "disable":
+      case "enable": {
+        const user = await userByEmail(store, args[0]);
+        await store.setDisabled(user.id, command === "disable");
+        return print(command === "disable" ? `Disabled ${user.email}; their sessions have ended.` : `Enabled ${user.email}.`);
+      }
+      case "set-allowance": {
+        const [email, value] = args;
+        const user = await userByEmail(store, email);
+        if (value !== "default" && !/^\d+$/.test(value ?? "")) throw new UsageError("Allowance must be a whole number or 'default'.");
+        await store.setKeyAllowance(user.id, value === "default" ? null : Number(value));
+        return print(`${user.email} may now give keys up to ${value === "default" ? "the service default" : `${value}`} requests per hour.`);
+      }
+      case "reset-password": {
+        const user = await userByEmail(store, args[0]);
+        await store.setPassword(user.id, password);
+        return print(`Password of ${user.email} reset; their sessions have ended.`);
+      }
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function report(error: unknown): number {
+  if (error instanceof UsageError) {
+    process.stderr.write(`users: ${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (error instanceof AtelierError && error.code === "INVALID_INPUT") {
+    process.stderr.write(`users: ${error.message}\n`);
+    return 2;
+  }
+  if (error instanceof CommandError || error instanceof ConfigError || error instanceof AtelierError || error instanceof KeyDatabaseOpenError) {
+    process.stderr.write(`users: ${error.message}\n`);
+    return 1;
+  }
+  process.stderr.write(`users: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+process.exitCode = await run(process.argv.slice(2)).then(() => 0, report);

@@ -1,0 +1,92 @@
+/**
+ * Jobs (issue 16) through the TypeScript client against a real Atelier: create, wait with progress,
+ * the raw result, list, events with resume, cancel. Skipped with a notice against a server that
+ * does not serve `/api/v1/jobs` yet.
+ */
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Atelier, AtelierError, AtelierImage, ConflictError, type Job, type JobEvent } from "../../clients/typescript/src/node.js";
+import { gradientPng } from "../support/test-images.js";
+import type { TestService } from "../support/test-service.js";
+import { clientModelsAvailable, startClientTestService } from "./client-service.js";
+import { startFaultProxy, type FaultProxy } from "./fault-proxy.js";
+
+let service: TestService;
+let proxy: FaultProxy;
+let client: Atelier;
+let png: Buffer;
+let served = false;
+
+describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
+  beforeAll(async () => {
+    service = await startClientTestService();
+    proxy = await startFaultProxy(service.url);
+    const key = await service.createKey("ts-jobs");
+    client = new Atelier({ apiKey: key, baseURL: service.url });
+    png = await gradientPng(24, 16);
+    const probe = await fetch(`${service.url}/api/v1/jobs`, { headers: { authorization: `Bearer ${key}` } });
+    served = probe.status === 200;
+    if (!served) console.warn(`[typescript-jobs.test] SKIPPED: GET /api/v1/jobs answered ${probe.status}; this server does not serve jobs (issue 16).`);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await service?.close();
+  });
+
+  it("creates a job, waits for it with progress, and returns the synchronous result's shape", async (context) => {
+    if (!served) return context.skip();
+    const job = await client.jobs.create("tools.upscale", { image: png, scale: 2 });
+    expect(job.id).toMatch(/^job_/);
+    expect(job.meta?.status).toBe(202);
+    const seen: string[] = [];
+    const result = (await job.wait({ onProgress: (current: Job) => seen.push(current.status) })) as { data: AtelierImage[]; scale: number };
+    expect(seen.at(-1)).toBe("succeeded");
+    expect(result.scale).toBe(2);
+    expect(result.data[0]).toBeInstanceOf(AtelierImage);
+    expect(result.data[0]).toMatchObject({ width: 48, height: 32 });
+
+    const raw = await client.jobs.result(job.id);
+    expect(raw.mimeType).toMatch(/^image\/png/);
+    expect(Buffer.from(raw.bytes).equals(Buffer.from(result.data[0]!.bytes()))).toBe(true);
+    expect((await sharp(raw.bytes).metadata()).width).toBe(48);
+
+    const listed = await client.jobs.list({ status: "succeeded" });
+    expect(listed.data.map((entry) => entry.id)).toContain(job.id);
+    expect(listed.rateLimit === null || typeof listed.rateLimit.remaining === "number").toBe(true);
+  });
+
+  it("streams a finished job's events ending with its result, and resumes after a Last-Event-ID", async (context) => {
+    if (!served) return context.skip();
+    const job = await client.jobs.create("prompts.improve", { prompt: "a cat on a roof" });
+    await job.wait();
+    const events: JobEvent[] = [];
+    for await (const event of client.jobs.events(job.id)) events.push(event);
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    const last = events.at(-1)!;
+    expect(last.event).toBe("result");
+    expect(last.data).toMatchObject({ original: "a cat on a roof" });
+    const resumed: JobEvent[] = [];
+    for await (const event of job.events({ lastEventId: events[0]!.id! })) resumed.push(event);
+    expect(resumed.map((event) => event.id)).toEqual(events.slice(1).map((event) => event.id));
+  });
+
+  it("cancels a queued job, and refuses (409, without retrying) to cancel a finished one", async (context) => {
+    if (!served) return context.skip();
+    // Several jobs at once so the last is still queued behind the others when it is cancelled.
+    const big = await gradientPng(1200, 900);
+    const jobs = await Promise.all([1, 2, 3, 4].map(() => client.jobs.create("tools.upscale", { image: big, scale: 4, model: "lanczos" })));
+    const last = jobs.at(-1)!;
+    await last.cancel();
+    expect(last.status).toBe("canceled");
+    const error = await last.wait().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AtelierError);
+    expect((error as AtelierError).code).toBe("CANCELED");
+    await Promise.all(jobs.slice(0, -1).map((job) => job.wait().catch(() => undefined)));
+
+    const finished = new Atelier({ apiKey: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, baseURL: proxy.url });
+    proxy.reset();
+    const conflict = await finished.jobs.cancel(jobs[0]!.id).catch((caught: unknown) => caught);
+    expect(conflict).toBeInstanceOf(ConflictError);
+    expect(proxy.seen).toHaveLength(1);
+  });
+});
