@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { OpenAPIObject } from "trpc-to-openapi";
+import { ERROR_KINDS, type ErrorCode } from "../core/errors.js";
 import { JOB_OPERATIONS } from "./job-operations.js";
 import { JOB_STATUSES } from "./job-record.js";
 import { jobComponentSchemas } from "./job-schemas.js";
@@ -16,11 +17,32 @@ const errorContent = { "application/json": { schema: ref("Error") } };
 const header = (description: string, type: "string" | "integer" = "string") => ({ description, schema: { type } });
 const REQUEST_ID = { "X-Request-Id": header("Id of this request.") };
 
-const errors = (statuses: Record<string, string>) =>
-  Object.fromEntries(Object.entries(statuses).map(([status, description]) => [status, { description, headers: REQUEST_ID, content: errorContent }]));
+/** The shape of core/errors.ts's example for `code`, as the rest of the document gives it. */
+function errorExample(code: ErrorCode) {
+  return { summary: ERROR_KINDS[code].description, value: { code, message: ERROR_KINDS[code].example, requestId: "req_3f9c2d7e" } };
+}
 
-const COMMON_ERRORS = { "401": "Missing or invalid API key (`UNAUTHORIZED`).", "500": "Internal failure." };
-const JOB_ERRORS = { ...COMMON_ERRORS, "404": "No such job for this API key (`NOT_FOUND`); another key's jobs are never shown." };
+/** Error responses for `codes`, grouped by status, one example per code. */
+function errors(codes: ErrorCode[]): Record<string, Json> {
+  const responses: Record<string, Json> = {};
+  for (const code of codes) addError(responses, code);
+  return responses;
+}
+
+/** Adds `code` to the response of its status, creating the response or extending an existing one. */
+function addError(responses: Record<string, Json>, code: ErrorCode, extra: Json = {}): void {
+  const status = String(ERROR_KINDS[code].http);
+  const response = (responses[status] ??= { description: "", headers: REQUEST_ID, content: { "application/json": { schema: ref("Error"), examples: {} } } });
+  const description = `\`${code}\`: ${ERROR_KINDS[code].description}`;
+  response.description = response.description ? `${String(response.description)} ${description}` : description;
+  const media = (response.content as Record<string, Json>)["application/json"]!;
+  const examples = (media.examples ??= {}) as Json;
+  examples[code] = { ...errorExample(code), ...extra };
+  if (ERROR_KINDS[code].headers?.includes("Retry-After")) response.headers = { ...(response.headers as Json), "Retry-After": header("Seconds to wait before retrying.", "integer") };
+}
+
+const COMMON_ERRORS: ErrorCode[] = ["UNAUTHORIZED", "INTERNAL"];
+const JOB_ERRORS: ErrorCode[] = [...COMMON_ERRORS, "NOT_FOUND"];
 
 const jobIdParameter = { name: "id", in: "path", required: true, description: "The job's id.", schema: { type: "string" }, example: "job_3q2xv0aAT8m1b7KpZk9dWw" };
 
@@ -48,6 +70,19 @@ const JOB_POST_PARAMETERS = [
   },
 ];
 
+const JOB_EXAMPLE_ACCEPTED = {
+  id: "job_3q2xv0aAT8m1b7KpZk9dWw",
+  object: "job",
+  operation: "generate",
+  status: "queued",
+  createdAt: "2026-11-25T09:00:00.000Z",
+  startedAt: null,
+  finishedAt: null,
+  progress: { fraction: 0, step: 0, steps: 0, stage: "queued" },
+  queuePosition: 1,
+  expiresAt: null,
+};
+
 const jobAccepted = {
   description: "Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`.",
   headers: {
@@ -55,8 +90,9 @@ const jobAccepted = {
     Location: header("The job: `/api/v1/jobs/{id}`."),
     "Preference-Applied": header("The preferences honoured, e.g. `respond-async` or `wait=10`."),
   },
-  content: { "application/json": { schema: ref("Job") } },
+  content: { "application/json": { schema: ref("Job"), examples: { success: { value: JOB_EXAMPLE_ACCEPTED } } } },
 };
+
 
 const rawImageContent = Object.fromEntries(
   ["image/png", "image/jpeg", "image/webp"].map((type) => [type, { schema: { type: "string", format: "binary" } }]),
@@ -76,7 +112,12 @@ const webhookCallback = {
           { name: "webhook-signature", in: "header", required: true, schema: { type: "string" }, description: "`v1,<base64 HMAC-SHA256>`." },
         ],
         requestBody: { required: true, content: { "application/json": { schema: ref("WebhookEvent") } } },
-        responses: { "200": { description: "Any 2xx acknowledges the delivery; anything else is retried." } },
+        // Atelier is the caller here: the signature, not a key, authenticates it.
+        security: [],
+        responses: {
+          "200": { description: "Any 2xx acknowledges the delivery." },
+          "4XX": { description: "Any other answer (or none within ATELIER_WEBHOOK_TIMEOUT_MS) is retried with backoff for a day." },
+        },
       },
     },
   },
@@ -103,18 +144,43 @@ function decorateJobOperation(operation: Json): void {
     ok.content = { ...(ok.content as Json), ...rawImageContent };
   }
   responses["202"] = jobAccepted;
-  Object.assign(
-    responses,
-    errors({
-      "409": "An `Idempotency-Key` request is still running (`JOB_CONFLICT`); carries `Retry-After`.",
-      "422": "An `Idempotency-Key` reused with a different body (`IDEMPOTENCY_MISMATCH`), or an undecodable image.",
-      ...(images ? { "406": "`Accept` asks for an image encoding other than `outputFormat` (`NOT_ACCEPTABLE`)." } : {}),
-    }),
-  );
+  for (const code of ["JOB_CONFLICT", "IDEMPOTENCY_MISMATCH", "TOO_MANY_JOBS"] as const) addError(responses, code);
+  if (images) {
+    const success = ((operation.requestBody as Json | undefined)?.content as Record<string, { examples?: Record<string, { value?: Json }> }> | undefined)?.["application/json"]?.examples?.success?.value;
+    // `x-request` and `x-headers` provoke it: the success body in PNG, asked for as WebP.
+    addError(responses, "NOT_ACCEPTABLE", success ? { "x-request": { ...success, outputFormat: "png" }, "x-headers": { accept: "image/webp" } } : {});
+  }
   operation.callbacks = webhookCallback;
 }
 
-const json = (schema: Json, description: string) => ({ description, headers: REQUEST_ID, content: { "application/json": { schema } } });
+const json = (schema: Json, description: string, example: unknown) => ({
+  description,
+  headers: REQUEST_ID,
+  content: { "application/json": { schema, examples: { success: { value: example } } } },
+});
+
+const JOB_EXAMPLE = {
+  id: "job_3q2xv0aAT8m1b7KpZk9dWw",
+  object: "job",
+  operation: "prompt/improve",
+  status: "queued",
+  createdAt: "2026-11-25T09:00:00.000Z",
+  startedAt: null,
+  finishedAt: null,
+  progress: { fraction: 0, step: 0, steps: 0, stage: "queued" },
+  queuePosition: 1,
+  expiresAt: null,
+};
+const CANCELED_EXAMPLE = {
+  ...JOB_EXAMPLE,
+  status: "canceled",
+  finishedAt: "2026-11-25T09:00:01.000Z",
+  progress: { fraction: 0, step: 0, steps: 0, stage: "canceled" },
+  queuePosition: undefined,
+  error: { code: "CANCELLED", message: "The job was canceled.", requestId: "req_3f9c2d7e" },
+  expiresAt: "2026-11-26T09:00:01.000Z",
+};
+const SECRET_EXAMPLE = { object: "webhook_secret", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" };
 const secured = { security: [{ bearerAuth: [] }], tags: ["jobs"] };
 
 const JOBS_PATHS: Record<string, Json> = {
@@ -129,7 +195,7 @@ const JOBS_PATHS: Record<string, Json> = {
         { name: "cursor", in: "query", required: false, schema: { type: "string" }, description: "`nextCursor` of the previous page." },
         { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 20 }, description: "Jobs per page, 1 to 100." },
       ],
-      responses: { "200": json(ref("JobList"), "One page of jobs."), ...errors({ ...COMMON_ERRORS, "400": "A bad query parameter (`INVALID_INPUT`)." }) },
+      responses: { "200": json(ref("JobList"), "One page of jobs.", { object: "list", data: [JOB_EXAMPLE], hasMore: false, nextCursor: null }), ...errors([...COMMON_ERRORS, "INVALID_INPUT"]) },
     },
   },
   "/v1/jobs/{id}": {
@@ -139,7 +205,7 @@ const JOBS_PATHS: Record<string, Json> = {
       summary: "Get a job",
       description: "Status, progress, queue position, and once finished the result (exactly the synchronous body) or the error.",
       parameters: [jobIdParameter],
-      responses: { "200": json(ref("Job"), "The job."), ...errors(JOB_ERRORS) },
+      responses: { "200": json(ref("Job"), "The job.", JOB_EXAMPLE), ...errors(JOB_ERRORS) },
     },
     delete: {
       ...secured,
@@ -147,7 +213,7 @@ const JOBS_PATHS: Record<string, Json> = {
       summary: "Cancel a job",
       description: "Cancels a queued or running job; a running one stops on the worker within one step. Answers the canceled job.",
       parameters: [jobIdParameter],
-      responses: { "200": json(ref("Job"), "The canceled job."), ...errors({ ...JOB_ERRORS, "409": "The job has already finished (`JOB_CONFLICT`)." }) },
+      responses: { "200": json(ref("Job"), "The canceled job.", CANCELED_EXAMPLE), ...errors([...JOB_ERRORS, "JOB_CONFLICT"]) },
     },
   },
   "/v1/jobs/{id}/result": {
@@ -159,11 +225,7 @@ const JOBS_PATHS: Record<string, Json> = {
       parameters: [jobIdParameter],
       responses: {
         "200": { description: "The result.", headers: REQUEST_ID, content: { ...rawImageContent, "application/json": { schema: { type: "object" } } } },
-        ...errors({
-          ...JOB_ERRORS,
-          "409": "The job has not succeeded (yet) (`JOB_CONFLICT`).",
-          "410": "The result was deleted after the retention period (`RESULT_GONE`).",
-        }),
+        ...errors([...JOB_ERRORS, "JOB_CONFLICT", "RESULT_GONE"]),
       },
     },
   },
@@ -180,7 +242,13 @@ const JOBS_PATHS: Record<string, Json> = {
         jobIdParameter,
         { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id." },
       ],
-      responses: { "200": { description: "An event stream.", content: { "text/event-stream": { schema: { type: "string" } } } }, ...errors(JOB_ERRORS) },
+      responses: {
+        "200": {
+          description: "An event stream.",
+          content: { "text/event-stream": { schema: { type: "string" }, example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } },
+        },
+        ...errors(JOB_ERRORS),
+      },
     },
   },
   "/v1/webhooks/secret": {
@@ -190,7 +258,7 @@ const JOBS_PATHS: Record<string, Json> = {
       operationId: "webhooks-secret",
       summary: "Get your webhook signing secret",
       description: "The key's Standard Webhooks secret, made on first use; verify deliveries with it.",
-      responses: { "200": json(ref("WebhookSecret"), "The secret."), ...errors(COMMON_ERRORS) },
+      responses: { "200": json(ref("WebhookSecret"), "The secret.", SECRET_EXAMPLE), ...errors(COMMON_ERRORS) },
     },
     post: {
       ...secured,
@@ -198,7 +266,7 @@ const JOBS_PATHS: Record<string, Json> = {
       operationId: "webhooks-secret-rotate",
       summary: "Replace your webhook signing secret",
       description: "Makes a new secret; deliveries from now on are signed with it.",
-      responses: { "200": json(ref("WebhookSecret"), "The new secret."), ...errors(COMMON_ERRORS) },
+      responses: { "200": json(ref("WebhookSecret"), "The new secret.", SECRET_EXAMPLE), ...errors(COMMON_ERRORS) },
     },
   },
 };
