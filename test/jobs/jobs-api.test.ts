@@ -278,3 +278,21 @@ describe("Idempotency-Key", () => {
     expect(response.status).toBe(400);
   });
 });
+
+describe("retention", () => {
+  it("purges results after their retention, keeping the record; /result is then 410", async () => {
+    const job = await submitAsync(service, "/tools/upscale", { imageUrl: dataUrl(png), scale: 2 }, key);
+    const done = await finishedJob(service, key, job.id);
+    expect(done.result).toBeDefined();
+    const { store } = service.jobs.service;
+    // As the purge timer (every minute) would once the retention period is over.
+    const purged = await store.purge(Date.parse(done.expiresAt!) + 1, 0, 0);
+    expect(purged.results).toBeGreaterThanOrEqual(1);
+    const after = await getJob(service, key, job.id);
+    expect(after.status).toBe("succeeded");
+    expect(after.result).toBeUndefined();
+    const gone = await call(service, "GET", `/jobs/${job.id}/result`, key);
+    expect(gone.status).toBe(410);
+    expect(((await gone.json()) as { code: string }).code).toBe("RESULT_GONE");
+  });
+});
