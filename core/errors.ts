@@ -24,13 +24,14 @@ type TrpcCode =
 
 /**
  * Which operations can answer with a kind, so the OpenAPI document lists each kind exactly on the
- * operations that can return it: `any` every operation; `body` operations that take a JSON body;
+ * operations that can return it: `path` every documented path (health endpoints included); `any`
+ * every API operation; `body` operations that take a JSON body;
  * `key` operations that need an API key; `image-input` operations that read an image from a URL;
  * `image-output` operations that return images; `model` operations that take a model id or an image. `routing`
  * answers no operation (an unknown path); `unseen` never reaches a client (it hung up); `work`
  * operations that queue work on a worker.
  */
-export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen";
+export type ErrorScope = "path" | "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen";
 
 export interface ErrorKind {
   http: number;
@@ -86,7 +87,7 @@ const KINDS = {
     example: "No endpoint at /api/v1/nothing. See /api/v1/openapi.json for the API.",
   },
   METHOD_NOT_ALLOWED: {
-    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "any",
+    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "path",
     description: "This path does not take that method; `Allow` lists the ones it takes.",
     example: "DELETE is not allowed on /api/v1/tools/upscale; use POST.",
     headers: ["Allow"],
@@ -255,6 +256,8 @@ export interface ModelNotInstalledOptions {
   lead?: string;
   issues?: FieldIssue[];
   cause?: unknown;
+  /** When the model is expected sooner than an operator's install (first-start provisioning). */
+  retryAfterSeconds?: number;
 }
 
 /** Until an operator installs a model nothing changes, so clients are told to come back in an hour. */
@@ -271,7 +274,7 @@ export function modelNotInstalled(problem: string, options: ModelNotInstalledOpt
   const list = install.map((model) => `\`${model.installCommand}\`${label(model)}`).join(", or ");
   const remedy = install.length > 0 ? ` ${options.lead ?? "An operator installs it with"} ${list}.` : "";
   return new AtelierError("MODEL_NOT_INSTALLED", `${problem}${remedy}`, {
-    retryAfterSeconds: MODEL_RETRY_SECONDS,
+    retryAfterSeconds: options.retryAfterSeconds ?? MODEL_RETRY_SECONDS,
     ...(options.issues ? { issues: options.issues } : {}),
     ...(options.cause === undefined ? {} : { cause: options.cause }),
   });

@@ -11,6 +11,11 @@ import { AtelierError } from "../core/errors.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
 import { appRouter } from "../server/router.js";
+import { inRequestTrace, observeRequests, operationResolver, requestNotes } from "../observability/request-observer.js";
+import { corsFor } from "../operations/cors.js";
+import { HEALTH_PATH, healthRoutes, READY_PATH } from "../operations/health/health-routes.js";
+import { Readiness } from "../operations/health/readiness.js";
+import { refuseWhileDraining } from "../operations/shutdown/graceful-shutdown.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
@@ -33,6 +38,7 @@ function contextFor(services: AtelierServices, req: Request, res: Response): Req
     },
     signal: disconnected.signal,
     services,
+    note: (fields) => Object.assign(requestNotes(res), fields),
   };
 }
 
@@ -44,12 +50,26 @@ function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
 }
 
-export function createFacadeApp(services: AtelierServices, version: string): express.Express {
+/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining). */
+export interface FacadeOperations {
+  readiness: Readiness;
+}
+
+export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", services.config.console.trustProxy);
   app.use(assignRequestId);
+  app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
+  const cors = corsFor(services.config.corsOrigins);
+  if (cors) app.use(cors);
+  app.use(healthRoutes(ops.readiness));
+  app.all([HEALTH_PATH, READY_PATH], (req, res) => {
+    res.setHeader("Allow", "GET, HEAD");
+    sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}; use GET.`));
+  });
+  app.use(refuseWhileDraining(ops.readiness));
 
   app.use(
     "/trpc",
@@ -99,8 +119,10 @@ export function createFacadeApp(services: AtelierServices, version: string): exp
 
   for (const route of operations) {
     const handler = restHandler(route, (req, res) => contextFor(services, req, res));
-    if (route.method === "GET") app.get(route.path, handler);
-    else app.post(route.path, handler);
+    // Body parsing resumed the chain outside the request's trace: re-enter it for the procedure.
+    const traced = (req: Request, res: Response) => inRequestTrace(res, () => void handler(req, res));
+    if (route.method === "GET") app.get(route.path, traced);
+    else app.post(route.path, traced);
   }
 
   // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.

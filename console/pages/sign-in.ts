@@ -57,6 +57,8 @@ export function registerSignInPages(router: express.Router, services: AtelierSer
       }
       await throttle.recordSuccess(email);
       await beginSession(services, req, res, user.id);
+      // Expired sessions are refused when presented; sign-ins sweep them out of the table.
+      await services.accounts.pruneSessions();
       services.logger.info({ part: "console", userId: user.id }, "console sign-in");
       return redirect(next);
     },

@@ -25,5 +25,6 @@ export const authenticate = middleware(async ({ ctx, path, next }) => {
   if (!apiKey) {
     throw new AtelierError("UNAUTHORIZED", "The API key is not valid: it is unknown or has been revoked.");
   }
+  ctx.note?.({ keyId: apiKey.id });
   return next({ ctx: { apiKey } });
 });

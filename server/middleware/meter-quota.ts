@@ -6,6 +6,7 @@
 import { AtelierError, ERROR_KINDS } from "../../core/errors.js";
 import type { ApiKeyRecord } from "../keys/api-key-store.js";
 import type { QuotaDecision } from "../quota/quota-store.js";
+import { recordServerFailure } from "../quota/server-failures.js";
 import { atelierErrorOf } from "../trpc-errors.js";
 import { middleware } from "../trpc.js";
 
@@ -37,8 +38,14 @@ export const meterQuota = middleware(async ({ ctx, next }) => {
     );
   }
   const result = await next();
-  if (!result.ok && ERROR_KINDS[atelierErrorOf(result.error).code].http >= 500) {
-    announce(await quota.refund(apiKey.id, limit));
+  const failure = result.ok ? undefined : atelierErrorOf(result.error);
+  if (failure && ERROR_KINDS[failure.code].http >= 500) {
+    const refund = await quota.refund(apiKey.id, limit);
+    announce(refund);
+    recordServerFailure(failure.code, refund.refunded !== false);
+    if (refund.refunded === false) {
+      ctx.services.logger.warn({ requestId: ctx.requestId, keyId: apiKey.id, code: failure.code }, "server failure charged: the key's refunds for this window are used up (ATELIER_QUOTA_MAX_REFUNDS)");
+    }
   }
   return result;
 });

@@ -35,5 +35,6 @@ export function toImageResult(image: Image | undefined) {
 }
 
 export function envelope(ctx: RequestContext, model: string) {
+  ctx.note?.({ model });
   return { id: ctx.requestId, created: Math.floor(Date.now() / 1000), model };
 }

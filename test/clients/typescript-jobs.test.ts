@@ -39,9 +39,10 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(job.id).toMatch(/^job_/);
     expect(job.meta?.status).toBe(202);
     const seen: string[] = [];
-    const result = (await job.wait({ onProgress: (current: Job) => seen.push(current.status) })) as { data: AtelierImage[]; scale: number };
+    const result = await job.wait({ onProgress: (current: Job<unknown>) => seen.push(current.status) });
     expect(seen.at(-1)).toBe("succeeded");
     expect(result.scale).toBe(2);
+    expect(result.nativeScale).toBe(2);
     expect(result.data[0]).toBeInstanceOf(AtelierImage);
     expect(result.data[0]).toMatchObject({ width: 48, height: 32 });
 
@@ -68,6 +69,24 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     const resumed: JobEvent[] = [];
     for await (const event of job.events({ lastEventId: events[0]!.id! })) resumed.push(event);
     expect(resumed.map((event) => event.id)).toEqual(events.slice(1).map((event) => event.id));
+  });
+
+  it("atelier upscale --job shows the job and writes its result", async (context) => {
+    if (!served) return context.skip();
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-cli-job-"));
+    fs.writeFileSync(path.join(dir, "photo.png"), png);
+    const cli = path.resolve("clients", "typescript", "src", "cli", "main.ts");
+    const env = { ...process.env, ATELIER_API_KEY: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, ATELIER_BASE_URL: service.url };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", cli, "upscale", path.join(dir, "photo.png"), "--scale", "3", "--job", "-o", path.join(dir, "big.png")], { env });
+    expect(stdout.trim()).toBe(path.join(dir, "big.png"));
+    expect(stderr).toMatch(/72x48 image\/png/);
+    expect((await sharp(path.join(dir, "big.png")).metadata()).width).toBe(72);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("cancels a queued job, and refuses (409, without retrying) to cancel a finished one", async (context) => {
