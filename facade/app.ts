@@ -76,6 +76,10 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
   app.use(healthRoutes(ops.readiness));
+  app.all([HEALTH_PATH, READY_PATH], (req, res) => {
+    res.setHeader("Allow", "GET, HEAD");
+    sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}; use GET.`));
+  });
   app.use(refuseWhileDraining(ops.readiness));
 
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
