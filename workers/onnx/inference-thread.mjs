@@ -12,11 +12,23 @@
  *   {op: "release", id, session}                → {id}
  * A failure replies {id, error: {message}}.
  */
+import v8 from "node:v8";
+import vm from "node:vm";
 import { parentPort } from "node:worker_threads";
 import ort from "onnxruntime-node";
 
 if (!parentPort) throw new Error("inference-thread.mjs must run in a worker thread");
 const port = parentPort;
+
+/**
+ * A full collection of this thread's heap. The heap itself stays tiny, but it holds the big external
+ * buffers a session is made from (a model's bytes: 84 MB for ISNet) and fed with, which V8 would keep
+ * until some later collection; freeing them right after a load or a release keeps them out of the
+ * next peak (measured on ISNet: the load peaked 0.5 GB over baseline with them alive). A collection
+ * of a heap this small takes about a millisecond.
+ */
+v8.setFlagsFromString("--expose-gc");
+const collectGarbage = /** @type {() => void} */ (vm.runInNewContext("gc"));
 
 /** @type {Map<number, ort.InferenceSession>} */
 const sessions = new Map();
@@ -70,6 +82,8 @@ port.on("message", async (/** @type {any} */ message) => {
         // A path lets onnxruntime find external data files next to the graph.
         const session = await ort.InferenceSession.create(message.path ?? message.bytes, message.options);
         sessions.set(message.session, session);
+        delete message.bytes;
+        collectGarbage();
         port.postMessage({ id, signature: { inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata) } });
         break;
       }
@@ -82,6 +96,7 @@ port.on("message", async (/** @type {any} */ message) => {
         const session = sessions.get(message.session);
         sessions.delete(message.session);
         await session?.release();
+        collectGarbage();
         port.postMessage({ id });
         break;
       }
