@@ -128,6 +128,8 @@ describe("a router-only process (workers elsewhere)", () => {
     const workerFiles = loaded.files.map((file) => file.split(path.sep).join("/")).filter((file) => file.startsWith("workers/"));
     expect(workerFiles.filter((file) => !ROUTER_SIDE_OF_WORKERS.some((allowed) => allowed.test(file)))).toEqual([]);
     expect(WORKER_PACKAGES.filter((name) => loaded.packages.has(name))).toEqual([]);
+    // Nor the drivers of stores it was not configured with (PostgreSQL, Redis): they load on demand.
+    expect(["pg", "ioredis"].filter((name) => loaded.packages.has(name))).toEqual([]);
     expect(loaded.sharedObjects.filter((file) => WORKER_LIBRARIES.test(path.basename(file)))).toEqual([]);
   });
 
