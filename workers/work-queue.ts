@@ -5,6 +5,7 @@
  */
 import PQueue from "p-queue";
 import { AtelierError } from "../core/errors.js";
+import { observeQueue, queueRejections, queueWait } from "../observability/metrics.js";
 
 export interface WorkQueueOptions {
   /** Jobs running at once, at least 1. */
@@ -20,6 +21,7 @@ export class WorkQueue {
 
   constructor(private readonly options: WorkQueueOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency });
+    observeQueue(this);
   }
 
   /** Jobs waiting to start. */
@@ -35,14 +37,17 @@ export class WorkQueue {
   async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     signal?.throwIfAborted();
     if (this.queue.pending >= this.options.concurrency && this.queue.size >= this.options.queueLength) {
+      queueRejections.inc();
       throw new AtelierError(
         "OVERLOADED",
         `The server is busy (${this.queue.pending} running, ${this.queue.size} waiting). Retry shortly.`,
         { retryAfterSeconds: this.options.retryAfterSeconds ?? 5 },
       );
     }
+    const waited = queueWait.startTimer();
     return this.queue.add(
       async () => {
+        waited();
         signal?.throwIfAborted();
         return job();
       },

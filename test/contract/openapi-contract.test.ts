@@ -151,6 +151,18 @@ async function provoke(path: string, method: string, operation: Operation, code:
       await send(path, { method, body: "{}", contentType: json, key: spent });
       return send(path, { method, body: success, contentType: json, key: spent });
     }
+    case "KEY_EXPIRED": {
+      const expiresAt = new Date(Date.now() + 50);
+      const { key: expiring } = await service.services.keys.create({ name: `expired-${operation.operationId}`, expiresAt });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      return send(path, { method, body: success, contentType: json, key: expiring });
+    }
+    case "KEY_SCOPE_DENIED": {
+      // A key limited to one operation calling another one.
+      const other = operation.operationId === "prompt-improve" ? "generate" : "prompt.improve";
+      const { key: scoped } = await service.services.keys.create({ name: `scoped-${operation.operationId}`, scopes: [other] });
+      return send(path, { method, body: success, contentType: json, key: scoped });
+    }
     case "METHOD_NOT_ALLOWED":
       return send(path, { method: "DELETE", key });
     case "UNSUPPORTED_MEDIA_TYPE":
