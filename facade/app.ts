@@ -25,11 +25,14 @@ import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
+import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
+import type { JobService } from "../jobs/job-service.js";
+import { documentJobs } from "../jobs/openapi-jobs.js";
 
 const API_PREFIX = "/api";
 const OPENAPI_PATH = "/api/v1/openapi.json";
 
-function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
+export function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
   const disconnected = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) disconnected.abort(new AtelierError("CANCELLED", "The client closed the connection."));
@@ -54,12 +57,15 @@ function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
 }
 
-/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining). */
+/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining), and the router's jobs. */
 export interface FacadeOperations {
   readiness: Readiness;
+  /** Asynchronous jobs (`Prefer: respond-async`, `/api/v1/jobs`); absent: synchronous calls only. */
+  jobs?: JobService;
 }
 
 export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }): express.Express {
+  const { jobs } = ops;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -70,6 +76,10 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
   app.use(healthRoutes(ops.readiness));
+  app.all([HEALTH_PATH, READY_PATH], (req, res) => {
+    res.setHeader("Allow", "GET, HEAD");
+    sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}; use GET.`));
+  });
   app.use(refuseWhileDraining(ops.readiness));
 
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
@@ -85,7 +95,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     }),
   );
 
-  const document = buildOpenApiDocument(version);
+  const document = documentJobs(buildOpenApiDocument(version));
   const operations = restRoutes(API_PREFIX);
   const routes = new Map<string, string[]>();
   for (const { path, method } of operations) routes.set(path, [...(routes.get(path) ?? []), method]);
@@ -93,6 +103,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     res.json(document);
   });
 
+  if (jobs) app.use(API_PREFIX, jobRoutes(services, jobs, contextFor));
   // Unknown paths, wrong methods and non-JSON bodies are refused before the body is read.
   app.use(API_PREFIX, (req, res, next) => {
     const path = req.originalUrl.split("?")[0]!.replace(/\/+$/, "");
@@ -117,6 +128,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     next();
   });
 
+  if (jobs) app.use(API_PREFIX, jobSubmissions(services, jobs, contextFor));
   for (const route of operations) {
     const handler = restHandler(route, (req, res) => contextFor(services, req, res));
     // Body parsing resumed the chain outside the request's trace: re-enter it for the procedure.
