@@ -78,11 +78,15 @@ def fingerprint(path: Path) -> np.ndarray:
 class EvaluationPhotos:
     """python3-skimage's images (where data/test-photos comes from) and the repository's test photos."""
 
-    def __init__(self, cache: Path, repo_photos: Path) -> None:
+    @staticmethod
+    def from_debian(cache: Path, repo_photos: Path) -> "EvaluationPhotos":
         skimage = unpack("python3-skimage", candidate_version("python3-skimage"), cache)
         paths = [p for p in skimage.rglob("skimage/data/*") if p.suffix.lower() in IMAGE_SUFFIXES]
         if repo_photos.is_dir():
             paths += [p for p in repo_photos.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES]
+        return EvaluationPhotos(paths)
+
+    def __init__(self, paths: list[Path]) -> None:
         if not paths:
             raise RuntimeError("found none of the evaluation photographs to exclude")
         self.hashes = {sha256(p) for p in paths}
@@ -138,7 +142,7 @@ def cut_patches(image_path: Path, out: Path, stem: str, size: int, min_std: floa
 
 def prepare(cache: Path, repo_photos: Path, size: int, min_std: float) -> dict[str, object]:
     rows = read_manifest()
-    evaluation = EvaluationPhotos(cache, repo_photos)
+    evaluation = EvaluationPhotos.from_debian(cache, repo_photos)
     patches = cache / "patches"
     patches.mkdir(parents=True, exist_ok=True)
     for old in patches.glob("*.png"):
