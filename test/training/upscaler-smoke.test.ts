@@ -2,7 +2,8 @@
  * The training project's CPU smoke run (training/atelier_training/smoke.py, Debian's python3-torch):
  * a few L1 steps at x2 and x4 must lower the loss, and the exported ONNX graphs must run in
  * onnxruntime-node with the catalog's upscale signature (input/output names, NCHW float32, dynamic
- * spatial size, output = input x scale) and give PyTorch's numbers.
+ * spatial size, output = input x scale) and give PyTorch's numbers; and the x4 graph, described by a
+ * catalog entry laid out like lsdir-compact-x4, runs through the service's own tiled upscale pipeline.
  */
 import { execFile, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -12,6 +13,12 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import ort from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { INSTALL_RECORD, ModelStore } from "../../workers/models/model-store.js";
+import { ModelLoader } from "../../workers/models/model-loader.js";
+import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
+import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
+import { upscalePath } from "../../workers/upscale/upscale-choice.js";
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -107,4 +114,46 @@ describe.skipIf(skip)("training smoke run: SRVGG compact, a few CPU steps, ONNX 
       }
     });
   }
+
+  it("x4: a catalog entry laid out like lsdir-compact-x4 runs the graph through the service's tiled pipeline", async () => {
+    const id = "atelier-smoke-x4";
+    const modelsDir = path.join(tmp, "models");
+    fs.mkdirSync(path.join(modelsDir, id), { recursive: true });
+    fs.copyFileSync(result.scales["4"]!.onnx, path.join(modelsDir, id, "smoke-x4.onnx"));
+    fs.writeFileSync(
+      path.join(modelsDir, id, INSTALL_RECORD),
+      JSON.stringify({ id, installedAt: new Date().toISOString(), files: {}, converted: [], from: "test" }),
+    );
+    // The layout, range, names and shapes the real entry will carry (training/README.md, "What remains").
+    const entry: CatalogEntry = {
+      id,
+      task: "upscale",
+      name: "Smoke-test SRVGG compact 4x",
+      description: "The training smoke run's barely trained network; never shipped.",
+      license: "MIT",
+      nonCommercial: false,
+      source: { kind: "files", files: [] },
+      graphs: { x4: { onnx: "smoke-x4.onnx" } },
+      signature: {
+        inputs: [{ name: "input", dtype: "float32", shape: ["batch_size", 3, "height", "width"], layout: "NCHW", range: [0, 1] }],
+        outputs: [{ name: "output", dtype: "float32", shape: ["batch_size", 3, "4*height", "4*width"], layout: "NCHW", range: [0, 1] }],
+      },
+      imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 1] },
+      geometry: { tileSize: 32, tileOverlap: 4 },
+      upscale: { nativeScales: [4], supportedScales: [4] },
+    };
+    const runtime = new ModelRuntime({ threads: 1, memoryBudgetBytes: 256 * 1024 * 1024, logger: { debug() {}, info() {}, warn() {} } });
+    try {
+      const models = new ModelLoader(new ModelStore(modelsDir), { disableNonCommercial: false });
+      expect(models.isUsable(entry)).toBe(true);
+      const [width, height] = [45, 38]; // more than one 32 px tile each way
+      const data = new Uint8Array(width * height * 3).map((_, i) => (i * 37) % 256);
+      const { image, steps } = await upscaleWithNetwork({ data, width, height, channels: 3 }, entry, 4, upscalePath(entry, 4)!, { runtime, models });
+      expect([image.width, image.height, image.channels]).toEqual([width * 4, height * 4, 3]);
+      expect(image.data.length).toBe(width * 4 * height * 4 * 3);
+      expect(steps).toEqual([`${id} x4`]);
+    } finally {
+      await runtime.dispose();
+    }
+  });
 });
