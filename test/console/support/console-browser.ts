@@ -78,3 +78,8 @@ export async function screenshotWidths(page: Page, name: string): Promise<string
 export function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") as Promise<number>;
 }
+
+/** The most any table on the page overflows its scrolling wrapper, in CSS pixels (0: every table fits). */
+export function tableOverflow(page: Page): Promise<number> {
+  return page.evaluate("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((wrap) => wrap.scrollWidth - wrap.clientWidth))") as Promise<number>;
+}
