@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const stamp = path.join(root, "dist", ".build-stamp");
 /** What the build reads: a change to any of these makes dist/ stale. */
-const SOURCES = ["core", "server", "facade", "workers", "console", "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
+const SOURCES = ["core", "server", "facade", "workers", "console", "operations", "observability", "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
 const BUILD_TOOLS = ["typescript", "ts-proto", "@bufbuild/buf"];
 
 /**
