@@ -15,6 +15,7 @@ type TrpcCode =
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED_MEDIA_TYPE"
   | "UNPROCESSABLE_CONTENT"
+  | "CONFLICT"
   | "TOO_MANY_REQUESTS"
   | "CLIENT_CLOSED_REQUEST"
   | "INTERNAL_SERVER_ERROR"
@@ -24,12 +25,15 @@ type TrpcCode =
 
 /**
  * Which operations can answer with a kind, so the OpenAPI document lists each kind exactly on the
- * operations that can return it: `any` every operation; `body` operations that take a JSON body;
+ * operations that can return it: `path` every documented path (health endpoints included); `any`
+ * every API operation; `body` operations that take a JSON body;
  * `key` operations that need an API key; `image-input` operations that read an image from a URL;
- * `image-output` operations that return images; `model` operations that run a model. `routing`
- * answers no operation (an unknown path); `unseen` never reaches a client (it hung up).
+ * `image-output` operations that return images; `model` operations that take a model id or an image. `routing`
+ * answers no operation (an unknown path); `unseen` never reaches a client (it hung up); `work`
+ * operations that queue work on a worker; `jobs` the jobs API and the job headers of POST operations
+ * (`Prefer`, `Idempotency-Key`, `Accept: image/*`), documented by jobs/openapi-jobs.ts.
  */
-export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "routing" | "unseen";
+export type ErrorScope = "path" | "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen" | "jobs";
 
 export interface ErrorKind {
   http: number;
@@ -40,10 +44,14 @@ export interface ErrorKind {
   description: string;
   /** A message as a client would see it, for the API's reference. */
   example: string;
+  /** Headers a response of this kind carries besides `X-Request-Id`. */
+  headers?: readonly ErrorHeader[];
 }
 
+export type ErrorHeader = "Retry-After" | "WWW-Authenticate" | "Allow" | "RateLimit";
+
 /** One entry per code. A new kind is one entry here: the document, REST, tRPC and gRPC follow. */
-export const ERROR_KINDS = {
+const KINDS = {
   INVALID_INPUT: {
     http: 400, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "body",
     description: "A field is missing, of the wrong type or out of range; `issues` lists each bad field.",
@@ -63,16 +71,19 @@ export const ERROR_KINDS = {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
     description: "No API key, or a key that is unknown or revoked.",
     example: "Missing API key: send `Authorization: Bearer <key>`.",
+    headers: ["WWW-Authenticate"],
   },
   KEY_EXPIRED: {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
     description: "A genuine key past the expiry its owner gave it; create a new key in the console.",
     example: "The API key expired at 2026-01-01T00:00:00.000Z. Create a new key in the console's API keys area.",
+    headers: ["WWW-Authenticate"],
   },
   KEY_SCOPE_DENIED: {
     http: 403, trpc: "FORBIDDEN", grpc: GrpcStatus.PERMISSION_DENIED, scope: "key",
     description: "The key is valid but its scopes do not include the operation called.",
     example: "This API key may not call Upscale (POST /api/v1/tools/upscale); its scopes are prompt.improve. Use a key with that scope, or one without scopes.",
+    headers: ["WWW-Authenticate"],
   },
   NOT_FOUND: {
     http: 404, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "routing",
@@ -80,9 +91,10 @@ export const ERROR_KINDS = {
     example: "No endpoint at /api/v1/nothing. See /api/v1/openapi.json for the API.",
   },
   METHOD_NOT_ALLOWED: {
-    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "any",
+    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "path",
     description: "This path does not take that method; `Allow` lists the ones it takes.",
     example: "DELETE is not allowed on /api/v1/tools/upscale; use POST.",
+    headers: ["Allow"],
   },
   PAYLOAD_TOO_LARGE: {
     http: 413, trpc: "PAYLOAD_TOO_LARGE", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "body",
@@ -113,6 +125,7 @@ export const ERROR_KINDS = {
     http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "key",
     description: "The key's hourly quota is spent; `Retry-After` says when it refills.",
     example: "Rate limit exceeded: this key allows 100 requests per hour. Retry after 1200 seconds.",
+    headers: ["Retry-After", "RateLimit"],
   },
   CANCELLED: {
     http: 499, trpc: "CLIENT_CLOSED_REQUEST", grpc: GrpcStatus.CANCELLED, scope: "unseen",
@@ -129,25 +142,56 @@ export const ERROR_KINDS = {
     description: "The source image could not be fetched (network error, non-2xx answer, timeout).",
     example: "Fetching imageUrl failed: the server answered 404.",
   },
+  NOT_ACCEPTABLE: {
+    http: 406, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "jobs",
+    description: "`Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer.",
+    example: "outputFormat png is answered as image/png or JSON, which Accept does not allow; drop outputFormat or accept image/png.",
+  },
+  JOB_CONFLICT: {
+    http: 409, trpc: "CONFLICT", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "jobs",
+    description: "The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running.",
+    example: "Job job_3q2xv0aAT8m1b7KpZk9dWw has already finished (succeeded); there is nothing to cancel.",
+    headers: ["Retry-After"],
+  },
+  RESULT_GONE: {
+    http: 410, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "jobs",
+    description: "The job's result was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).",
+    example: "The result of job job_3q2xv0aAT8m1b7KpZk9dWw was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).",
+  },
+  IDEMPOTENCY_MISMATCH: {
+    http: 422, trpc: "UNPROCESSABLE_CONTENT", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "jobs",
+    description: "An `Idempotency-Key` was reused within 24 hours with a different request.",
+    example: "Idempotency-Key \"order-42\" was already used with a different request in the last 24 hours; use a new key for a new request.",
+  },
+  TOO_MANY_JOBS: {
+    http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "jobs",
+    description: "The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished.",
+    example: "This key already has 100 queued or running jobs (ATELIER_JOB_MAX_ACTIVE_PER_KEY). Retry when some have finished.",
+    headers: ["Retry-After"],
+  },
   MODEL_NOT_INSTALLED: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "model",
     description: "The operation needs model weights that are not installed (or are disabled) here; the message names the install command.",
     example: "The model \"esrgan-thick\" is not installed on this server. An operator installs it with `npm run models -- pull esrgan-thick`.",
+    headers: ["Retry-After"],
   },
   OVERLOADED: {
-    http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "model",
+    http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "work",
     description: "Too much work is queued already; retry after `Retry-After`.",
     example: "The server is busy. Try again in a few seconds.",
+    headers: ["Retry-After"],
   },
   WORKER_UNAVAILABLE: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "any",
     description: "An inference worker could not be reached; retry after `Retry-After`.",
     example: "The inference worker is unreachable. Try again shortly.",
+    headers: ["Retry-After"],
   },
   STORE_UNAVAILABLE: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.UNAVAILABLE, scope: "key",
     description: "A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`.",
     example: "The API key store is unreachable. Try again shortly.",
+    headers: ["Retry-After"],
   },
   DEADLINE_EXCEEDED: {
     http: 504, trpc: "GATEWAY_TIMEOUT", grpc: GrpcStatus.DEADLINE_EXCEEDED, scope: "any",
@@ -156,7 +200,9 @@ export const ERROR_KINDS = {
   },
 } as const satisfies Record<string, ErrorKind>;
 
-export type ErrorCode = keyof typeof ERROR_KINDS;
+export type ErrorCode = keyof typeof KINDS;
+
+export const ERROR_KINDS: Readonly<Record<ErrorCode, ErrorKind>> = KINDS;
 
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === "string" && Object.hasOwn(ERROR_KINDS, value);
@@ -241,6 +287,8 @@ export interface ModelNotInstalledOptions {
   lead?: string;
   issues?: FieldIssue[];
   cause?: unknown;
+  /** When the model is expected sooner than an operator's install (first-start provisioning). */
+  retryAfterSeconds?: number;
 }
 
 /** Until an operator installs a model nothing changes, so clients are told to come back in an hour. */
@@ -257,7 +305,7 @@ export function modelNotInstalled(problem: string, options: ModelNotInstalledOpt
   const list = install.map((model) => `\`${model.installCommand}\`${label(model)}`).join(", or ");
   const remedy = install.length > 0 ? ` ${options.lead ?? "An operator installs it with"} ${list}.` : "";
   return new AtelierError("MODEL_NOT_INSTALLED", `${problem}${remedy}`, {
-    retryAfterSeconds: MODEL_RETRY_SECONDS,
+    retryAfterSeconds: options.retryAfterSeconds ?? MODEL_RETRY_SECONDS,
     ...(options.issues ? { issues: options.issues } : {}),
     ...(options.cause === undefined ? {} : { cause: options.cause }),
   });

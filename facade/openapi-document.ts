@@ -1,81 +1,207 @@
 /**
- * The OpenAPI document, generated from the router's zod schemas, then completed with what the
- * generator cannot know: the Bearer scheme, the public error schema, the rate-limit headers and
- * the error statuses each operation can answer.
+ * The OpenAPI document, generated from the code: paths and schemas from the router's zod schemas
+ * (trpc-to-openapi), examples from each procedure's meta, and the error responses of each
+ * operation from the one error table (core/errors.ts): a kind is listed on every operation its
+ * scope covers, so a new kind needs no edit here.
  */
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
-import { ERROR_KINDS, type ErrorCode } from "../core/errors.js";
+import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
+import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
+import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
 
 const errorSchema = z
   .object({
-    code: z.enum(ERROR_CODES).meta({ description: "Stable machine-readable code." }),
+    code: z.enum(ERROR_CODES).meta({ description: "Stable machine-readable code; the table in `info.description` says what each means." }),
     message: z.string().meta({ description: "What is wrong and how to fix it." }),
     requestId: z.string().meta({ description: "Also sent as `X-Request-Id`; quote it when reporting a problem." }),
     issues: z
-      .array(z.object({ path: z.string().meta({ description: "Dotted field path, e.g. `scale`." }), message: z.string() }))
+      .array(
+        z.object({
+          path: z.string().meta({ description: "Dotted field path, e.g. `scale`; empty for the whole body." }),
+          message: z.string().meta({ description: "What is wrong with that field." }),
+        }),
+      )
       .optional()
       .meta({ description: "Present for invalid input: one entry per bad field." }),
   })
-  .meta({ id: "Error" });
+  .meta({ id: "Error", description: "The body of every error response." });
 
-const header = (description: string, type: "string" | "integer" = "string") => ({ description, schema: { type } });
+const TAGS = [
+  { name: "generation", description: "Text to image." },
+  { name: "tools", description: "Operations on an image given by URL: upscaling, style transfer, background removal and replacement." },
+  { name: "prompt", description: "Prompt improvement." },
+  { name: "models", description: "The model catalog: what this server can run and how an operator installs the rest." },
+  { name: "health", description: "Liveness and readiness for load balancers and orchestrators, at the root of the server." },
+];
 
-const RATE_LIMIT_HEADERS = {
-  "RateLimit-Policy": header('Quota policy (IETF draft), e.g. `"hourly";q=100;w=3600`.'),
-  RateLimit: header('Quota state (IETF draft), e.g. `"hourly";r=99;t=3540` (remaining, seconds to reset).'),
-  "X-RateLimit-Limit": header("Requests allowed per window for this key.", "integer"),
-  "X-RateLimit-Remaining": header("Requests left in the current window.", "integer"),
-  "X-RateLimit-Reset": header("Unix time (seconds) when the window resets.", "integer"),
+const header = (description: string, type: "string" | "integer", example: string | number) => ({ description, schema: { type }, example });
+
+const HEADERS = {
+  "X-Request-Id": header("Id of this request, also in the body; quote it when reporting a problem.", "string", "req_3f9c2d7e"),
+  "RateLimit-Policy": header("Quota policy (IETF draft): requests `q` per window `w` seconds.", "string", '"hourly";q=100;w=3600'),
+  RateLimit: header("Quota state (IETF draft): requests remaining `r`, seconds to reset `t`.", "string", '"hourly";r=99;t=3540'),
+  "X-RateLimit-Limit": header("Requests allowed per window for this key.", "integer", 100),
+  "X-RateLimit-Remaining": header("Requests left in the current window.", "integer", 99),
+  "X-RateLimit-Reset": header("Unix time (seconds) when the window resets.", "integer", 1795259753),
+  "Retry-After": header("Seconds after which a retry may succeed.", "integer", 3600),
+  "WWW-Authenticate": header("The scheme to authenticate with.", "string", 'Bearer realm="atelier"'),
+  Allow: header("The methods this path takes.", "string", "POST"),
 };
-const REQUEST_ID_HEADER = { "X-Request-Id": header("Id of this request.") };
-
-const ERROR_STATUSES: Record<string, string> = {
-  "400": "Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`).",
-  "401": "Missing or invalid API key (`UNAUTHORIZED`); carries `WWW-Authenticate: Bearer`.",
-  "413": "Body, source image or result too large.",
-  "415": "The body is not `application/json`.",
-  "422": "The source is not a decodable image (`IMAGE_UNDECODABLE`).",
-  "429": "Quota spent (`RATE_LIMITED`); carries `Retry-After`.",
-  "500": "Internal failure.",
-  "502": "The source image could not be fetched (`SOURCE_FETCH_FAILED`).",
-  "503": "Model not installed or server busy; carries `Retry-After`.",
-  "504": "The operation did not finish in time.",
+type HeaderName = keyof typeof HEADERS;
+const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const ERROR_HEADERS: Record<ErrorHeader, HeaderName[]> = {
+  "Retry-After": ["Retry-After"],
+  "WWW-Authenticate": ["WWW-Authenticate"],
+  Allow: ["Allow"],
+  RateLimit: RATE_LIMIT_HEADERS,
 };
 
-type Operation = { security?: unknown[]; responses?: Record<string, { description?: string; headers?: object; content?: object }> };
+const INFO_DESCRIPTION =
+  "Self-hosted image AI: generation, upscaling, style transfer, background removal and prompt improvement. " +
+  "Authenticate with `Authorization: Bearer <API key>` (an operator creates keys with `npm run keys -- create`). " +
+  "Every key has an hourly quota (100 requests by default); responses carry the quota in `RateLimit` headers. " +
+  "Images are sent as `imageUrl` (an `http(s)://` URL the server fetches, or a `data:image/...;base64,` URL) and returned as data URLs.\n\n" +
+  "Every error is JSON (the `Error` schema) with one of these codes:\n\n| Status | Code | Meaning |\n|---|---|---|\n" +
+  Object.entries(ERROR_KINDS)
+    .filter(([, kind]) => kind.scope !== "unseen")
+    .map(([code, kind]) => `| ${kind.http} | \`${code}\` | ${kind.description} |`)
+    .join("\n");
+
+interface MediaType {
+  schema?: { properties?: Record<string, unknown>; $ref?: string };
+  examples?: Record<string, unknown>;
+}
+interface Response {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, MediaType>;
+}
+interface Operation {
+  operationId?: string;
+  description?: string;
+  security?: unknown[];
+  requestBody?: { content?: Record<string, MediaType> };
+  responses: Record<string, Response>;
+}
+
+/** The scopes of core/errors.ts an operation falls under, read from its own schemas. */
+function scopesOf(operation: Operation): Set<ErrorScope> {
+  const scopes = new Set<ErrorScope>(["path", "any"]);
+  const input = operation.requestBody?.content?.["application/json"]?.schema?.properties ?? {};
+  const output = operation.responses["200"]?.content?.["application/json"]?.schema?.properties ?? {};
+  // Every operation with a body runs its work on a worker's queue.
+  if (operation.requestBody) scopes.add("body").add("work");
+  if ((operation.security ?? []).length > 0) scopes.add("key");
+  if ("imageUrl" in input) scopes.add("image-input");
+  if ("data" in output && "model" in output) scopes.add("image-output");
+  // Operations that name a model, and those that take an image (each runs a model on it), can need one not installed.
+  if ("model" in input || "imageUrl" in input) scopes.add("model");
+  return scopes;
+}
+
+function errorExample(code: ErrorCode, examples: OperationExamples | undefined) {
+  const given = examples?.errors?.[code];
+  const value = {
+    code,
+    message: given?.message ?? ERROR_KINDS[code].example,
+    requestId: "req_3f9c2d7e",
+    ...(given?.issues ? { issues: given.issues } : {}),
+  };
+  // `x-request` is the body that provokes it: readers see the cause, test/contract sends it.
+  return { summary: given?.summary ?? ERROR_KINDS[code].description, value, ...(given ? { "x-request": given.request } : {}) };
+}
+
+/** Every error status the operation can answer, each with its kinds, headers and an example per kind. */
+function errorResponses(operation: Operation, examples: OperationExamples | undefined, scopes = scopesOf(operation)): Record<string, Response> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of ERROR_CODES) {
+    const kind = ERROR_KINDS[code];
+    if (scopes.has(kind.scope)) byStatus.set(kind.http, [...(byStatus.get(kind.http) ?? []), code]);
+  }
+  for (const code of Object.keys(examples?.errors ?? {}) as ErrorCode[]) {
+    if (!scopes.has(ERROR_KINDS[code].scope)) {
+      throw new Error(`${operation.operationId}: an example of ${code}, which the error table says this operation cannot answer (scope ${ERROR_KINDS[code].scope})`);
+    }
+  }
+  const responses: Record<string, Response> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers: HeaderName[] = ["X-Request-Id", ...new Set(codes.flatMap((code) => (ERROR_KINDS[code].headers ?? []).flatMap((name) => ERROR_HEADERS[name])))];
+    responses[String(status)] = {
+      description: codes.map((code) => `\`${code}\`: ${ERROR_KINDS[code].description}`).join(" "),
+      headers: headerRefs(headers),
+      content: {
+        "application/json": {
+          schema: { $ref: "#/components/schemas/Error" },
+          examples: Object.fromEntries(codes.map((code) => [code, errorExample(code, examples)])),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function examplesByOperationId(): Map<string, OperationExamples | undefined> {
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: AtelierMeta } }>;
+  const found = new Map<string, OperationExamples | undefined>();
+  for (const [path, { _def }] of Object.entries(procedures)) {
+    if (_def.meta?.openapi) found.set(_def.meta.openapi.operationId ?? path.replaceAll(".", "-"), _def.meta.examples);
+  }
+  return found;
+}
 
 export function buildOpenApiDocument(version: string): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {
     title: "Atelier API",
-    description:
-      "Self-hosted image AI: generation, upscaling, style transfer, background removal and prompt improvement. " +
-      "Authenticate with `Authorization: Bearer <API key>`. Every key has an hourly quota (100 requests by default).",
+    description: INFO_DESCRIPTION,
     version,
     baseUrl: "/api",
     securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "An API key from `npm run keys -- create`." } },
     defs: { Error: errorSchema },
   });
-  const errorContent = { "application/json": { schema: { $ref: "#/components/schemas/Error" } } };
+  document.info.license = { name: "MIT", identifier: "MIT" };
+  // Whoever runs this deployment answers for it; the document is served by each deployment.
+  document.info.contact = { name: "The operator of this Atelier server" };
+  document.servers = [{ url: "/api", description: "This server (the document is served at /api/v1/openapi.json)." }];
+  document.tags = TAGS;
+  document.components ??= {};
+  document.components.headers = HEADERS;
+  // trpc-to-openapi adds its own tRPC error shapes; errors here have one schema, `Error`.
+  for (const name of Object.keys(document.components.schemas ?? {})) {
+    if (name.startsWith("error.")) delete document.components.schemas![name];
+  }
+
+  const examples = examplesByOperationId();
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
-      const responses = (operation.responses ??= {});
-      const metered = Array.isArray(operation.security) && operation.security.length > 0;
-      for (const [status, response] of Object.entries(responses)) {
-        if (status.startsWith("2")) {
-          response.headers = { ...REQUEST_ID_HEADER, ...(metered ? RATE_LIMIT_HEADERS : {}) };
-        } else {
-          delete responses[status];
-        }
+      const own = examples.get(operation.operationId ?? "");
+      if (own && own.needs.length > 0) {
+        operation.description = `${operation.description ?? ""}\n\nThe examples run on a server where \`npm run models -- pull ${own.needs.join(" ")}\` has installed the models they use.`;
       }
-      for (const [status, description] of Object.entries(ERROR_STATUSES)) {
-        if (!metered && ["401", "413", "415", "422", "429", "502"].includes(status)) continue;
-        responses[status] = { description, headers: REQUEST_ID_HEADER, content: errorContent };
+      const metered = (operation.security ?? []).length > 0;
+      if (!metered) operation.security = [];
+      const success = operation.responses["200"]!;
+      success.description = "The result.";
+      success.headers = headerRefs(["X-Request-Id", ...(metered ? RATE_LIMIT_HEADERS : [])]);
+      if (own) {
+        const json = success.content?.["application/json"];
+        if (json) json.examples = { success: { summary: own.success.summary, value: own.success.response } };
+        const body = operation.requestBody?.content?.["application/json"];
+        if (body && own.success.request !== undefined) body.examples = { success: { summary: own.success.summary, value: own.success.request } };
       }
+      operation.responses = { "200": success, ...errorResponses(operation, own) };
     }
+  }
+  // Health endpoints live outside the router (no key, no quota): their entries are written by hand,
+  // and like every path they answer other methods with 405.
+  for (const [path, item] of Object.entries(HEALTH_OPENAPI_PATHS)) {
+    const operation = item.get as unknown as Operation;
+    const [status, response] = Object.entries(errorResponses(operation, undefined, new Set(["path"])))[0]!;
+    (document.paths ??= {})[path] = { ...item, get: { ...item.get, responses: { ...item.get.responses, [status]: response } } };
   }
   return document;
 }

@@ -3,14 +3,14 @@
  * public error (code, message, requestId, issues) under `data`, never a stack or internal detail.
  */
 import { initTRPC } from "@trpc/server";
-import type { OpenApiMeta } from "trpc-to-openapi";
 import { ERROR_KINDS, toPublicError } from "../core/errors.js";
 import type { RequestContext } from "./context.js";
+import type { AtelierMeta } from "./schemas/operation-examples.js";
 import { atelierErrorOf, toTRPCError } from "./trpc-errors.js";
 
 const t = initTRPC
   .context<RequestContext>()
-  .meta<OpenApiMeta>()
+  .meta<AtelierMeta>()
   .create({
     isDev: false,
     errorFormatter({ shape, error, ctx }) {
@@ -28,8 +28,8 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
+export const createCallerFactory = t.createCallerFactory;
 
 /** Logs internal faults once and gives every error its public tRPC code. */
 const translateErrors = t.middleware(async ({ ctx, next, path }) => {

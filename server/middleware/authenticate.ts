@@ -31,5 +31,6 @@ export async function apiKeyFromAuthorization(header: string | undefined, keys: 
 
 export const authenticate = middleware(async ({ ctx, path, next }) => {
   const apiKey = await apiKeyFromAuthorization(ctx.authorization, ctx.services.keys, path);
+  ctx.note?.({ keyId: apiKey.id });
   return next({ ctx: { apiKey } });
 });

@@ -4,7 +4,7 @@
  * it is spent, and gives the request back when the server (5xx), not the client, failed.
  */
 import { AtelierError, ERROR_KINDS } from "../../core/errors.js";
-import type { ApiKeyRecord } from "../keys/api-key-store.js";
+import { effectiveHourlyLimit, type ApiKeyRecord } from "../keys/api-key-store.js";
 import type { QuotaDecision } from "../quota/quota-store.js";
 import { recordServerFailure } from "../quota/server-failures.js";
 import { atelierErrorOf } from "../trpc-errors.js";
@@ -33,7 +33,7 @@ export function rateLimitedError(limit: number, decision: QuotaDecision): Atelie
 export const meterQuota = middleware(async ({ ctx, next }) => {
   const { apiKey } = ctx as typeof ctx & { apiKey: ApiKeyRecord };
   const { quota, config } = ctx.services;
-  const limit = apiKey.hourlyLimit ?? config.quota.defaultLimit;
+  const limit = effectiveHourlyLimit(apiKey, config.quota.defaultLimit);
   const announce = (decision: QuotaDecision) => {
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) ctx.setHeader(name, value);
   };

@@ -4,7 +4,9 @@ import { AtelierError } from "../../core/errors.js";
 import { parseReplacement, photographicGenerator, replacementText, resolveReplacement } from "../background/index.js";
 import { flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
+import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
+import { backgroundModelsText } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const backgroundRemoveInput = requestBody({
@@ -21,7 +23,7 @@ export const backgroundRemoveInput = requestBody({
       example: "white",
     }),
   model: modelIdField(
-    "Segmentation model id from `GET /api/v1/models` (beyond the spec): `isnet-general` (any subject), `portrait-sinet` or `portrait-selfie` (people only). " +
+    `Segmentation model id (beyond the spec), one of the catalog's: ${backgroundModelsText()}. ` +
       "Default: the best installed general model, else a people model (the response then carries a `note`).",
   ).optional(),
   onlyMask: flag("onlyMask").default(false).meta({ description: "Return the matte alone as a grayscale image, 255 = subject (beyond the spec). Not combinable with `replacement`." }),
@@ -47,6 +49,42 @@ export const backgroundRemoveProcedure = meteredProcedure
       description:
         "Separates the subject of the image at `imageUrl` from its background and removes or replaces the background. " +
         "The result has the source's size: a PNG (or WebP) cutout with a soft alpha edge whose colours are cleaned of the old background, or a composite.",
+    },
+    examples: {
+      needs: ["portrait-selfie"],
+      success: {
+        summary: "Put the subject of a 16x16 PNG on white with the selfie model",
+        request: { imageUrl: EXAMPLE_IMAGE, replacement: "white", model: "portrait-selfie" },
+        response: {
+          id: "req_3f9c2d7e",
+          created: 1795256153,
+          model: "portrait-selfie",
+          data: [{ url: EXAMPLE_RESULT_URL, mimeType: "image/png", width: 16, height: 16 }],
+          replacement: "color:#ffffff",
+        },
+      },
+      errors: {
+        INVALID_INPUT: {
+          summary: "A matte cannot have a replacement",
+          request: { imageUrl: EXAMPLE_IMAGE, replacement: "white", onlyMask: true },
+          message: "Expected no replacement with onlyMask, which returns the matte alone",
+          issues: [{ path: "onlyMask", message: "Expected no replacement with onlyMask, which returns the matte alone" }],
+        },
+        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", model: "portrait-selfie" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png", model: "portrait-selfie" } },
+        IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, model: "portrait-selfie" } },
+        OUTPUT_TOO_LARGE: {
+          summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",
+          request: { imageUrl: EXAMPLE_OVER_OUTPUT_LIMIT, model: "portrait-selfie" },
+        },
+        IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE, model: "portrait-selfie" } },
+        MODEL_NOT_INSTALLED: {
+          summary: "A described scene needs a photographic generator",
+          request: { imageUrl: EXAMPLE_IMAGE, replacement: "a sunny beach" },
+          message: "Replacing the background with a described scene needs a photographic text-to-image model (`photographic: true` in GET /api/v1/models), and none is installed on this server. Colours, image URLs and `blur` work without it. An operator installs one, such as a Stable Diffusion export: `npm run models -- pull lcm-dreamshaper-v7` (lcm-dreamshaper-v7, also photographic: stable-diffusion-1-5).",
+          issues: [{ path: "replacement", message: "No photographic text-to-image model is installed." }],
+        },
+      },
     },
   })
   .input(backgroundRemoveInput)

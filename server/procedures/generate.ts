@@ -2,18 +2,20 @@ import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
+import { EXAMPLE_RESULT_URL } from "../schemas/example-images.js";
 import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
+import { generationModelsText } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const generateInput = requestBody({
-  prompt: boundedText("prompt", LIMITS.promptCharacters).meta({ description: `What to draw, ${LIMITS.promptCharacters.min} to ${LIMITS.promptCharacters.max} characters.`, example: "a cat" }),
+  prompt: boundedText("prompt", LIMITS.promptCharacters).meta({ description: `What to draw, ${LIMITS.promptCharacters.min} to ${LIMITS.promptCharacters.max} characters.`, example: "an owl" }),
   width: boundedInteger("width", LIMITS.generationSide)
     .optional()
     .meta({ description: "Width in pixels. Default and limits come from the model record (`GET /api/v1/models`)." }),
   height: boundedInteger("height", LIMITS.generationSide)
     .optional()
     .meta({ description: "Height in pixels. Default and limits come from the model record." }),
-  model: modelIdField("Generation model id from `GET /api/v1/models`. Default: the best installed generation model.").optional(),
+  model: modelIdField(`Generation model id, one of the catalog's: ${generationModelsText()}. Default: the best installed generation model.`).optional(),
   negativePrompt: boundedText("negativePrompt", LIMITS.negativePromptCharacters).optional().meta({ description: "What to avoid (beyond the spec)." }),
   steps: boundedInteger("steps", LIMITS.steps).optional().meta({ description: "Denoising steps (beyond the spec). Default: the model's." }),
   guidanceScale: boundedNumber("guidanceScale", LIMITS.guidanceScale).optional().meta({ description: "Classifier-free guidance scale (beyond the spec)." }),
@@ -43,6 +45,40 @@ export const generateProcedure = meteredProcedure
         "with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common " +
         "synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always " +
         "reports the seed; the same seed and parameters give the same image.",
+    },
+    examples: {
+      needs: ["cvae-quickdraw"],
+      success: {
+        summary: "Draw an owl with the default doodle model",
+        request: { prompt: "an owl", seed: 7 },
+        response: {
+          id: "req_3f9c2d7e",
+          created: 1795256153,
+          model: "cvae-quickdraw",
+          data: [{ url: EXAMPLE_RESULT_URL, mimeType: "image/png", width: 256, height: 256 }],
+          seed: 7,
+          steps: 1,
+          interpretation: "owl",
+        },
+      },
+      errors: {
+        MODEL_NOT_INSTALLED: {
+          summary: "A model this server has not installed (here LCM Dreamshaper)",
+          request: { prompt: "a lighthouse on a cliff at dusk", model: "lcm-dreamshaper-v7" },
+          message: "The model \"lcm-dreamshaper-v7\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull lcm-dreamshaper-v7`.",
+        },
+        OUTPUT_TOO_LARGE: {
+          summary: "On a server whose output limit (ATELIER_MAX_OUTPUT_PIXELS) is under 1 MP, a 1024x1024 drawing",
+          request: { prompt: "an owl", width: 1024, height: 1024 },
+          message: "The result would be 1024x1024 (1.0 MP), over this server's limit of 1.0 MP (ATELIER_MAX_OUTPUT_PIXELS). Ask for a smaller width and height.",
+        },
+        INVALID_INPUT: {
+          summary: "An empty prompt",
+          request: { prompt: "" },
+          message: "Invalid request: Expected prompt of 1 to 2000 characters but received 0",
+          issues: [{ path: "prompt", message: "Expected prompt of 1 to 2000 characters but received 0" }],
+        },
+      },
     },
   })
   .input(generateInput)

@@ -83,6 +83,45 @@ export const listModelsProcedure = publicProcedure
       description:
         "Every model this server knows, with whether it is installed, its licence and its constraints. Needs no API key and does not count against the quota.",
     },
+    examples: {
+      needs: [],
+      success: {
+        summary: "The catalog (two of its records shown)",
+        response: {
+          object: "list",
+          data: [
+            {
+              id: "lanczos",
+              object: "model",
+              task: "upscale",
+              name: "Lanczos-3",
+              description: "Classical Lanczos-3 resampling: no model weights, always available.",
+              license: "MIT",
+              nonCommercial: false,
+              installed: true,
+              disabled: false,
+              sizeBytes: 0,
+              upscale: { nativeScales: [2, 3, 4, 5, 6, 7, 8], supportedScales: [2, 3, 4, 5, 6, 7, 8] },
+            },
+            {
+              id: "cvae-quickdraw",
+              object: "model",
+              task: "generate",
+              name: "Quick, Draw! doodles",
+              description: "Draws one of 50 Quick, Draw! classes named in the prompt as a pen doodle.",
+              license: "MIT",
+              nonCommercial: false,
+              installed: false,
+              disabled: false,
+              installCommand: "npm run models -- pull cvae-quickdraw",
+              sizeBytes: 1835008,
+              photographic: false,
+              generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1 },
+            },
+          ],
+        },
+      },
+    },
   })
   .input(z.void())
   .output(listModelsOutput)

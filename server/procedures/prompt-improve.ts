@@ -44,6 +44,42 @@ export const promptImproveProcedure = meteredProcedure
       summary: "Improve a prompt",
       description: "Turns a short idea into a detailed prompt that image models render well.",
     },
+    examples: {
+      needs: [],
+      success: {
+        summary: "Improve a short idea with a style and a mood preset",
+        request: { prompt: "a lighthouse at night", style: "cinematic", mood: "mysterious", seed: 3 },
+        response: {
+          id: "req_3f9c2d7e",
+          created: 1795256153,
+          model: "prompt-builtin",
+          prompt: "a lighthouse at night, cinematic lighting, film still, mysterious atmosphere, fog, highly detailed",
+          negativePrompt: "blurry, low quality, watermark, text",
+          original: "a lighthouse at night",
+          style: "cinematic",
+          mood: "mysterious",
+          seed: 3,
+          variants: [
+            {
+              prompt: "a lighthouse at night, cinematic lighting, film still, mysterious atmosphere, fog, highly detailed",
+              negativePrompt: "blurry, low quality, watermark, text",
+              subject: "a lighthouse at night",
+              styleTerms: ["cinematic lighting", "film still"],
+              moodTerms: ["mysterious atmosphere", "fog"],
+              detailTerms: ["highly detailed"],
+            },
+          ],
+        },
+      },
+      errors: {
+        INVALID_INPUT: {
+          summary: "Too many variants",
+          request: { prompt: "a lighthouse at night", variants: 9 },
+          message: "Invalid request: Expected integer between 1 and 4 for variants but received 9",
+          issues: [{ path: "variants", message: "Expected integer between 1 and 4 for variants but received 9" }],
+        },
+      },
+    },
   })
   .input(promptImproveInput)
   .output(promptImproveOutput)

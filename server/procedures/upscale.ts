@@ -2,7 +2,9 @@ import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { boundedInteger, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
+import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
+import { upscaleModelsText } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const upscaleInput = requestBody({
@@ -11,10 +13,10 @@ export const upscaleInput = requestBody({
     .default(2)
     .meta({ description: `Enlargement factor for both sides, ${LIMITS.upscaleScale.min} to ${LIMITS.upscaleScale.max} (default 2). The output must stay within the server's pixel limit (16.8 MP by default).` }),
   model: modelIdField(
-    "Upscale model id from `GET /api/v1/models` (beyond the spec): lanczos, esrgan-slim, esrgan-medium, esrgan-thick, lsdir-compact-x4, espcn-x3. " +
-      "Default: the best installed model for the scale (x2 to x5: lsdir-compact-x4, espcn-x3, then up to x4 esrgan-medium, esrgan-slim; " +
-      "x6 to x8: esrgan-thick, lsdir-compact-x4, espcn-x3 up to x6; lanczos when none is installed and for images under 32 px on a side). " +
-      "An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command.",
+    `Upscale model id (beyond the spec), one of the catalog's: ${upscaleModelsText()}. ` +
+      "Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); " +
+      "`model` in the response names the one that ran. " +
+      "An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed).",
   ).optional(),
   outputFormat: outputFormatField,
 });
@@ -41,6 +43,40 @@ export const upscaleProcedure = meteredProcedure
       tags: ["tools"],
       summary: "Upscale an image",
       description: "Enlarges the image at `imageUrl` by `scale` on both sides and returns it as a data URL.",
+    },
+    examples: {
+      needs: [],
+      success: {
+        summary: "Enlarge a 16x16 PNG four times with Lanczos-3",
+        request: { imageUrl: EXAMPLE_IMAGE, scale: 4, model: "lanczos" },
+        response: {
+          id: "req_3f9c2d7e",
+          created: 1795256153,
+          model: "lanczos",
+          data: [{ url: EXAMPLE_RESULT_URL, mimeType: "image/png", width: 64, height: 64 }],
+          scale: 4,
+          nativeScale: 4,
+          steps: ["lanczos3 x4"],
+        },
+      },
+      errors: {
+        INVALID_INPUT: {
+          summary: "A scale out of range",
+          request: { imageUrl: EXAMPLE_IMAGE, scale: 9 },
+          message: "Invalid request: Expected integer between 2 and 8 for scale but received 9",
+          issues: [{ path: "scale", message: "Expected integer between 2 and 8 for scale but received 9" }],
+        },
+        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png" } },
+        IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT } },
+        IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE } },
+        MODEL_NOT_INSTALLED: {
+          summary: "A model this server has not installed (here LSDIR compact)",
+          request: { imageUrl: EXAMPLE_IMAGE, scale: 4, model: "lsdir-compact-x4" },
+          message: "The model \"lsdir-compact-x4\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull lsdir-compact-x4`.",
+        },
+        OUTPUT_TOO_LARGE: { summary: "A 600x600 image enlarged 8x is over the output limit", request: { imageUrl: EXAMPLE_ENLARGES_TOO_FAR, scale: 8, model: "lanczos" } },
+      },
     },
   })
   .input(upscaleInput)
