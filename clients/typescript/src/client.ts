@@ -6,7 +6,7 @@
 import { AtelierError } from "./errors.js";
 import { HttpClient, type FetchLike } from "./http-client.js";
 import { Jobs } from "./resources/jobs.js";
-import { Images, Models, Prompts, Tools } from "./resources/operations.js";
+import { Health, Images, Models, Prompts, Tools } from "./resources/operations.js";
 import { DEFAULT_MAX_RETRY_AFTER_SECONDS } from "./retry-policy.js";
 import { VERSION } from "./version.js";
 
@@ -41,6 +41,8 @@ export class Atelier {
   readonly tools: Tools;
   readonly prompts: Prompts;
   readonly models: Models;
+  /** The server's liveness and readiness probes. */
+  readonly health: Health;
   /** Asynchronous jobs; needs a server that serves `/api/v1/jobs`. */
   readonly jobs: Jobs;
   readonly baseURL: string;
@@ -68,5 +70,6 @@ export class Atelier {
     this.tools = new Tools(http, this.jobs);
     this.prompts = new Prompts(http, this.jobs);
     this.models = new Models(http);
+    this.health = new Health(http);
   }
 }

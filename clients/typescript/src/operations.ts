@@ -10,6 +10,9 @@ export const OPERATIONS = [
   { method: "POST", path: "/v1/tools/background-remove", client: "tools.removeBackground" },
   { method: "POST", path: "/v1/prompt/improve", client: "prompts.improve" },
   { method: "GET", path: "/v1/models", client: "models.list" },
+  // Probes at the server's root, outside `/api`.
+  { method: "GET", path: "/healthz", client: "health.live", root: true },
+  { method: "GET", path: "/readyz", client: "health.ready", root: true },
   // Jobs (issue 16): need a server that serves them.
   { method: "GET", path: "/v1/jobs", client: "jobs.list" },
   { method: "GET", path: "/v1/jobs/{id}", client: "jobs.get" },

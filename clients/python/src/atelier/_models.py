@@ -168,6 +168,21 @@ class ModelList(Result):
         return value
 
 
+@dataclass(frozen=True)
+class Liveness(Result):
+    status: str = ""
+    uptime_seconds: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Readiness(Result):
+    status: str = ""
+    ready: bool = False
+    not_ready: List[Dict[str, Any]] = field(default_factory=list)
+    """What is not ready: ``{"name", "detail"}`` per failed critical check."""
+    checks: List[Dict[str, Any]] = field(default_factory=list)
+
+
 TERMINAL_JOB_STATUSES = ("succeeded", "failed", "canceled")
 
 

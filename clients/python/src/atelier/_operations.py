@@ -12,6 +12,9 @@ OPERATIONS: Tuple[Tuple[str, str, str], ...] = (
     ("POST", "/v1/tools/background-remove", "tools.remove_background"),
     ("POST", "/v1/prompt/improve", "prompts.improve"),
     ("GET", "/v1/models", "models.list"),
+    # Probes at the server's root, outside /api (see ROOT_PATHS).
+    ("GET", "/healthz", "health.live"),
+    ("GET", "/readyz", "health.ready"),
     # Jobs (issue 16): need a server that serves them.
     ("GET", "/v1/jobs", "jobs.list"),
     ("GET", "/v1/jobs/{id}", "jobs.get"),
@@ -26,3 +29,7 @@ def path_of(method_name: str) -> str:
         if name == method_name:
             return path
     raise KeyError(method_name)
+
+
+ROOT_PATHS = frozenset({"/healthz", "/readyz"})
+"""Paths served at the server's root rather than under ``/api``."""
