@@ -139,7 +139,8 @@ export class HttpClient {
         await this.wait(backoffMs(attempt), request.signal);
         continue;
       }
-      if (response.ok || request.acceptStatuses?.includes(response.status)) return { response, body: bytes ?? (await readAll(response)) };
+      if (response.ok) return { response, body: bytes };
+      if (request.acceptStatuses?.includes(response.status)) return { response, body: bytes ?? (await readAll(response)) };
       const body = parseErrorBody(response, bytes ?? (await readAll(response).catch(() => new Uint8Array())));
       const retryAfter = retryAfterSeconds(response.headers);
       const code = typeof body === "object" && body !== null ? (body as { code?: unknown }).code : undefined;
