@@ -43,6 +43,7 @@ from ._models import (
     Result,
     StyleTransferResult,
     UpscaleResult,
+    WebhookSecret,
 )
 from ._operations import OPERATIONS
 from ._rate_limit import RateLimit
@@ -92,6 +93,7 @@ __all__ = [
     "ServiceUnavailableError",
     "StyleTransferResult",
     "UpscaleResult",
+    "WebhookSecret",
     "__version__",
     "to_image_url",
 ]

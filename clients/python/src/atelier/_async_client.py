@@ -28,6 +28,7 @@ from ._models import (
     Readiness,
     ResponseMeta,
     Result,
+    WebhookSecret,
     StyleTransferResult,
     UpscaleResult,
 )
@@ -74,6 +75,8 @@ class AsyncAtelier:
         self.prompts = AsyncPrompts(self)
         self.models = AsyncModels(self)
         self.health = AsyncHealth(self)
+        self.webhooks = AsyncWebhooks(self)
+        """Webhook signing secrets; needs a server with jobs."""
         """The server's liveness and readiness probes."""
         self.jobs = AsyncJobs(self)
         """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
@@ -241,6 +244,16 @@ class AsyncModels(_Resource):
     async def list(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> ModelList:
         """Every model the server knows, installed or not (``GET /api/v1/models``; needs no key)."""
         return await self._client._run(Call("GET", path_of("models.list"), _parser(ModelList), timeout=timeout, max_retries=max_retries))
+
+
+class AsyncWebhooks(_Resource):
+    async def secret(self) -> WebhookSecret:
+        """The key's webhook signing secret (``GET /api/v1/webhooks/secret``), made on first use."""
+        return await self._client._run(Call("GET", path_of("webhooks.secret"), _parser(WebhookSecret)))
+
+    async def rotate_secret(self) -> WebhookSecret:
+        """Replaces the key's signing secret (``POST /api/v1/webhooks/secret``)."""
+        return await self._client._run(Call("POST", path_of("webhooks.rotate_secret"), _parser(WebhookSecret), {}))
 
 
 class AsyncHealth(_Resource):

@@ -25,6 +25,7 @@ from ._models import (
     Readiness,
     ResponseMeta,
     Result,
+    WebhookSecret,
     StyleTransferResult,
     UpscaleResult,
 )
@@ -66,6 +67,8 @@ class Atelier:
         self.prompts = Prompts(self)
         self.models = Models(self)
         self.health = Health(self)
+        self.webhooks = Webhooks(self)
+        """Webhook signing secrets; needs a server with jobs."""
         """The server's liveness and readiness probes."""
         self.jobs = Jobs(self)
         """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
@@ -233,6 +236,16 @@ class Models(_Resource):
     def list(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> ModelList:
         """Every model the server knows, installed or not (``GET /api/v1/models``; needs no key)."""
         return self._client._run(Call("GET", path_of("models.list"), _parser(ModelList), timeout=timeout, max_retries=max_retries))
+
+
+class Webhooks(_Resource):
+    def secret(self) -> WebhookSecret:
+        """The key's webhook signing secret (``GET /api/v1/webhooks/secret``), made on first use."""
+        return self._client._run(Call("GET", path_of("webhooks.secret"), _parser(WebhookSecret)))
+
+    def rotate_secret(self) -> WebhookSecret:
+        """Replaces the key's signing secret (``POST /api/v1/webhooks/secret``)."""
+        return self._client._run(Call("POST", path_of("webhooks.rotate_secret"), _parser(WebhookSecret), {}))
 
 
 class Health(_Resource):

@@ -183,6 +183,14 @@ class Readiness(Result):
     checks: List[Dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class WebhookSecret(Result):
+    """The key's Standard Webhooks signing secret (issue 16)."""
+
+    object: str = "webhook_secret"
+    secret: str = ""
+
+
 TERMINAL_JOB_STATUSES = ("succeeded", "failed", "canceled")
 
 

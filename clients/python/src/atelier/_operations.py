@@ -21,6 +21,8 @@ OPERATIONS: Tuple[Tuple[str, str, str], ...] = (
     ("DELETE", "/v1/jobs/{id}", "jobs.cancel"),
     ("GET", "/v1/jobs/{id}/events", "jobs.events"),
     ("GET", "/v1/jobs/{id}/result", "jobs.result"),
+    ("GET", "/v1/webhooks/secret", "webhooks.secret"),
+    ("POST", "/v1/webhooks/secret", "webhooks.rotate_secret"),
 )
 
 
