@@ -76,11 +76,13 @@ const KINDS = {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
     description: "A genuine key past the expiry its owner gave it; create a new key in the console.",
     example: "The API key expired at 2026-01-01T00:00:00.000Z. Create a new key in the console's API keys area.",
+    headers: ["WWW-Authenticate"],
   },
   KEY_SCOPE_DENIED: {
     http: 403, trpc: "FORBIDDEN", grpc: GrpcStatus.PERMISSION_DENIED, scope: "key",
     description: "The key is valid but its scopes do not include the operation called.",
     example: "This API key may not call Upscale (POST /api/v1/tools/upscale); its scopes are prompt.improve. Use a key with that scope, or one without scopes.",
+    headers: ["WWW-Authenticate"],
   },
   NOT_FOUND: {
     http: 404, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "routing",
@@ -284,6 +286,8 @@ export interface ModelNotInstalledOptions {
   lead?: string;
   issues?: FieldIssue[];
   cause?: unknown;
+  /** When the model is expected sooner than an operator's install (first-start provisioning). */
+  retryAfterSeconds?: number;
 }
 
 /** Until an operator installs a model nothing changes, so clients are told to come back in an hour. */
@@ -300,7 +304,7 @@ export function modelNotInstalled(problem: string, options: ModelNotInstalledOpt
   const list = install.map((model) => `\`${model.installCommand}\`${label(model)}`).join(", or ");
   const remedy = install.length > 0 ? ` ${options.lead ?? "An operator installs it with"} ${list}.` : "";
   return new AtelierError("MODEL_NOT_INSTALLED", `${problem}${remedy}`, {
-    retryAfterSeconds: MODEL_RETRY_SECONDS,
+    retryAfterSeconds: options.retryAfterSeconds ?? MODEL_RETRY_SECONDS,
     ...(options.issues ? { issues: options.issues } : {}),
     ...(options.cause === undefined ? {} : { cause: options.cause }),
   });

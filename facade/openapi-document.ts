@@ -9,6 +9,7 @@ import { z } from "zod";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
 import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
+import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
 
@@ -81,6 +82,7 @@ interface Response {
 }
 interface Operation {
   operationId?: string;
+  description?: string;
   security?: unknown[];
   requestBody?: { content?: Record<string, MediaType> };
   responses: Record<string, Response>;
@@ -177,6 +179,9 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
       const own = examples.get(operation.operationId ?? "");
+      if (own && own.needs.length > 0) {
+        operation.description = `${operation.description ?? ""}\n\nThe examples run on a server where \`npm run models -- pull ${own.needs.join(" ")}\` has installed the models they use.`;
+      }
       const metered = (operation.security ?? []).length > 0;
       if (!metered) operation.security = [];
       const success = operation.responses["200"]!;
@@ -191,5 +196,7 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
       operation.responses = { "200": success, ...errorResponses(operation, own) };
     }
   }
+  // Health endpoints live outside the router (no key, no quota): their entries are written by hand.
+  Object.assign((document.paths ??= {}), HEALTH_OPENAPI_PATHS);
   return document;
 }

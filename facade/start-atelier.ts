@@ -24,8 +24,11 @@ import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
+import { serviceReadiness } from "../operations/health/service-readiness.js";
+import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
 import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
+import { httpServerOptions } from "./http-server-options.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
@@ -36,6 +39,10 @@ export interface RunningAtelier {
   jobs: RunningJobs;
   /** The in-process worker, when one was started. */
   worker: RunningWorker | undefined;
+  /** The HTTP listener (graceful shutdown stops it first). */
+  server: http.Server;
+  /** What `/readyz` reports; more checks can be added (model provisioning). */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -79,7 +86,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     usage,
     modelInstalls: new ModelInstalls({
       modelsDir: config.modelsDir,
-      from: config.modelInstallFrom,
+      from: config.modelMirror,
       hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
       logger: logger.child({ part: "model-installs" }),
     }),
@@ -96,8 +103,9 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     await quota.close();
     throw error;
   }
-  const app = createFacadeApp(services, packageVersion(), jobs.service);
-  const server = http.createServer(app);
+  const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
+  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness }, jobs.service);
+  const server = http.createServer(httpServerOptions(config), app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.http.port, config.http.host, () => resolve());
@@ -113,15 +121,19 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     services,
     jobs,
     worker,
+    server,
+    readiness: ready.readiness,
     close: async () => {
+      ready.readiness.startDraining();
       await jobs.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
       await jobs.close();
+      await ready.close();
       services.workers.close();
-      await worker?.shutdown();
+      await worker?.shutdown(config.shutdownGraceMs);
       await services.keys.close();
       await services.accounts.close();
       await services.quota.close();

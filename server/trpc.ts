@@ -28,7 +28,6 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
 export const middleware = t.middleware;
 
 /** Logs internal faults once and gives every error its public tRPC code. */

@@ -201,7 +201,9 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
     access: "signed-in",
     get: async (page) => {
       const key = await visibleKey(services, page.user!, page.params.id!);
-      return key ? keyDetail(page, key, {}) : notFound();
+      if (!key) return notFound();
+      const owner = key.ownerId === null ? null : await services.accounts.getUser(key.ownerId);
+      return keyDetail(page, key, {}, key.ownerId === null ? "CLI (operator)" : (owner?.email ?? "Deleted user"));
     },
     post: async (page) => {
       const key = await visibleKey(services, page.user!, page.params.id!);
@@ -209,7 +211,7 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
       try {
         await services.keys.rename(key.id, page.form.name ?? "");
       } catch (error) {
-        return keyDetail(page, key, fieldErrors(error));
+        return keyDetail(page, key, fieldErrors(error), null);
       }
       return redirect(`/keys/${key.id}`, "Key renamed.");
     },
@@ -243,13 +245,14 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
   });
 }
 
-function keyDetail(page: PageRequest, key: ApiKeyRecord, errors: Record<string, string>): PageResponse {
+function keyDetail(page: PageRequest, key: ApiKeyRecord, errors: Record<string, string>, owner: string | null): PageResponse {
   const status = statusOf(key, Date.now());
   return {
     status: Object.keys(errors).length > 0 ? 400 : 200,
     title: `API key “${key.name}”`,
     main: html`<dl class="details">
         <dt>Key</dt><dd><code>${keyPrefix(key)}</code></dd>
+        ${owner !== null && page.user!.role === "admin" ? html`<dt>Owner</dt><dd>${owner}</dd>` : html``}
         <dt>Status</dt><dd><span class="status status-${status}">${status}</span></dd>
         <dt>Created</dt><dd>${time(key.createdAt)}</dd>
         <dt>Last used</dt><dd>${time(key.lastUsedAt)}${key.lastUsedOperation ? html` (${key.lastUsedOperation})` : html``}</dd>

@@ -31,7 +31,10 @@ function signInForm(next: string, email: string, error: string | null, signUpOpe
     <p class="muted">No account yet? ${signUpOpen ? html`<a href="/sign-up">Create one</a>.` : html`Ask an administrator for an invite.`}</p>`;
 }
 
-export function registerSignInPages(router: express.Router, services: AtelierServices, throttle = new LoginThrottle()): void {
+export function registerSignInPages(router: express.Router, services: AtelierServices): void {
+  // Opened now, awaited at the first sign-in; a failure to open surfaces there as a 500 page.
+  const opening = LoginThrottle.open(services.accounts);
+  opening.catch(() => {});
   const signUpOpen = services.config.console.signUp === "open";
   registerPage(router, services, {
     path: "/sign-in",
@@ -43,6 +46,7 @@ export function registerSignInPages(router: express.Router, services: AtelierSer
       const password = (form.password ?? "").slice(0, 1024);
       const next = safeNext(form.next);
       const address = req.ip ?? "unknown";
+      const throttle = await opening;
       const wait = await throttle.retryAfterSeconds(email, address);
       if (wait > 0) {
         res.setHeader("Retry-After", String(wait));
@@ -57,6 +61,8 @@ export function registerSignInPages(router: express.Router, services: AtelierSer
       }
       await throttle.recordSuccess(email);
       await beginSession(services, req, res, user.id);
+      // Expired sessions are refused when presented; sign-ins sweep them out of the table.
+      await services.accounts.pruneSessions();
       services.logger.info({ part: "console", userId: user.id }, "console sign-in");
       return redirect(next);
     },

@@ -34,6 +34,11 @@ export interface ApiKeyRecord {
   lastUsedOperation: string | null;
 }
 
+/** The hourly request limit that applies to a key: its own, else the service's default. */
+export function effectiveHourlyLimit(record: Pick<ApiKeyRecord, "hourlyLimit">, defaultLimit: number): number {
+  return record.hourlyLimit ?? defaultLimit;
+}
+
 /** What it takes to create a key. */
 export interface NewApiKey {
   name: string;
@@ -98,11 +103,6 @@ export interface ApiKeyStore {
 
 /** `lastUsedAt` is rewritten only when it is at least this old, so hot keys do not write per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
-
-/** The hourly limit that applies to `record`, given the service default. */
-export function effectiveHourlyLimit(record: Pick<ApiKeyRecord, "hourlyLimit">, defaultLimit: number): number {
-  return record.hourlyLimit ?? defaultLimit;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Storage: what a database has to do for the shared logic below

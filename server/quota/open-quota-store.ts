@@ -9,7 +9,7 @@ export async function openQuotaStore(
   config: Pick<AtelierConfig, "dataDir" | "quota">,
   options: { logger?: Logger } = {},
 ): Promise<QuotaStore> {
-  const { redisUrl, windowSeconds } = config.quota;
-  if (redisUrl !== undefined) return createRedisQuotaStore(redisUrl, windowSeconds, options);
-  return createSqliteQuotaStore(config.dataDir, windowSeconds);
+  const { redisUrl, windowSeconds, maxRefunds } = config.quota;
+  if (redisUrl !== undefined) return createRedisQuotaStore(redisUrl, windowSeconds, { ...options, maxRefunds });
+  return createSqliteQuotaStore(config.dataDir, windowSeconds, maxRefunds);
 }

@@ -19,12 +19,19 @@ export interface QuotaDecision {
   resetSeconds: number;
   /** Window length in seconds. */
   windowSeconds: number;
+  /** On a refund: false when the key's refunds for this window were used up, so the request stayed charged. */
+  refunded?: boolean;
 }
 
 export interface QuotaStore {
   /** Counts one request against `keyId`, whose limit is `limit` per window. */
   consume(keyId: string, limit: number): Promise<QuotaDecision>;
-  /** Gives back one request (used when the server, not the client, failed). */
+
+  /**
+   * Gives back one request (used when the server, not the client, failed), at most `maxRefunds`
+   * times per key per window: a caller who can make the server fail would otherwise get unlimited
+   * work for free. Beyond that the request stays charged (`refunded: false`).
+   */
   refund(keyId: string, limit: number): Promise<QuotaDecision>;
   /** The current window's use of `keyId` without counting a request (the console's key list). */
   peek(keyId: string, limit: number): Promise<QuotaDecision>;
@@ -45,6 +52,10 @@ export interface RateLimiterQuotaStoreOptions {
    * rejection is the store's). Default: rethrown as is, which clients see as a 500.
    */
   onStoreError?: (error: unknown) => Error;
+  /** Counts refunds per key per window, in the same store; with it, `maxRefunds` applies. */
+  refundLimiter?: RateLimiterAbstract;
+  /** Refunds granted per key per window (default: unlimited). */
+  maxRefunds?: number;
 }
 
 export class RateLimiterQuotaStore implements QuotaStore {
@@ -59,7 +70,15 @@ export class RateLimiterQuotaStore implements QuotaStore {
   }
 
   async refund(keyId: string, limit: number): Promise<QuotaDecision> {
-    return this.decide(await this.call(() => this.limiter.reward(keyId, 1)), limit);
+    const { refundLimiter, maxRefunds = Number.POSITIVE_INFINITY } = this.options;
+    if (refundLimiter && Number.isFinite(maxRefunds)) {
+      const refunds = await this.call(() => refundLimiter.consume(keyId, 1));
+      if (refunds.consumedPoints > maxRefunds) {
+        // Points 0: reads the counter without changing it, in the same atomic call as any other.
+        return { ...this.decide(await this.call(() => this.limiter.penalty(keyId, 0)), limit), refunded: false };
+      }
+    }
+    return { ...this.decide(await this.call(() => this.limiter.reward(keyId, 1)), limit), refunded: true };
   }
 
   async peek(keyId: string, limit: number): Promise<QuotaDecision> {
@@ -94,30 +113,30 @@ export class RateLimiterQuotaStore implements QuotaStore {
 
 export const QUOTA_DATABASE_FILE = "quota.db";
 
-/** The embedded default: counters in `<dataDir>/quota.db`. */
-export async function createSqliteQuotaStore(dataDir: string, windowSeconds: number): Promise<QuotaStore> {
+/** The embedded default: counters in `<dataDir>/quota.db`; `maxRefunds` per key per window (default unlimited). */
+export async function createSqliteQuotaStore(dataDir: string, windowSeconds: number, maxRefunds = Number.POSITIVE_INFINITY): Promise<QuotaStore> {
   fs.mkdirSync(dataDir, { recursive: true });
   const db = new Database(path.join(dataDir, QUOTA_DATABASE_FILE));
   db.pragma("journal_mode = WAL");
   db.pragma("busy_timeout = 5000");
-  // The table is created asynchronously and reported through the constructor's callback.
-  let settle: (error?: Error) => void = () => {};
-  const ready = new Promise<void>((resolve, reject) => {
-    settle = (error) => (error ? reject(error) : resolve());
-  });
-  const limiter = new RateLimiterSQLite(
-    {
-      storeClient: db,
-      storeType: "better-sqlite3",
-      tableName: "quota_counters",
-      keyPrefix: "key",
-      points: UNBOUNDED_POINTS,
-      duration: windowSeconds,
-    },
-    (error?: Error) => settle(error),
-  );
-  await ready;
+  // Each table is created asynchronously and reported through the constructor's callback.
+  const counter = async (keyPrefix: string) => {
+    let settle: (error?: Error) => void = () => {};
+    const ready = new Promise<void>((resolve, reject) => {
+      settle = (error) => (error ? reject(error) : resolve());
+    });
+    const limiter = new RateLimiterSQLite(
+      { storeClient: db, storeType: "better-sqlite3", tableName: "quota_counters", keyPrefix, points: UNBOUNDED_POINTS, duration: windowSeconds },
+      (error?: Error) => settle(error),
+    );
+    await ready;
+    return limiter;
+  };
+  const limiter = await counter("key");
+  const refundLimiter = await counter("refund");
   return new RateLimiterQuotaStore(limiter, windowSeconds, {
+    refundLimiter,
+    maxRefunds,
     onClose: async () => {
       db.close();
     },

@@ -24,6 +24,8 @@ export interface RedisQuotaStoreOptions {
   commandTimeoutMs?: number;
   /** Where losing and regaining the connection is reported. */
   logger?: Logger;
+  /** Refunds granted per key per window (default unlimited); counted under `atelier:quota-refund:`. */
+  maxRefunds?: number;
 }
 
 /** The server part of a Redis URL, without user or password, for messages and logs. */
@@ -100,7 +102,16 @@ export async function createRedisQuotaStore(
     // Refuse at once while ioredis reconnects, instead of failing after a write attempt.
     rejectIfRedisNotReady: true,
   });
+  const refundLimiter = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: `${REDIS_QUOTA_KEY_PREFIX}-refund`,
+    points: UNBOUNDED_POINTS,
+    duration: windowSeconds,
+    rejectIfRedisNotReady: true,
+  });
   return new RateLimiterQuotaStore(limiter, windowSeconds, {
+    refundLimiter,
+    ...(options.maxRefunds === undefined ? {} : { maxRefunds: options.maxRefunds }),
     onStoreError: (error) => storeUnavailable("quota", error),
     onClose: async () => {
       await redis.quit().catch(() => redis.disconnect());

@@ -39,9 +39,10 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(job.id).toMatch(/^job_/);
     expect(job.meta?.status).toBe(202);
     const seen: string[] = [];
-    const result = (await job.wait({ onProgress: (current: Job) => seen.push(current.status) })) as { data: AtelierImage[]; scale: number };
+    const result = await job.wait({ onProgress: (current: Job<unknown>) => seen.push(current.status) });
     expect(seen.at(-1)).toBe("succeeded");
     expect(result.scale).toBe(2);
+    expect(result.nativeScale).toBe(2);
     expect(result.data[0]).toBeInstanceOf(AtelierImage);
     expect(result.data[0]).toMatchObject({ width: 48, height: 32 });
 
@@ -53,6 +54,35 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     const listed = await client.jobs.list({ status: "succeeded" });
     expect(listed.data.map((entry) => entry.id)).toContain(job.id);
     expect(listed.rateLimit === null || typeof listed.rateLimit.remaining === "number").toBe(true);
+  });
+
+  it("follows a 202 job answer to a synchronous call, returning the same result", async (context) => {
+    if (!served) return context.skip();
+    const viaProxy = new Atelier({ apiKey: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, baseURL: proxy.url });
+    proxy.reset();
+    proxy.queue({ kind: "prefer-async" });
+    const result = await viaProxy.tools.upscale({ image: png, scale: 3 });
+    expect(result.data[0]).toBeInstanceOf(AtelierImage);
+    expect(result.data[0]).toMatchObject({ width: 72, height: 48 });
+    expect(result.scale).toBe(3);
+    expect(proxy.seen[0]!.method).toBe("POST");
+    expect(proxy.seen.slice(1).every((request) => request.method === "GET" && request.url.startsWith("/api/v1/jobs/job_"))).toBe(true);
+  });
+
+  it("a retry of a POST whose connection dropped while the server works follows that work (one job), instead of colliding with it", async (context) => {
+    if (!served) return context.skip();
+    const key = (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey;
+    const impatient = new Atelier({ apiKey: key, baseURL: proxy.url, maxRetries: 1 });
+    // About a second of Lanczos work: the retry arrives while it is still running.
+    const big = await gradientPng(1024, 1024);
+    proxy.reset();
+    proxy.queue({ kind: "cut-after", ms: 300 });
+    const before = (await client.jobs.list({ limit: 100 })).data.length;
+    const result = await impatient.tools.upscale({ image: big, scale: 4, model: "lanczos" });
+    expect(result.data[0]).toMatchObject({ width: 4096, height: 4096 });
+    expect(proxy.seen[1]!.headers.prefer).toBe("respond-async");
+    expect(proxy.seen[1]!.headers["idempotency-key"]).toBe(proxy.seen[0]!.headers["idempotency-key"]);
+    expect((await client.jobs.list({ limit: 100 })).data.length).toBe(before + 1);
   });
 
   it("streams a finished job's events ending with its result, and resumes after a Last-Event-ID", async (context) => {
@@ -68,6 +98,24 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     const resumed: JobEvent[] = [];
     for await (const event of job.events({ lastEventId: events[0]!.id! })) resumed.push(event);
     expect(resumed.map((event) => event.id)).toEqual(events.slice(1).map((event) => event.id));
+  });
+
+  it("atelier upscale --job shows the job and writes its result", async (context) => {
+    if (!served) return context.skip();
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const fs = await import("node:fs");
+    const os = await import("node:os");
+    const path = await import("node:path");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-cli-job-"));
+    fs.writeFileSync(path.join(dir, "photo.png"), png);
+    const cli = path.resolve("clients", "typescript", "src", "cli", "main.ts");
+    const env = { ...process.env, ATELIER_API_KEY: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, ATELIER_BASE_URL: service.url };
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", cli, "upscale", path.join(dir, "photo.png"), "--scale", "3", "--job", "-o", path.join(dir, "big.png")], { env });
+    expect(stdout.trim()).toBe(path.join(dir, "big.png"));
+    expect(stderr).toMatch(/72x48 image\/png/);
+    expect((await sharp(path.join(dir, "big.png")).metadata()).width).toBe(72);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("cancels a queued job, and refuses (409, without retrying) to cancel a finished one", async (context) => {

@@ -141,7 +141,7 @@ describe.skipIf(SKIP_REDIS)("Redis quota store specifics", () => {
   });
 
   it("is what openQuotaStore picks when a Redis URL is set; SQLite otherwise", async () => {
-    const viaRedis = await openQuotaStore({ dataDir, quota: { defaultLimit: 5, windowSeconds: 60, redisUrl: redis.url } });
+    const viaRedis = await openQuotaStore({ dataDir, quota: { defaultLimit: 5, windowSeconds: 60, redisUrl: redis.url, maxRefunds: 10 } });
     const key = freshKey();
     await viaRedis.consume(key, 5);
     await viaRedis.close();
@@ -150,7 +150,7 @@ describe.skipIf(SKIP_REDIS)("Redis quota store specifics", () => {
     expect(await client.get(`${REDIS_QUOTA_KEY_PREFIX}:${key}`)).toBe("1");
     client.disconnect();
 
-    const viaSqlite = await openQuotaStore({ dataDir, quota: { defaultLimit: 5, windowSeconds: 60, redisUrl: undefined } });
+    const viaSqlite = await openQuotaStore({ dataDir, quota: { defaultLimit: 5, windowSeconds: 60, redisUrl: undefined, maxRefunds: 10 } });
     await viaSqlite.consume(key, 5);
     await viaSqlite.close();
     expect(fs.readdirSync(dataDir)).toContain(QUOTA_DATABASE_FILE);

@@ -100,9 +100,3 @@ export function guidedFilterCoefficients(guide: FloatPlanes, matte: FloatPlanes,
   }
   return boxMean({ data: coefficients, width, height, channels: 4 }, options.radius);
 }
-
-/** Evaluates `a . rgb + b`, clamped to 0..1, for one pixel of a coefficient field row. */
-export function applyCoefficients(field: Float32Array, at: number, r: number, g: number, b: number): number {
-  const value = field[at]! * r + field[at + 1]! * g + field[at + 2]! * b + field[at + 3]!;
-  return value <= 0 ? 0 : value >= 1 ? 1 : value;
-}

@@ -42,12 +42,6 @@ export function scaleDim(d: ShapeDim, factor: number): ShapeDim {
   return { symbol: d.symbol, factor: d.factor * factor };
 }
 
-/** True when two dims are known to be equal. */
-export function sameDim(a: ShapeDim, b: ShapeDim): boolean {
-  if (typeof a === "number" || typeof b === "number" || a === null || b === null) return a === b && a !== null;
-  return a.symbol === b.symbol && a.factor === b.factor;
-}
-
 /** The dim as declared in the ONNX model: numbers stay numbers, `height` ×2 becomes `"height*2"`. */
 export function declaredDim(d: ShapeDim): Dim {
   if (d === null || typeof d === "number") return d;

@@ -26,22 +26,13 @@ export const CLASSICAL_MODEL = "lanczos";
  * the default worker deadline (120 s) while the worker runs its default two jobs at once on two cores,
  * so at most 3.5 s per output megapixel measured alone, tiles included.
  *
- * From bench/upscale-bench.ts on six photographs (mean luma PSNR gain over a pixel-centred Lanczos-3,
- * x2 / x3 / x4 / x5 / x6 / x7 / x8), and speed on two otherwise idle cores:
- *
- * - esrgan-thick: -0.03 / +0.71 / +0.77 / +0.87 / +0.80 / +0.74 / +0.67 dB, better than Lanczos on
- *   every photo from x3 up; 20, 7.8 and 4.4 s per output MP at x2, x3 and x4, and through its x8
- *   network 1.5 s at x8, 2.6 s at x6 and 3.7 s at x5 (tiled, 1.5 to 2 MP outputs): the default at
- *   x6 to x8 only;
- * - lsdir-compact-x4: +1.15 / +0.70 / +0.26 / +0.23 / +0.18 / +0.17 / +0.14 dB, 0.5 s per MP at x4
- *   (2 s at x2, through x4), and the largest SSIM gain of the models within the bound from x2 to x5;
- * - espcn-x3: +0.49 / +0.28 / +0.22 / +0.24 / +0.25 dB (it reaches x6 at most, see the catalog); at
- *   x5 and x6 its PSNR gain equals LSDIR's but its SSIM gain is a third lower, so LSDIR stays first;
- * - esrgan-medium, esrgan-slim: -0.35 / +0.27 / 0.00 and -0.41 / +0.08 / -0.08 dB, at 0.3 to 2.3 s
- *   per MP. They were ranked against libvips' lanczos3 (half a pixel off; see resample.ts), the
- *   classical model then, which they beat by 0.6 to 2.1 dB at x2 to x4 and not from x5, so they are
- *   not listed there. The classical model is now the centred Lanczos-3, which they do not beat at x2
- *   (nor slim at x4).
+ * The figures behind the order (luma PSNR and SSIM gain over the pixel-centred Lanczos-3 on six
+ * photographs, seconds per output megapixel) are printed by bench/upscale-bench.ts; the README's
+ * Upscaling table keeps them. What they decide: LSDIR gains most from x2 to x5 and is fast; ESRGAN
+ * thick is within the speed bound only through its x8 network, so it leads from x6 on; ESPCN matches
+ * LSDIR's PSNR gain at x5 and x6 with a third less SSIM gain, so it comes after it; ESRGAN medium and
+ * slim beat the off-centre libvips lanczos3 they were first ranked against at x2 to x4 only (not from
+ * x5), and do not beat the centred Lanczos-3 at x2, so they come last, at x2 to x4.
  *
  * Every list ends with Lanczos, which is always installed.
  */

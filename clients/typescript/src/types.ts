@@ -34,3 +34,12 @@ export type WithImages<R extends { data: unknown[] }> = Omit<R, "data"> & { data
  * request id, the quota headers and the raw headers.
  */
 export type APIResult<T> = T & { readonly _meta: ResponseMeta; readonly requestId: string | null; readonly rateLimit: ResponseMeta["rateLimit"] };
+
+/** What each operation takes and gives, by client method name: for jobs, which run any of them. */
+export interface OperationTypes {
+  "images.generate": { params: GenerateRequest; result: WithImages<GenerateResponse> };
+  "tools.upscale": { params: WithImage<UpscaleRequest>; result: WithImages<UpscaleResponse> };
+  "tools.styleTransfer": { params: WithImage<StyleTransferRequest>; result: WithImages<StyleTransferResponse> };
+  "tools.removeBackground": { params: WithImage<BackgroundRemoveRequest>; result: WithImages<BackgroundRemoveResponse> };
+  "prompts.improve": { params: PromptImproveRequest; result: PromptImproveResponse };
+}

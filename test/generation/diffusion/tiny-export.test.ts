@@ -12,7 +12,7 @@ import { createLogger } from "../../../core/logger.js";
 import { adaptPinnedModel, toDeclaredType } from "../../../workers/generation/diffusion/diffusion-graph.js";
 import { EXPORT_FILES } from "../../../workers/generation/diffusion/export-layout.js";
 import { declaredValues, float32Facade } from "../../../workers/generation/diffusion/float32-facade.js";
-import { ModelRuntime, type PinnedModel } from "../../../workers/onnx/onnx-runtime.js";
+import { ModelRuntime, type FeedMap, type PinnedModel } from "../../../workers/onnx/onnx-runtime.js";
 import { writeTinyDiffusion } from "../../../scripts/make-tiny-diffusion.js";
 import { hasClipMerges } from "./tiny-export.js";
 
@@ -143,8 +143,7 @@ describe("feeds in the session's declared types (the typed-runtime path)", () =>
   });
 
   it("converts each feed by the pinned model's signature", async () => {
-    // Typed loosely: the runtime's feed type widens to int32 / int64 arrays with the runtime change.
-    let seen: Record<string, { data: unknown }> | undefined;
+    let seen: FeedMap | undefined;
     const pinned: PinnedModel = {
       key: "fake",
       signature: {

@@ -27,16 +27,6 @@ export interface DiffusionGenerator extends ImageGenerator {
   model(): Promise<DiffusionModel>;
 }
 
-/**
- * The loader of one graph. The runtime change adds `ModelLoader.graphFileLoader`, which hands graphs
- * with external data files over by path; it is used as soon as it exists. Its type then widens to
- * bytes or a file, which runtimeGraph already accepts.
- */
-function graphLoader(models: WorkerContext["models"], entry: CatalogEntry, name: string): ReturnType<WorkerContext["models"]["graphLoader"]> {
-  const byPath = (models as Partial<Record<"graphFileLoader", WorkerContext["models"]["graphLoader"]>>).graphFileLoader;
-  return byPath ? byPath.call(models, entry, name) : models.graphLoader(entry, name);
-}
-
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : fallback;
 }
@@ -67,7 +57,8 @@ async function loadModel(entry: CatalogEntry, context: WorkerContext, padToken: 
   const scheduleConfig = await read("scheduler config", async () => (schedulerJson ? parseScheduleConfig(schedulerJson) : DEFAULT_SCHEDULE));
   const vaeConfig = await read("VAE config", () => readJsonObject(path.join(folder, EXPORT_FILES.vaeConfig)));
   const unetConfig = await read("UNet config", () => readJsonObject(path.join(folder, EXPORT_FILES.unetConfig)));
-  const graph = (name: string): GraphHandle => runtimeGraph(runtime, models.sessionKey(entry, name), graphLoader(models, entry, name));
+  // By path where the weights live in external data files (a full-precision UNet), else as bytes.
+  const graph = (name: string): GraphHandle => runtimeGraph(runtime, models.sessionKey(entry, name), models.graphFileLoader(entry, name));
   const model: DiffusionModel = {
     textEncoder: graph(DIFFUSION_GRAPHS.textEncoder),
     unet: graph(DIFFUSION_GRAPHS.unet),

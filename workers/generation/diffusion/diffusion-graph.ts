@@ -1,16 +1,16 @@
 /**
  * How the pipeline reaches its three ONNX graphs: a {@link GraphHandle} holds a graph loaded for one
- * phase of the work (encode, denoise, decode), and a {@link DiffusionGraph} runs it. Feeds are float32
- * values whatever the export declares; this layer hands each input to the runtime in the element
- * type the loaded session takes (token ids as int32, timesteps as int64, …).
+ * phase of the work (encode, denoise, decode), and a {@link DiffusionGraph} runs it. The pipeline's
+ * feeds are float32 values whatever the export declares; this layer hands each input to the runtime
+ * in the element type the loaded session declares (token ids as int32, timesteps as int64, …).
  *
- * The runtime (workers/onnx) feeds float32 only today, so graphs get a float32 facade at load time
- * (float32-facade.ts). When tensor-data.ts exports `FEED_ELEMENT_TYPES` (the runtime change in the
- * README), the types it lists are fed natively and the facade is skipped for them.
+ * The runtime (workers/onnx) feeds float32, int32 and int64 (`FEED_ELEMENT_TYPES`) and returns
+ * float32. A graph loaded from bytes whose inputs or outputs have another type (float16, in
+ * half-precision exports) gets a float32 facade at load time (float32-facade.ts); a graph handed over
+ * by path (weights in external data files) is loaded as it is.
  */
 import type { ModelHandle, ModelRuntime, PinnedModel } from "../../onnx/onnx-runtime.js";
-import * as tensorData from "../../onnx/tensor-data.js";
-import type { ModelSignature, TensorData, TensorMap, TensorSignature } from "../../onnx/tensor-data.js";
+import { FEED_ELEMENT_TYPES, type FeedData, type FeedMap, type ModelSignature, type TensorData, type TensorMap, type TensorSignature } from "../../onnx/tensor-data.js";
 import { float32Facade } from "./float32-facade.js";
 
 /** One loaded graph, held for a phase of the work. */
@@ -27,17 +27,8 @@ export interface GraphHandle {
   use<T>(work: (graph: DiffusionGraph) => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
 
-/** Element types the runtime feeds natively: what tensor-data.ts advertises, float32 when it is silent. */
-export function runtimeFeedTypes(): readonly string[] {
-  const advertised = (tensorData as { FEED_ELEMENT_TYPES?: unknown }).FEED_ELEMENT_TYPES;
-  return Array.isArray(advertised) && advertised.every((type) => typeof type === "string") ? advertised : ["float32"];
-}
-
-/** A feed of a non-float32 element type, as the runtime change defines it (tensor data by typed array). */
-type NativeFeed = { data: Int32Array | BigInt64Array | Float32Array; dims: number[] };
-
 /** `feed` in the element type `input` declares; integers truncate toward zero like numpy's astype. */
-export function toDeclaredType(input: TensorSignature, feed: TensorData): NativeFeed {
+export function toDeclaredType(input: TensorSignature, feed: TensorData): FeedData {
   switch (input.type) {
     case "int32":
       return { data: Int32Array.from(feed.data, Math.trunc), dims: feed.dims };
@@ -54,31 +45,29 @@ export function adaptPinnedModel(model: PinnedModel, signal: AbortSignal | undef
   return {
     signature: model.signature,
     run: (feeds, runSignal) => {
-      const converted: Record<string, NativeFeed> = {};
+      const converted: FeedMap = {};
       for (const [name, feed] of Object.entries(feeds)) {
         const input = byName.get(name);
         converted[name] = input ? toDeclaredType(input, feed) : feed;
       }
-      // Integer typed arrays only reach here for inputs the runtime says it feeds natively.
-      return model.run(converted as unknown as TensorMap, { signal: runSignal ?? signal });
+      return model.run(converted, { signal: runSignal ?? signal });
     },
   };
 }
 
-/** What the runtime's loader returns: ONNX bytes (and, once the runtime loads by path, a model file). */
+/** What the runtime's loader returns: ONNX bytes, or a model file it opens by path. */
 type RuntimeLoader = Parameters<ModelRuntime["model"]>[1];
 
 /**
- * A graph of the runtime: `load` reads the export's ONNX bytes; what the runtime cannot feed gets
- * a float32 facade. A graph the loader hands over by path (weights in external data files) is
- * loaded as it is.
+ * A graph of the runtime: `load` reads the export's ONNX bytes, and what the runtime cannot feed or
+ * return gets a float32 facade. A graph the loader hands over by path (weights in external data
+ * files) is loaded as it is.
  */
 export function runtimeGraph(runtime: ModelRuntime, key: string, load: RuntimeLoader): GraphHandle {
-  const fed = runtimeFeedTypes();
   const handle: ModelHandle = runtime.model(key, async () => {
     const source: unknown = await load();
     if (!(source instanceof Uint8Array)) return source as Awaited<ReturnType<RuntimeLoader>>;
-    return float32Facade(source, fed).bytes;
+    return float32Facade(source, FEED_ELEMENT_TYPES).bytes;
   });
   return {
     key,

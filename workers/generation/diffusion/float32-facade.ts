@@ -1,14 +1,15 @@
 /**
- * Gives an ONNX graph a float32-only face, for a runtime that feeds and returns float32 tensors
- * only (workers/onnx today): each graph input of another element type (`input_ids` int32, an int64
- * `timestep`, float16 inputs of half-precision exports) becomes a float32 input followed by a
- * `Cast` to the type the graph was built for, and each non-float32 output gets a `Cast` to float32.
- * The values are unchanged where float32 holds them exactly (token ids < 2^24, timesteps 0..999);
- * Cast from float to integer truncates toward zero, as numpy's `astype` does in the reference
- * pipelines.
+ * Gives an ONNX graph a float32 face where the runtime cannot feed or return its element types.
+ * workers/onnx feeds float32, int32 and int64 and returns float32, so (with `fed` set to those) each
+ * graph input of another type (float16 inputs of half-precision exports) becomes a float32 input
+ * followed by a `Cast` to the type the graph was built for, and each non-float32 output gets a `Cast`
+ * to float32. With the default `fed` (float32 alone) integer inputs get the face too (`input_ids`,
+ * `timestep`): the values are unchanged where float32 holds them exactly (token ids < 2^24, timesteps
+ * 0..999), and Cast from float to integer truncates toward zero, as numpy's `astype` does in the
+ * reference pipelines.
  *
- * Graphs whose weights live in external data files (a full-precision SD UNet) cannot be loaded from
- * bytes at all; they need the runtime to load by path (see the diffusion README section).
+ * A graph whose weights live in external data files (a full-precision SD UNet) cannot be rewritten
+ * from its bytes: the model loader hands it to the runtime by path instead, without a facade.
  */
 import onnxProto from "onnx-proto";
 import { AtelierError } from "../../../core/errors.js";
@@ -114,7 +115,7 @@ export function float32Facade(bytes: Uint8Array, fed: readonly string[] = ["floa
   if (graph.initializer.some((tensor) => tensor.dataLocation === onnx.TensorProto.DataLocation.EXTERNAL)) {
     throw new AtelierError(
       "INTERNAL",
-      "This ONNX graph keeps its weights in external data files; the model runtime must load it by path (a `GraphSource` with `externalData`), which it does not do yet.",
+      "This ONNX graph keeps its weights in external data files: it must be loaded by path (a catalog `GraphSource` with `externalData`), not rewritten from its bytes.",
     );
   }
   const initializers = new Set(graph.initializer.map((tensor) => tensor.name));

@@ -137,7 +137,8 @@ async function runImageCommand(client: Atelier, work: Plan, values: Values): Pro
   let result: { data: AtelierImage[] } & Record<string, unknown>;
   try {
     if (values.job) {
-      const job = await client.jobs.create(work.operation, work.params);
+      // The plan's params were built for this operation; the CLI assembles them untyped from flags.
+      const job = await client.jobs.create(work.operation, work.params as never);
       result = (await job.wait({
         onProgress: (current) => progress.update(current.progress?.fraction, current.progress?.stage ?? current.status),
       })) as typeof result;
@@ -187,7 +188,7 @@ async function main(argv: string[]): Promise<number> {
     const result = await client.models.list();
     const models = result.data.filter((model) => !values.task || model.task === values.task);
     if (values.json) console.log(JSON.stringify(models, null, 2));
-    else for (const model of models) console.log(`${model.id.padEnd(24)} ${model.task.padEnd(18)} ${model.installed ? "installed" : "not installed"}${model.disabled ? " (disabled)" : ""}  ${model.name}`);
+    else for (const model of models) console.log(`${model.id.padEnd(24)} ${model.task.padEnd(18)} ${((model.installed ? "installed" : "not installed") + (model.disabled ? " (disabled)" : "")).padEnd(14)} ${model.name}`);
     return 0;
   }
   throw new UsageError(`Unknown command ${JSON.stringify(command)}.`);

@@ -1,5 +1,5 @@
 /**
- * Progress on stderr, only when it is a terminal (pipes and CI logs get a single line at the end):
+ * Progress on stderr, drawn only when it is a terminal (pipes and logs get a single line at the end):
  * a spinner with elapsed time while a synchronous call runs, a bar when a job reports progress.
  */
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -14,9 +14,9 @@ export class Progress {
 
   constructor(
     private readonly label: string,
-    private readonly stream: NodeJS.WriteStream = process.stderr,
+    private readonly stream: Pick<NodeJS.WriteStream, "write" | "isTTY"> = process.stderr,
   ) {
-    this.interactive = Boolean(stream.isTTY) && !process.env.CI;
+    this.interactive = Boolean(stream.isTTY);
   }
 
   start(): this {

@@ -3,7 +3,7 @@
  * a job to follow, wait for, stream events from, cancel, and fetch the result of. Needs a server
  * that serves `/api/v1/jobs`.
  */
-import { AtelierError } from "../errors.js";
+import { APIUserAbortError, AtelierError } from "../errors.js";
 import type { HttpClient, RequestOptions, ResponseMeta } from "../http-client.js";
 import { sleep, metaOf } from "../http-client.js";
 import { toImageUrl } from "../image-input.js";
@@ -11,11 +11,11 @@ import { TERMINAL_JOB_STATUSES, type JobData, type JobEvent, type JobList, type 
 import { fillPath, pathOf, type JobOperation } from "../operations.js";
 import { withImages, withMeta } from "../result.js";
 import { readEvents } from "../sse.js";
-import type { APIResult } from "../types.js";
+import type { APIResult, OperationTypes } from "../types.js";
 
 export interface WaitOptions {
   /** Called whenever the job's status or progress changes. */
-  onProgress?: (job: Job) => void;
+  onProgress?: (job: Job<unknown>) => void;
   /** Milliseconds between polls at first; grows to 2 s. Default 250. */
   pollInterval?: number;
   signal?: AbortSignal;
@@ -23,7 +23,8 @@ export interface WaitOptions {
   timeout?: number;
 }
 
-export class Job {
+/** A job running `operation`; {@link Job.wait} resolves to that operation's result type. */
+export class Job<R = Record<string, unknown>> {
   constructor(
     private readonly jobs: Jobs,
     public data: JobData,
@@ -66,7 +67,7 @@ export class Job {
    * gives (images as {@link AtelierImage}s). A failed job throws its error as an {@link AtelierError};
    * a canceled one throws with code `CANCELED`.
    */
-  async wait(options: WaitOptions = {}): Promise<Record<string, unknown>> {
+  async wait(options: WaitOptions = {}): Promise<R> {
     const started = Date.now();
     let interval = options.pollInterval ?? 250;
     let seen = JSON.stringify([this.data.status, this.data.progress]);
@@ -75,7 +76,9 @@ export class Job {
       if (options.timeout !== undefined && Date.now() - started > options.timeout) {
         throw new AtelierError(`Job ${this.id} did not finish within ${options.timeout} ms (still ${this.status}).`, { code: "WAIT_TIMEOUT" });
       }
-      await sleep(interval, options.signal);
+      await sleep(interval, options.signal).catch((cause: unknown) => {
+        throw new APIUserAbortError("Waiting for the job was aborted.", { code: "ABORTED", cause });
+      });
       interval = Math.min(interval * 1.5, 2_000);
       await this.refresh(options.signal ? { signal: options.signal } : undefined);
       const now = JSON.stringify([this.data.status, this.data.progress]);
@@ -87,18 +90,16 @@ export class Job {
     return this.outcome();
   }
 
-  private outcome(): Record<string, unknown> {
+  private outcome(): R {
     if (this.data.status === "succeeded" && this.data.result) {
       const result = this.data.result;
-      return Array.isArray(result.data) ? withImages(result as { data: never[] }) : result;
+      return (Array.isArray(result.data) ? withImages(result as { data: never[] }) : result) as R;
     }
     if (this.data.status === "canceled") throw new AtelierError(`Job ${this.id} was canceled.`, { code: "CANCELED" });
     const error = this.data.error;
     throw new AtelierError(error?.message ?? `Job ${this.id} failed.`, { code: error?.code ?? "JOB_FAILED", requestId: error?.requestId ?? null, issues: error?.issues });
   }
 }
-
-type JobParams = Record<string, unknown> & { image?: unknown };
 
 export class Jobs {
   constructor(private readonly http: HttpClient) {}
@@ -107,8 +108,8 @@ export class Jobs {
    * Starts `operation` (a client method name such as `"tools.upscale"`) as a job and returns at once
    * with it queued; `params` are that method's.
    */
-  async create(operation: JobOperation, params: JobParams, options: RequestOptions = {}): Promise<Job> {
-    const { image, ...rest } = params;
+  async create<Op extends JobOperation>(operation: Op, params: OperationTypes[Op]["params"], options: RequestOptions = {}): Promise<Job<OperationTypes[Op]["result"]>> {
+    const { image, ...rest } = params as Record<string, unknown>;
     const body = image === undefined ? rest : { ...rest, imageUrl: await toImageUrl(image as never) };
     const { response, body: bytes } = await this.http.send({
       ...options,
@@ -124,7 +125,7 @@ export class Jobs {
         requestId: response.headers.get("x-request-id"),
       });
     }
-    return new Job(this, JSON.parse(new TextDecoder().decode(bytes)) as JobData, metaOf(response));
+    return new Job<OperationTypes[Op]["result"]>(this, JSON.parse(new TextDecoder().decode(bytes)) as JobData, metaOf(response));
   }
 
   async get(id: string, options: RequestOptions = {}): Promise<Job> {

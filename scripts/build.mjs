@@ -1,0 +1,83 @@
+/**
+ * `npm run build`: generates the gRPC code (gen/) and compiles the runtime (core, server, facade,
+ * workers, gen) to JavaScript in dist/, with the JSON and .mjs files it reads. Plain JavaScript so
+ * it runs where only production dependencies are installed.
+ *
+ * `--if-stale` (the `pre` step of start, start:workers, keys and models) builds only when dist/ is
+ * missing or older than a source, and only where the build tools are installed: a deployed tree
+ * (`npm ci --omit=dev`) runs the dist/ it was shipped with. Its output goes to stderr so a command's
+ * own output (`keys create --json`) stays clean.
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const stamp = path.join(root, "dist", ".build-stamp");
+/** What the build reads: a change to any of these makes dist/ stale. */
+const SOURCES = ["core", "server", "facade", "workers", "console", "operations", "observability", "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
+const BUILD_TOOLS = ["typescript", "ts-proto", "@bufbuild/buf"];
+
+/**
+ * Newest modification time (ms) of a file, or of any file under a folder.
+ * @param {string} file
+ * @returns {number}
+ */
+function newestChange(file) {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  if (!stat) return 0;
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of fs.readdirSync(file)) newest = Math.max(newest, newestChange(path.join(file, entry)));
+  return newest;
+}
+
+function missingBuildTools() {
+  const require = createRequire(path.join(root, "package.json"));
+  return BUILD_TOOLS.filter((name) => {
+    try {
+      require.resolve(`${name}/package.json`);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
+ * Runs an npm script (with the npm that runs this one, if any), its output on stderr.
+ * @param {string} script
+ */
+function npmRun(script) {
+  const npm = process.env.npm_execpath;
+  const [command, args] = npm ? [process.execPath, [npm, "run", script]] : ["npm", ["run", script]];
+  const result = spawnSync(command, args, { cwd: root, stdio: ["ignore", 2, 2], shell: !npm && process.platform === "win32" });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+function build() {
+  npmRun("generate");
+  const tsc = createRequire(path.join(root, "package.json")).resolve("typescript/bin/tsc");
+  const result = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: ["ignore", 2, 2] });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+  fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+}
+
+if (!process.argv.includes("--if-stale")) {
+  build();
+} else {
+  const built = fs.statSync(stamp, { throwIfNoEntry: false })?.mtimeMs;
+  const stale = built === undefined || SOURCES.some((source) => newestChange(path.join(root, source)) > built);
+  const missing = missingBuildTools();
+  if (stale && missing.length === 0) {
+    console.error(built === undefined ? "Building Atelier into dist/ (first start)…" : "Sources changed since the last build: rebuilding dist/…");
+    build();
+  } else if (built === undefined) {
+    console.error(`dist/ is missing and the build tools (${missing.join(", ")}) are not installed: run \`npm ci && npm run build\` first.`);
+    process.exit(1);
+  } else if (stale) {
+    console.error(`Note: sources look newer than dist/, but the build tools are not installed; running dist/ as built.`);
+  }
+}
