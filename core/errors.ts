@@ -25,14 +25,15 @@ type TrpcCode =
 
 /**
  * Which operations can answer with a kind, so the OpenAPI document lists each kind exactly on the
- * operations that can return it: `any` every operation; `body` operations that take a JSON body;
+ * operations that can return it: `path` every documented path (health endpoints included); `any`
+ * every API operation; `body` operations that take a JSON body;
  * `key` operations that need an API key; `image-input` operations that read an image from a URL;
  * `image-output` operations that return images; `model` operations that take a model id or an image. `routing`
  * answers no operation (an unknown path); `unseen` never reaches a client (it hung up); `work`
  * operations that queue work on a worker; `jobs` the jobs API and the job headers of POST operations
  * (`Prefer`, `Idempotency-Key`, `Accept: image/*`), documented by jobs/openapi-jobs.ts.
  */
-export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen" | "jobs";
+export type ErrorScope = "path" | "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen" | "jobs";
 
 export interface ErrorKind {
   http: number;
@@ -90,7 +91,7 @@ const KINDS = {
     example: "No endpoint at /api/v1/nothing. See /api/v1/openapi.json for the API.",
   },
   METHOD_NOT_ALLOWED: {
-    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "any",
+    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "path",
     description: "This path does not take that method; `Allow` lists the ones it takes.",
     example: "DELETE is not allowed on /api/v1/tools/upscale; use POST.",
     headers: ["Allow"],

@@ -57,12 +57,15 @@ function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
 }
 
-/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining). */
+/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining), and the router's jobs. */
 export interface FacadeOperations {
   readiness: Readiness;
+  /** Asynchronous jobs (`Prefer: respond-async`, `/api/v1/jobs`); absent: synchronous calls only. */
+  jobs?: JobService;
 }
 
-export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }, jobs?: JobService): express.Express {
+export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }): express.Express {
+  const { jobs } = ops;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -73,20 +76,23 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
   app.use(healthRoutes(ops.readiness));
+  app.all([HEALTH_PATH, READY_PATH], (req, res) => {
+    res.setHeader("Allow", "GET, HEAD");
+    sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}; use GET.`));
+  });
   app.use(refuseWhileDraining(ops.readiness));
 
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
   const bodies = jsonBodies(services.config.http);
   app.use("/trpc", earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
-  app.use(
-    "/trpc",
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: ({ req, res }) => contextFor(services, req, res),
-      responseMeta: errorResponseMeta,
-      maxBodySize: services.config.http.maxBodyBytes,
-    }),
-  );
+  const trpcHandler = createExpressMiddleware({
+    router: appRouter,
+    createContext: ({ req, res }) => contextFor(services, req, res),
+    responseMeta: errorResponseMeta,
+    maxBodySize: services.config.http.maxBodyBytes,
+  });
+  // The body was read from stream events, outside the request's trace: re-enter it for the procedure.
+  app.use("/trpc", (req, res, next) => inRequestTrace(res, () => void trpcHandler(req, res, next)));
 
   const document = documentJobs(buildOpenApiDocument(version));
   const operations = restRoutes(API_PREFIX);

@@ -27,8 +27,8 @@ import type { RunningWorker } from "../workers/worker-server.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";
 import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
-import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 import { httpServerOptions } from "./http-server-options.js";
+import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
@@ -93,18 +93,19 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
+  const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
   let jobs: RunningJobs;
   try {
     jobs = await startJobs(services, addresses);
   } catch (error) {
+    await ready.close();
     services.workers.close();
     await worker?.shutdown();
     await keys.close();
     await quota.close();
     throw error;
   }
-  const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
-  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness }, jobs.service);
+  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness, jobs: jobs.service });
   const server = http.createServer(httpServerOptions(config), app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -130,8 +131,8 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await jobs.close();
       await ready.close();
+      await jobs.close();
       services.workers.close();
       await worker?.shutdown(config.shutdownGraceMs);
       await services.keys.close();

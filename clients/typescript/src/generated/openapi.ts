@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description 200 while the process runs and answers HTTP. No key needed; not counted against any quota.
+         */
+        get: operations["healthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description 200 when the workers answer the gRPC health service, the key store and Redis (when configured) are reachable and the models folder is readable; 503 with the list of what is not ready, and while the process shuts down. Reports first-start model provisioning progress. No key needed; not counted against any quota.
+         */
+        get: operations["readyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/generate": {
         parameters: {
             query?: never;
@@ -208,6 +248,127 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    healthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        uptimeSeconds?: number;
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            /** @description False for checks that are reported but never make the process unready. */
+                            critical: boolean;
+                            /** @description What was found: addresses, a reason, progress. */
+                            detail?: string;
+                            info?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Time the check took. */
+                            ms: number;
+                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
+                            name: string;
+                            ok: boolean;
+                        }[];
+                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
+                        notReady: {
+                            detail: string;
+                            name: string;
+                        }[];
+                        ready: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready; `notReady` says why. Carries `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            /** @description False for checks that are reported but never make the process unready. */
+                            critical: boolean;
+                            /** @description What was found: addresses, a reason, progress. */
+                            detail?: string;
+                            info?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Time the check took. */
+                            ms: number;
+                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
+                            name: string;
+                            ok: boolean;
+                        }[];
+                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
+                        notReady: {
+                            detail: string;
+                            name: string;
+                        }[];
+                        ready: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
+                };
+            };
+        };
+    };
     generate: {
         parameters: {
             query?: never;
