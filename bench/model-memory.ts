@@ -14,6 +14,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../core/config.js";
+import { modelMirror } from "../test/support/test-assets.js";
 import { ModelRuntime, type RuntimeLogger, type TensorMap, type TensorSignature } from "../workers/onnx/onnx-runtime.js";
 import { elementCount } from "../workers/onnx/tensor-data.js";
 
@@ -35,7 +36,7 @@ function modelPaths(): { folder: string; files: string[] } {
   const config = loadConfig();
   const installed = onnxFilesUnder(config.modelsDir);
   if (installed.length > 0) return { folder: config.modelsDir, files: installed };
-  return { folder: config.modelMirror, files: onnxFilesUnder(config.modelMirror) };
+  return { folder: modelMirror, files: onnxFilesUnder(modelMirror) };
 }
 
 /** Zeros shaped like each input; undefined when an input is not float32 (this runtime feeds float32 only). */

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../core/config.js";
+import { modelMirror } from "../test/support/test-assets.js";
 import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
 import { modelConverters } from "../workers/models/model-converters.js";
@@ -35,7 +36,7 @@ export async function benchModels(ids: string[]): Promise<BenchModels> {
     const entry = catalogEntry(id)!;
     if (entry.source.kind !== "files" || store.isInstalled(entry)) continue;
     try {
-      await pullModel(entry, store, { from: config.modelMirror, converters: modelConverters });
+      await pullModel(entry, store, { from: modelMirror, converters: modelConverters });
     } catch (error) {
       console.warn(`[bench] ${id} not installed: ${(error as Error).message}`);
     }

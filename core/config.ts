@@ -35,6 +35,25 @@ const optionalUrl = (protocols: readonly string[], example: string) =>
     message: `Expected a URL like ${example}.`,
   });
 
+/** A boolean setting: true/false, 1/0, yes/no; blank keeps the default. */
+function flag(fallback: boolean) {
+  return z
+    .enum(["true", "false", "1", "0", "yes", "no", ""], { message: "Expected true or false." })
+    .default(fallback ? "true" : "false")
+    .transform((value) => (value === "" ? fallback : ["true", "1", "yes"].includes(value)));
+}
+
+/** `*`, or an origin exactly as browsers send it in `Origin` (no path, no trailing slash). */
+function isCorsOrigin(value: string): boolean {
+  if (value === "*") return true;
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 function hasProtocol(value: string, protocols: readonly string[]): boolean {
   try {
     return protocols.includes(new URL(value).protocol);
@@ -51,16 +70,16 @@ const envSchema = z.object({
   ATELIER_DATABASE_URL: optionalUrl(["postgres:", "postgresql:"], "postgresql://user:password@host:5432/atelier"),
   ATELIER_REDIS_URL: optionalUrl(["redis:", "rediss:"], "redis://host:6379"),
   ATELIER_MODELS_DIR: z.string().optional(),
-  ATELIER_MODEL_MIRROR: z.string().default(path.join("..", "shared", "models")),
+  ATELIER_MODEL_MIRROR: optionalAddress,
   ATELIER_MODEL_HUB_URL: optionalUrl(["http:", "https:"], "https://huggingface.co").transform((value) => value ?? "https://huggingface.co"),
   ATELIER_MODEL_HUB_TOKEN: optionalAddress,
-  ATELIER_MODEL_INSTALL_FROM: optionalAddress,
   ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
   ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
   ATELIER_QUOTA_MAX_REFUNDS: integer(10, 0, 1_000_000),
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
   ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
+  ATELIER_MAX_CONCURRENT_LARGE_BODIES: integer(8, 1, 10_000),
   ATELIER_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
   ATELIER_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
@@ -93,6 +112,14 @@ const envSchema = z.object({
   ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
   ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
   ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
+  ATELIER_JOB_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
+  ATELIER_JOB_MAX_WAIT_SECONDS: integer(60, 0, 3600),
+  ATELIER_JOB_MAX_ACTIVE_PER_KEY: integer(100, 1, 1_000_000),
+  ATELIER_JOB_MAX_QUEUED: integer(10_000, 1, 10_000_000),
+  ATELIER_JOB_RESULT_RETENTION_HOURS: integer(24, 1, 24 * 365),
+  ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
+  ATELIER_WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000),
+  ATELIER_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 120_000),
   ATELIER_CONSOLE: z.enum(["on", "off"]).default("on"),
   ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
   ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
@@ -106,6 +133,13 @@ const envSchema = z.object({
       if (trimmed === "true") return true;
       return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
     }),
+  ATELIER_METRICS_PORT: integer(9464, 0, 65535),
+  ATELIER_METRICS_HOST: optionalAddress,
+  ATELIER_CORS_ORIGINS: list.refine((origins) => origins.every(isCorsOrigin), {
+    message: "Expected `*` or comma-separated origins like https://app.example.com (scheme, host and optional port, no path).",
+  }),
+  ATELIER_SHUTDOWN_GRACE_MS: integer(30_000, 0, 3_600_000),
+  ATELIER_PROVISION_MODELS: flag(true),
   ATELIER_DISABLE_NON_COMMERCIAL: z
     .enum(["true", "false", "1", "0", "yes", "no", ""])
     .default("false")
@@ -124,6 +158,8 @@ export interface AtelierConfig {
     port: number;
     /** Largest accepted request body in bytes (data URLs travel in the body). */
     maxBodyBytes: number;
+    /** Request bodies over 1 MiB read at once; the next one gets 503 with Retry-After, unread. */
+    maxConcurrentLargeBodies: number;
     /** Time a client has to send the request headers, in milliseconds. */
     headersTimeoutMs: number;
     /** Time a client has to send the whole request, body included, in milliseconds (then 408). */
@@ -141,14 +177,12 @@ export interface AtelierConfig {
   databaseUrl: string | undefined;
   /** Folder where installed model weights live. */
   modelsDir: string;
-  /** Local mirror of model weights used by `models pull --from` and by tests. */
-  modelMirror: string;
   /**
-   * Where installs started from the console's Models page fetch weights: a mirror folder or an
-   * http(s) mirror URL (the layout of `models pull --from`). Undefined: each file's public origin
-   * and the model hub, as `models pull` without `--from`.
+   * Local folder or http(s) URL mirroring model weights (`models pull` and first-start provisioning
+   * take files from it instead of their public origins; so do installs from the console's Models
+   * page). Undefined: the public origins.
    */
-  modelInstallFrom: string | undefined;
+  modelMirror: string | undefined;
   /** The Hugging Face–compatible hub that models with a hub repository are pulled from. */
   modelHub: {
     /** Base URL, e.g. https://huggingface.co or a mirror of it. */
@@ -224,6 +258,24 @@ export interface AtelierConfig {
     /** OpenAI-compatible chat completions server; undefined: the builtin engine only. */
     llm: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number; temperature: number } | undefined;
   };
+  jobs: {
+    /** Jobs this router runs at once (each holds one worker call). */
+    concurrency: number;
+    /** Longest `Prefer: wait=N` honoured, in seconds; longer waits are capped to this. */
+    maxWaitSeconds: number;
+    /** Queued plus running jobs one key may have; more answer 429. */
+    maxActivePerKey: number;
+    /** Queued jobs across all keys; more answer 503. */
+    maxQueued: number;
+    /** How long a finished job's result (image included) is kept, in milliseconds. */
+    resultRetentionMs: number;
+    /** How long a finished job's record (status, error, timestamps) is kept, in milliseconds. */
+    recordRetentionMs: number;
+    /** Delay before a failed webhook's first retry, in ms; each next one is 4 times longer (for a day). */
+    webhookRetryBaseMs: number;
+    /** Longest wait for a webhook receiver's answer, in ms. */
+    webhookTimeoutMs: number;
+  };
   console: {
     /** Serve the web console under `/` (the API stays under `/api/v1` and `/trpc` either way). */
     enabled: boolean;
@@ -243,6 +295,18 @@ export interface AtelierConfig {
      */
     trustProxy: boolean | number | string;
   };
+  metrics: {
+    /** Port of the separate Prometheus `/metrics` listener; 0 turns metrics off. */
+    port: number;
+    /** Interface it listens on (defaults to HOST). */
+    host: string;
+  };
+  /** Browser origins allowed to call the API cross-origin (`*` for any); empty: CORS off. */
+  corsOrigins: string[];
+  /** How long a stopping process lets in-flight requests and worker calls finish, in milliseconds. */
+  shutdownGraceMs: number;
+  /** Install the starter models in the background on start (from the mirror when one is set). */
+  provisionModels: boolean;
   inference: {
     /** onnxruntime intra-op threads per session. */
     threads: number;
@@ -279,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       host: e.HOST,
       port: e.PORT,
       maxBodyBytes: e.ATELIER_MAX_BODY_BYTES,
+      maxConcurrentLargeBodies: e.ATELIER_MAX_CONCURRENT_LARGE_BODIES,
       // Node requires the headers limit not to exceed the whole-request limit.
       headersTimeoutMs: Math.min(e.ATELIER_HTTP_HEADERS_TIMEOUT_MS, e.ATELIER_HTTP_REQUEST_TIMEOUT_MS),
       requestTimeoutMs: e.ATELIER_HTTP_REQUEST_TIMEOUT_MS,
@@ -288,8 +353,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     dataDir,
     databaseUrl: e.ATELIER_DATABASE_URL,
     modelsDir: path.resolve(e.ATELIER_MODELS_DIR ?? path.join(dataDir, "models")),
-    modelMirror: path.resolve(e.ATELIER_MODEL_MIRROR),
-    modelInstallFrom: e.ATELIER_MODEL_INSTALL_FROM,
+    modelMirror: e.ATELIER_MODEL_MIRROR === undefined || /^https?:\/\//.test(e.ATELIER_MODEL_MIRROR) ? e.ATELIER_MODEL_MIRROR : path.resolve(e.ATELIER_MODEL_MIRROR),
     modelHub: { url: e.ATELIER_MODEL_HUB_URL, token: e.ATELIER_MODEL_HUB_TOKEN },
     quota: {
       defaultLimit: e.ATELIER_RATE_LIMIT_PER_HOUR,
@@ -338,6 +402,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
               temperature: e.ATELIER_PROMPT_LLM_TEMPERATURE,
             },
     },
+    jobs: {
+      concurrency: e.ATELIER_JOB_CONCURRENCY,
+      maxWaitSeconds: e.ATELIER_JOB_MAX_WAIT_SECONDS,
+      maxActivePerKey: e.ATELIER_JOB_MAX_ACTIVE_PER_KEY,
+      maxQueued: e.ATELIER_JOB_MAX_QUEUED,
+      resultRetentionMs: e.ATELIER_JOB_RESULT_RETENTION_HOURS * 3_600_000,
+      recordRetentionMs: Math.max(e.ATELIER_JOB_RECORD_RETENTION_HOURS, e.ATELIER_JOB_RESULT_RETENTION_HOURS) * 3_600_000,
+      webhookRetryBaseMs: e.ATELIER_WEBHOOK_RETRY_BASE_MS,
+      webhookTimeoutMs: e.ATELIER_WEBHOOK_TIMEOUT_MS,
+    },
     console: {
       enabled: e.ATELIER_CONSOLE === "on",
       signUp: e.ATELIER_SIGNUP,
@@ -345,6 +419,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       sessionAbsoluteMs: e.ATELIER_SESSION_MAX_HOURS * 3_600_000,
       trustProxy: e.ATELIER_TRUST_PROXY,
     },
+    metrics: { port: e.ATELIER_METRICS_PORT, host: e.ATELIER_METRICS_HOST ?? e.HOST },
+    corsOrigins: e.ATELIER_CORS_ORIGINS,
+    shutdownGraceMs: e.ATELIER_SHUTDOWN_GRACE_MS,
+    provisionModels: e.ATELIER_PROVISION_MODELS,
     inference: {
       threads: e.ATELIER_ONNX_THREADS,
       memoryBudgetBytes: e.ATELIER_MODEL_MEMORY_MB * MiB,

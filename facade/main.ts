@@ -1,20 +1,18 @@
 /** `npm start`: the whole service on one machine, configured from the environment. */
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
+import { startOperations } from "../operations/service-operations.js";
+import { startBanner } from "../operations/start-banner.js";
 import { startAtelier } from "./start-atelier.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const atelier = await startAtelier(config, logger);
-  const stop = () => {
-    logger.info("shutting down");
-    void atelier.close().then(() => process.exit(0));
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
-  // After the handlers: whoever waits for this line may stop the service at once.
-  console.log(`Atelier is listening on ${atelier.url} (API under ${atelier.url}/api/v1, OpenAPI at ${atelier.url}/api/v1/openapi.json)`);
+  const hostsWorker = atelier.worker !== undefined;
+  const operations = await startOperations(config, logger, { readiness: atelier.readiness, server: atelier.server, hostsWorker, close: () => atelier.close() });
+  // After the signal handlers: whoever waits for this line may stop the service at once.
+  console.log(await startBanner(config, atelier.url, operations, hostsWorker));
 }
 
 main().catch((error: unknown) => {

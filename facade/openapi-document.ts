@@ -9,6 +9,7 @@ import { z } from "zod";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
 import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
+import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
 
@@ -34,6 +35,7 @@ const TAGS = [
   { name: "tools", description: "Operations on an image given by URL: upscaling, style transfer, background removal and replacement." },
   { name: "prompt", description: "Prompt improvement." },
   { name: "models", description: "The model catalog: what this server can run and how an operator installs the rest." },
+  { name: "health", description: "Liveness and readiness for load balancers and orchestrators, at the root of the server." },
 ];
 
 const header = (description: string, type: "string" | "integer", example: string | number) => ({ description, schema: { type }, example });
@@ -81,6 +83,7 @@ interface Response {
 }
 interface Operation {
   operationId?: string;
+  description?: string;
   security?: unknown[];
   requestBody?: { content?: Record<string, MediaType> };
   responses: Record<string, Response>;
@@ -88,7 +91,7 @@ interface Operation {
 
 /** The scopes of core/errors.ts an operation falls under, read from its own schemas. */
 function scopesOf(operation: Operation): Set<ErrorScope> {
-  const scopes = new Set<ErrorScope>(["any"]);
+  const scopes = new Set<ErrorScope>(["path", "any"]);
   const input = operation.requestBody?.content?.["application/json"]?.schema?.properties ?? {};
   const output = operation.responses["200"]?.content?.["application/json"]?.schema?.properties ?? {};
   // Every operation with a body runs its work on a worker's queue.
@@ -114,8 +117,7 @@ function errorExample(code: ErrorCode, examples: OperationExamples | undefined) 
 }
 
 /** Every error status the operation can answer, each with its kinds, headers and an example per kind. */
-function errorResponses(operation: Operation, examples: OperationExamples | undefined): Record<string, Response> {
-  const scopes = scopesOf(operation);
+function errorResponses(operation: Operation, examples: OperationExamples | undefined, scopes = scopesOf(operation)): Record<string, Response> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of ERROR_CODES) {
     const kind = ERROR_KINDS[code];
@@ -177,6 +179,9 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
       const own = examples.get(operation.operationId ?? "");
+      if (own && own.needs.length > 0) {
+        operation.description = `${operation.description ?? ""}\n\nThe examples run on a server where \`npm run models -- pull ${own.needs.join(" ")}\` has installed the models they use.`;
+      }
       const metered = (operation.security ?? []).length > 0;
       if (!metered) operation.security = [];
       const success = operation.responses["200"]!;
@@ -190,6 +195,13 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
       }
       operation.responses = { "200": success, ...errorResponses(operation, own) };
     }
+  }
+  // Health endpoints live outside the router (no key, no quota): their entries are written by hand,
+  // and like every path they answer other methods with 405.
+  for (const [path, item] of Object.entries(HEALTH_OPENAPI_PATHS)) {
+    const operation = item.get as unknown as Operation;
+    const [status, response] = Object.entries(errorResponses(operation, undefined, new Set(["path"])))[0]!;
+    (document.paths ??= {})[path] = { ...item, get: { ...item.get, responses: { ...item.get.responses, [status]: response } } };
   }
   return document;
 }

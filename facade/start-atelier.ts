@@ -24,16 +24,25 @@ import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
+import { serviceReadiness } from "../operations/health/service-readiness.js";
+import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
 import { httpServerOptions } from "./http-server-options.js";
+import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
   url: string;
   port: number;
   services: AtelierServices;
+  /** The background jobs (queue, runner) of this router. */
+  jobs: RunningJobs;
   /** The in-process worker, when one was started. */
   worker: RunningWorker | undefined;
+  /** The HTTP listener (graceful shutdown stops it first). */
+  server: http.Server;
+  /** What `/readyz` reports; more checks can be added (model provisioning). */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -77,14 +86,26 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     usage,
     modelInstalls: new ModelInstalls({
       modelsDir: config.modelsDir,
-      from: config.modelInstallFrom,
+      from: config.modelMirror,
       hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
       logger: logger.child({ part: "model-installs" }),
     }),
     workers: createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
-  const app = createFacadeApp(services, packageVersion());
+  const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
+  let jobs: RunningJobs;
+  try {
+    jobs = await startJobs(services, addresses);
+  } catch (error) {
+    await ready.close();
+    services.workers.close();
+    await worker?.shutdown();
+    await keys.close();
+    await quota.close();
+    throw error;
+  }
+  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness, jobs: jobs.service });
   const server = http.createServer(httpServerOptions(config), app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -99,14 +120,21 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     url,
     port,
     services,
+    jobs,
     worker,
+    server,
+    readiness: ready.readiness,
     close: async () => {
+      ready.readiness.startDraining();
+      await jobs.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await ready.close();
+      await jobs.close();
       services.workers.close();
-      await worker?.shutdown();
+      await worker?.shutdown(config.shutdownGraceMs);
       await services.keys.close();
       await services.accounts.close();
       await services.quota.close();

@@ -23,7 +23,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import onnxProto from "onnx-proto";
-import { loadConfig } from "../core/config.js";
+import { modelMirror } from "../test/support/test-assets.js";
 import type { CatalogEntry, GraphSource, WeightFile } from "../workers/catalog/catalog-types.js";
 import { attr, OnnxGraphBuilder, type Dim } from "../workers/convert/onnx-graph.js";
 import { seededRandom } from "../core/seeded-random.js";
@@ -68,7 +68,7 @@ const EMBEDDING_ROWS = 1000;
 const TIMESTEP_COND_SIZE = 256;
 
 export function defaultMergesFile(): string {
-  return path.join(loadConfig().modelMirror, "clip-bpe-vocab", "bpe_simple_vocab_16e6.txt.gz");
+  return path.join(modelMirror, "clip-bpe-vocab", "bpe_simple_vocab_16e6.txt.gz");
 }
 
 type Random = () => number;

@@ -18,6 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
+import { modelMirror } from "../test/support/test-assets.js";
 import { WEIGHT_FILE_SETS } from "../workers/catalog/weight-file-sets.js";
 import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import { sha256OfFile } from "../workers/models/fetch-weight-file.js";
@@ -28,7 +29,7 @@ if (values.hub !== undefined) {
   await pinHubExport(values.hub, values.out ?? path.join("workers", "catalog", "pinned-hub-exports.json"));
   process.exit(0);
 }
-const mirror = path.resolve(values.mirror ?? loadConfig().modelMirror);
+const mirror = path.resolve(values.mirror ?? modelMirror);
 
 function listFiles(root: string): string[] {
   return fs

@@ -10,7 +10,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadConfig } from "../core/config.js";
+import { modelMirror } from "../test/support/test-assets.js";
 
 interface RunStats {
   importMs: number;
@@ -26,7 +26,7 @@ interface RunStats {
 
 async function measure(): Promise<RunStats> {
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
-  const mirror = loadConfig().modelMirror;
+  const mirror = modelMirror;
   const folder = path.join(mirror, "prompt-modifiers");
   const merges = path.join(mirror, "clip-bpe-vocab", "bpe_simple_vocab_16e6.txt.gz");
   let t = performance.now();

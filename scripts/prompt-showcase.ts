@@ -11,7 +11,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { loadConfig } from "../core/config.js";
+import { modelMirror } from "../test/support/test-assets.js";
 import { BuiltinPromptEngine, type ImproveResult } from "../workers/prompt/builtin-engine.js";
 
 const SEED = 2024;
@@ -71,7 +71,7 @@ function section(prompt: string, style: string, mood: string, result: ImproveRes
 
 function main(): void {
   const output = path.resolve(process.argv[2] ?? path.join("docs", "prompt-showcase.md"));
-  const mirror = loadConfig().modelMirror;
+  const mirror = modelMirror;
   const heapBefore = process.memoryUsage().heapUsed;
   const engine = new BuiltinPromptEngine({
     modifiersFolder: path.join(mirror, "prompt-modifiers"),

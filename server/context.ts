@@ -34,4 +34,6 @@ export interface RequestContext {
   /** Aborts when the client disconnects, so workers stop early. */
   signal: AbortSignal;
   services: AtelierServices;
+  /** Adds facts to this request's log line (never secrets); absent outside the HTTP facade. */
+  note?: (fields: { keyId?: string; model?: string }) => void;
 }

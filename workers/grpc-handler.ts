@@ -6,6 +6,7 @@ import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from "@grpc
 import { AtelierError, asAtelierError } from "../core/errors.js";
 import { toGrpcStatus } from "../core/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
+import { workerCallDuration, workerCalls } from "../observability/metrics.js";
 
 type AnyCall = ServerUnaryCall<unknown, unknown> | ServerWritableStream<unknown, unknown>;
 
@@ -27,15 +28,22 @@ export function unaryHandler<Req, Res>(
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const signal = abortSignalFor(call as AnyCall);
     const started = performance.now();
+    // The router forwards the request's W3C trace context, so worker logs join the same trace.
+    const traceparent = call.metadata.get("traceparent")[0]?.toString();
+    const stopTimer = workerCallDuration.startTimer({ method });
     work(call.request, signal).then(
       (response) => {
-        logger.debug({ method, ms: Math.round(performance.now() - started) }, "call done");
+        stopTimer();
+        workerCalls.inc({ method, code: "OK" });
+        logger.debug({ method, traceparent, ms: Math.round(performance.now() - started) }, "call done");
         callback(null, response);
       },
       (error: unknown) => {
+        stopTimer();
         const failure = asAtelierError(error);
-        if (failure.code === "INTERNAL") logger.error({ method, err: error }, "call failed");
-        else logger.info({ method, code: failure.code }, "call refused");
+        workerCalls.inc({ method, code: failure.code });
+        if (failure.code === "INTERNAL") logger.error({ method, traceparent, err: error }, "call failed");
+        else logger.info({ method, traceparent, code: failure.code }, "call refused");
         callback(toGrpcStatus(failure));
       },
     );

@@ -1,18 +1,16 @@
 /** Standalone worker process: `npm run start:workers`. The router reaches it via ATELIER_*_WORKER. */
 import { ConfigError, loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
+import { Readiness } from "../operations/health/readiness.js";
+import { startOperations } from "../operations/service-operations.js";
 import { startWorkerServer } from "./worker-server.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, "atelier-worker");
   const worker = await startWorkerServer(config, logger);
-  const stop = () => {
-    logger.info("worker shutting down");
-    void worker.shutdown().then(() => process.exit(0));
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  // Its readiness is the gRPC health service, which turns NOT_SERVING as the drain begins.
+  await startOperations(config, logger, { readiness: new Readiness(), hostsWorker: true, close: () => worker.shutdown(config.shutdownGraceMs) });
 }
 
 main().catch((error: unknown) => {

@@ -3,8 +3,10 @@
  * and beyond that callers are told to come back later (503 with Retry-After) rather than piling
  * up memory. Jobs whose caller has gone away are dropped before they start.
  */
+import { AsyncResource } from "node:async_hooks";
 import PQueue from "p-queue";
 import { AtelierError } from "../core/errors.js";
+import { observeQueue, queueRejections, queueWait } from "../observability/metrics.js";
 
 export interface WorkQueueOptions {
   /** Jobs running at once, at least 1. */
@@ -20,6 +22,7 @@ export class WorkQueue {
 
   constructor(private readonly options: WorkQueueOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency });
+    observeQueue(this);
   }
 
   /** Jobs waiting to start. */
@@ -35,17 +38,22 @@ export class WorkQueue {
   async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     signal?.throwIfAborted();
     if (this.queue.pending >= this.options.concurrency && this.queue.size >= this.options.queueLength) {
+      queueRejections.inc();
       throw new AtelierError(
         "OVERLOADED",
         `The server is busy (${this.queue.pending} running, ${this.queue.size} waiting). Retry shortly.`,
         { retryAfterSeconds: this.options.retryAfterSeconds ?? 5 },
       );
     }
+    const waited = queueWait.startTimer();
+    // Bound to the caller's async context: p-queue may start it from another job's continuation,
+    // and the caller's progress scope (work-progress.ts) must follow it.
     return this.queue.add(
-      async () => {
+      AsyncResource.bind(async () => {
+        waited();
         signal?.throwIfAborted();
         return job();
-      },
+      }),
       { throwOnTimeout: true },
     ) as Promise<T>;
   }

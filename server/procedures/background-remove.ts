@@ -6,6 +6,7 @@ import { flag, imageUrlField, modelIdField, outputFormatField, requestBody } fro
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
+import { backgroundModelsText } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const backgroundRemoveInput = requestBody({
@@ -22,7 +23,7 @@ export const backgroundRemoveInput = requestBody({
       example: "white",
     }),
   model: modelIdField(
-    "Segmentation model id from `GET /api/v1/models` (beyond the spec): `isnet-general` (any subject), `portrait-sinet` or `portrait-selfie` (people only). " +
+    `Segmentation model id (beyond the spec), one of the catalog's: ${backgroundModelsText()}. ` +
       "Default: the best installed general model, else a people model (the response then carries a `note`).",
   ).optional(),
   onlyMask: flag("onlyMask").default(false).meta({ description: "Return the matte alone as a grayscale image, 255 = subject (beyond the spec). Not combinable with `replacement`." }),

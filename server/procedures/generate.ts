@@ -4,6 +4,7 @@ import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatF
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { EXAMPLE_RESULT_URL } from "../schemas/example-images.js";
 import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
+import { generationModelsText } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const generateInput = requestBody({
@@ -14,7 +15,7 @@ export const generateInput = requestBody({
   height: boundedInteger("height", LIMITS.generationSide)
     .optional()
     .meta({ description: "Height in pixels. Default and limits come from the model record." }),
-  model: modelIdField("Generation model id from `GET /api/v1/models`. Default: the best installed generation model.").optional(),
+  model: modelIdField(`Generation model id, one of the catalog's: ${generationModelsText()}. Default: the best installed generation model.`).optional(),
   negativePrompt: boundedText("negativePrompt", LIMITS.negativePromptCharacters).optional().meta({ description: "What to avoid (beyond the spec)." }),
   steps: boundedInteger("steps", LIMITS.steps).optional().meta({ description: "Denoising steps (beyond the spec). Default: the model's." }),
   guidanceScale: boundedNumber("guidanceScale", LIMITS.guidanceScale).optional().meta({ description: "Classifier-free guidance scale (beyond the spec)." }),

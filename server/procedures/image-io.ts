@@ -3,6 +3,7 @@ import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
 import { AtelierError } from "../../core/errors.js";
 import type { RequestContext } from "../context.js";
 import type { OutputFormatName } from "../schemas/field-schemas.js";
+import { OUTPUT_MIME_TYPES } from "../schemas/response-schemas.js";
 
 const FORMATS: Record<OutputFormatName, OutputFormat> = {
   png: OutputFormat.OUTPUT_FORMAT_PNG,
@@ -23,14 +24,17 @@ export async function loadSourceImage(ctx: RequestContext, imageUrl: string): Pr
 /** A worker's output image as the response's `data[]` entry: a data URL clients can pass back. */
 export function toImageResult(image: Image | undefined) {
   if (!image) throw new AtelierError("INTERNAL", "The worker returned no image.");
+  const mimeType = OUTPUT_MIME_TYPES.find((type) => type === image.mimeType);
+  if (!mimeType) throw new AtelierError("INTERNAL", `The worker returned an image of an unexpected type (${image.mimeType}).`);
   return {
     url: `data:${image.mimeType};base64,${Buffer.from(image.data).toString("base64")}`,
-    mimeType: image.mimeType,
+    mimeType,
     width: image.width,
     height: image.height,
   };
 }
 
 export function envelope(ctx: RequestContext, model: string) {
+  ctx.note?.({ model });
   return { id: ctx.requestId, created: Math.floor(Date.now() / 1000), model };
 }

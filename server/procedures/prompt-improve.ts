@@ -45,7 +45,7 @@ export const promptImproveProcedure = meteredProcedure
       description: "Turns a short idea into a detailed prompt that image models render well.",
     },
     examples: {
-      needs: ["prompt-builtin"],
+      needs: [],
       success: {
         summary: "Improve a short idea with a style and a mood preset",
         request: { prompt: "a lighthouse at night", style: "cinematic", mood: "mysterious", seed: 3 },

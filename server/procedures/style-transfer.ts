@@ -4,6 +4,7 @@ import { boundedNumber, flag, imageUrlField, outputFormatField, requestBody } fr
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
+import { styleIds } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const styleTransferInput = requestBody({
@@ -13,7 +14,7 @@ export const styleTransferInput = requestBody({
     .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, { error: "Expected a style id (lower-case letters, digits, hyphens; see GET /api/v1/models) for style" })
     .meta({
       description:
-        "Style id: one of the `style-transfer` records of `GET /api/v1/models` (`la-muse`, `mathura`, `matilde-perez`, `matta`, `rain-princess`, `scream`, `udnie`, `wave`, `wreck`, `candy-lite`, `mosaic-lite`, `rain-princess-lite`, `udnie-lite`). " +
+        `Style id: one of the \`style-transfer\` records of \`GET /api/v1/models\` (${styleIds().map((id) => `\`${id}\``).join(", ")}). ` +
         "An unknown id answers 400 listing them; a style not installed, or disabled for its non-commercial licence (ATELIER_DISABLE_NON_COMMERCIAL), answers 503.",
       example: "udnie",
     }),

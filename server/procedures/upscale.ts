@@ -4,6 +4,7 @@ import { boundedInteger, imageUrlField, modelIdField, outputFormatField, request
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
+import { upscaleModelsText } from "./catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const upscaleInput = requestBody({
@@ -12,10 +13,10 @@ export const upscaleInput = requestBody({
     .default(2)
     .meta({ description: `Enlargement factor for both sides, ${LIMITS.upscaleScale.min} to ${LIMITS.upscaleScale.max} (default 2). The output must stay within the server's pixel limit (16.8 MP by default).` }),
   model: modelIdField(
-    "Upscale model id from `GET /api/v1/models` (beyond the spec): lanczos, esrgan-slim, esrgan-medium, esrgan-thick, lsdir-compact-x4, espcn-x3. " +
-      "Default: the best installed model for the scale (x2 to x5: lsdir-compact-x4, espcn-x3, then up to x4 esrgan-medium, esrgan-slim; " +
-      "x6 to x8: esrgan-thick, lsdir-compact-x4, espcn-x3 up to x6; lanczos when none is installed and for images under 32 px on a side). " +
-      "An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command.",
+    `Upscale model id (beyond the spec), one of the catalog's: ${upscaleModelsText()}. ` +
+      "Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); " +
+      "`model` in the response names the one that ran. " +
+      "An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed).",
   ).optional(),
   outputFormat: outputFormatField,
 });
@@ -44,7 +45,7 @@ export const upscaleProcedure = meteredProcedure
       description: "Enlarges the image at `imageUrl` by `scale` on both sides and returns it as a data URL.",
     },
     examples: {
-      needs: ["lanczos"],
+      needs: [],
       success: {
         summary: "Enlarge a 16x16 PNG four times with Lanczos-3",
         request: { imageUrl: EXAMPLE_IMAGE, scale: 4, model: "lanczos" },

@@ -16,7 +16,7 @@ export interface ErrorExample {
 }
 
 export interface OperationExamples {
-  /** Catalog ids of the models the success example runs; the operation's description names how to install them. */
+  /** Catalog ids of the models the success example runs that an operator pulls first (built-in ones need nothing). */
   needs: string[];
   success: { summary: string; request?: unknown; response: unknown };
   errors?: Partial<Record<ErrorCode, ErrorExample>>;

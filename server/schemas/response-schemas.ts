@@ -1,9 +1,13 @@
 /** The response shapes every image operation shares. */
 import { z } from "zod";
 
+/** What `outputFormat` can produce. */
+export const OUTPUT_MIME_TYPES = ["image/png", "image/jpeg", "image/webp"] as const;
+export type OutputMimeType = (typeof OUTPUT_MIME_TYPES)[number];
+
 export const imageResultSchema = z.object({
   url: z.string().meta({ description: "The image as a `data:` URL; can be passed back as `imageUrl`." }),
-  mimeType: z.string().meta({ description: "Media type of the image, e.g. `image/png`.", example: "image/png" }),
+  mimeType: z.enum(OUTPUT_MIME_TYPES).meta({ description: "Media type of the image, as chosen by `outputFormat`." }),
   width: z.int().meta({ description: "Width in pixels." }),
   height: z.int().meta({ description: "Height in pixels." }),
 });

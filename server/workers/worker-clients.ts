@@ -15,6 +15,7 @@ import { credentials, Metadata, type Client, type ServiceError } from "@grpc/grp
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../core/grpc-errors.js";
+import { outboundTraceparent } from "../../observability/trace-context.js";
 import { BackgroundServiceClient, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceClient, type ListModelsRequest, type ListModelsResponse } from "../../gen/atelier/catalog/v1/catalog_service.js";
 import { GenerationServiceClient, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
@@ -60,7 +61,10 @@ function attemptUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, dea
       return;
     }
     const onAbort = () => call.cancel();
-    const call = method(request, new Metadata(), { deadline }, (error, response) => {
+    const metadata = new Metadata();
+    const traceparent = outboundTraceparent();
+    if (traceparent) metadata.set("traceparent", traceparent);
+    const call = method(request, metadata, { deadline }, (error, response) => {
       signal?.removeEventListener("abort", onAbort);
       if (!error) return resolve(response);
       const failure = fromGrpcError(error);

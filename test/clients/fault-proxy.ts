@@ -12,7 +12,11 @@ import type { AddressInfo } from "node:net";
 export type Fault =
   | { kind: "drop" }
   | { kind: "status"; status: number; headers?: Record<string, string>; body?: unknown }
-  | { kind: "delay"; ms: number };
+  | { kind: "delay"; ms: number }
+  /** Forwards at once, then cuts the client's connection after `ms`, leaving the server's work running. */
+  | { kind: "cut-after"; ms: number }
+  /** Forwards with `Prefer: respond-async`, so the real server answers 202 and a job. */
+  | { kind: "prefer-async" };
 
 export interface SeenRequest {
   method: string;
@@ -65,14 +69,24 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     }
     const forward = () => {
       const outbound = http.request(
-        { agent, host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        {
+          agent,
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host, ...(fault?.kind === "prefer-async" ? { prefer: "respond-async" } : {}) },
+        },
         (response) => {
+          if (res.destroyed) return response.resume();
           res.writeHead(response.statusCode ?? 502, response.headers);
           response.pipe(res);
         },
       );
       outbound.on("error", () => res.destroy());
-      res.on("close", () => outbound.destroy());
+      if (fault?.kind === "cut-after") setTimeout(() => req.socket.destroy(), fault.ms);
+      // A cut connection leaves the server's work running, as a network failure would.
+      else res.on("close", () => outbound.destroy());
       req.pipe(outbound);
     };
     if (fault?.kind === "delay") setTimeout(forward, fault.ms);

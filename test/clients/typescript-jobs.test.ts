@@ -56,6 +56,35 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(listed.rateLimit === null || typeof listed.rateLimit.remaining === "number").toBe(true);
   });
 
+  it("follows a 202 job answer to a synchronous call, returning the same result", async (context) => {
+    if (!served) return context.skip();
+    const viaProxy = new Atelier({ apiKey: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, baseURL: proxy.url });
+    proxy.reset();
+    proxy.queue({ kind: "prefer-async" });
+    const result = await viaProxy.tools.upscale({ image: png, scale: 3 });
+    expect(result.data[0]).toBeInstanceOf(AtelierImage);
+    expect(result.data[0]).toMatchObject({ width: 72, height: 48 });
+    expect(result.scale).toBe(3);
+    expect(proxy.seen[0]!.method).toBe("POST");
+    expect(proxy.seen.slice(1).every((request) => request.method === "GET" && request.url.startsWith("/api/v1/jobs/job_"))).toBe(true);
+  });
+
+  it("a retry of a POST whose connection dropped while the server works follows that work (one job), instead of colliding with it", async (context) => {
+    if (!served) return context.skip();
+    const key = (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey;
+    const impatient = new Atelier({ apiKey: key, baseURL: proxy.url, maxRetries: 1 });
+    // About a second of Lanczos work: the retry arrives while it is still running.
+    const big = await gradientPng(1024, 1024);
+    proxy.reset();
+    proxy.queue({ kind: "cut-after", ms: 300 });
+    const before = (await client.jobs.list({ limit: 100 })).data.length;
+    const result = await impatient.tools.upscale({ image: big, scale: 4, model: "lanczos" });
+    expect(result.data[0]).toMatchObject({ width: 4096, height: 4096 });
+    expect(proxy.seen[1]!.headers.prefer).toBe("respond-async");
+    expect(proxy.seen[1]!.headers["idempotency-key"]).toBe(proxy.seen[0]!.headers["idempotency-key"]);
+    expect((await client.jobs.list({ limit: 100 })).data.length).toBe(before + 1);
+  });
+
   it("streams a finished job's events ending with its result, and resumes after a Last-Event-ID", async (context) => {
     if (!served) return context.skip();
     const job = await client.jobs.create("prompts.improve", { prompt: "a cat on a roof" });

@@ -59,7 +59,7 @@ async function startRouter(env: Record<string, string>, dataDir: string): Promis
   const record = path.join(dataDir, `loaded-${Date.now()}.json`);
   const child = spawn(process.execPath, ["--import", "tsx", "--import", recorder, path.join(repoRoot, "facade", "main.ts")], {
     cwd: repoRoot,
-    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", ATELIER_DATA_DIR: dataDir, RECORD_IMPORTS_TO: record, ...env },
+    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", ATELIER_DATA_DIR: dataDir, ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false", RECORD_IMPORTS_TO: record, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -11,7 +11,7 @@ let service: TestService;
 
 beforeAll(async () => {
   workerProcess = spawn(process.execPath, ["--import", "tsx", "workers/main.ts"], {
-    env: { ...process.env, ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: "0", LOG_LEVEL: "info" },
+    env: { ...process.env, ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: "0", LOG_LEVEL: "info", ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   workerAddress = await new Promise<string>((resolve, reject) => {

@@ -6,9 +6,12 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { loadConfig } from "../../core/config.js";
 
-export const modelMirror = loadConfig().modelMirror;
+/**
+ * The mirror tests and benchmarks pull from: ATELIER_MODEL_MIRROR (CI sets it), else the team's
+ * checkout layout. This development default lives here, never in the product's configuration.
+ */
+export const modelMirror = path.resolve(process.env.ATELIER_MODEL_MIRROR?.trim() || path.join("..", "shared", "models"));
 export const testPhotos = path.resolve(process.env.ATELIER_TEST_PHOTOS ?? path.join("data", "test-photos"));
 
 function available(label: string, location: string, howToGet: string): boolean {

@@ -23,7 +23,17 @@ export function makeDataDir(): string {
 }
 
 export async function startTestService(env: Record<string, string> = {}, dataDir = makeDataDir()): Promise<TestService> {
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ATELIER_DATA_DIR: dataDir, ...env });
+  // No metrics listener (a fixed port would clash between test files) and no first-start downloads,
+  // unless a test asks for them.
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    ATELIER_DATA_DIR: dataDir,
+    ATELIER_METRICS_PORT: "0",
+    ATELIER_PROVISION_MODELS: "false",
+    ...env,
+  });
   const running = await startAtelier(config, createLogger("silent"));
   return {
     ...running,

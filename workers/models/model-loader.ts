@@ -8,6 +8,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { AtelierError, modelNotInstalled, type InstallableModel } from "../../core/errors.js";
+import { arrivingModel, describeArrival } from "../../operations/provisioning/arriving-models.js";
 import type { CatalogEntry, GraphSource } from "../catalog/catalog-types.js";
 import { sha256OfFile } from "./fetch-weight-file.js";
 import { convertTfjsLayers } from "./model-converters.js";
@@ -45,6 +46,8 @@ export class ModelLoader {
       );
     }
     const status = this.store.status(entry);
+    const arrival = status.installed ? undefined : arrivingModel(this.store.modelsDir, entry.id);
+    if (arrival) throw modelNotInstalled(describeArrival(entry.id, arrival), { retryAfterSeconds: 15 });
     if (!status.installed) {
       throw modelNotInstalled(`The model "${entry.id}" is not installed on this server (${status.reason}).`, { install: [this.installable(entry)] });
     }

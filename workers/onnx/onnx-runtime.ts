@@ -22,6 +22,7 @@
  * short runs.
  */
 import { AtelierError } from "../../core/errors.js";
+import { inferenceDuration, modelLoadDuration, modelLoads, observeRuntime, sessionLabels } from "../../observability/metrics.js";
 import { InferenceThread } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
@@ -191,6 +192,7 @@ export class ModelRuntime {
     if (!Number.isInteger(this.runsPerSession) || this.runsPerSession < 1) {
       throw new RangeError(`Expected integer of at least 1 for runsPerSession but received ${this.runsPerSession}`);
     }
+    observeRuntime(this);
     this.sessionOptions = {
       executionProviders: ["cpu"],
       intraOpNumThreads: options.threads,
@@ -362,6 +364,8 @@ export class ModelRuntime {
       }
       entry.loaded = loaded;
       this.loads++;
+      modelLoads.inc({ ...sessionLabels(entry.key), outcome: "loaded" });
+      modelLoadDuration.observe(sessionLabels(entry.key), (performance.now() - started) / 1000);
       this.logger.info(
         { model: entry.key, modelMiB: mib(entry.modelBytes), estimatedMiB: mib(entry.estimatedBytes), ms: Math.round(performance.now() - started) },
         "model loaded",
@@ -369,6 +373,7 @@ export class ModelRuntime {
       return loaded;
     } catch (error) {
       // A failed load leaves nothing behind, so the next use tries again.
+      modelLoads.inc({ ...sessionLabels(entry.key), outcome: "failed" });
       if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
       entry.estimatedBytes = 0;
       throw error;
@@ -453,8 +458,10 @@ export class ModelRuntime {
   /** One onnxruntime run with feeds already admitted; also used for the warm-up. */
   private async execute(entry: SessionEntry, loaded: LoadedSession, feeds: FeedMap): Promise<TensorMap> {
     let outputs: TensorMap;
+    const stopTimer = inferenceDuration.startTimer(sessionLabels(entry.key));
     try {
       outputs = await this.inferenceThread().run(loaded.id, feeds);
+      stopTimer();
     } catch (error) {
       if (error instanceof AtelierError) throw error;
       throw new AtelierError("INTERNAL", `Model "${entry.key}" failed while running.`, { cause: error });

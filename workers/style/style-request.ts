@@ -55,7 +55,7 @@ export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
     models.assertUsable(entry);
   } catch (error) {
     if (!(error instanceof AtelierError) || error.code !== "MODEL_NOT_INSTALLED") throw error;
-    throw modelNotInstalled(`${error.message} Usable style-transfer styles on this server: ${usableStyles(models)}.`, { cause: error });
+    throw modelNotInstalled(`${error.message} Usable style-transfer styles on this server: ${usableStyles(models)}.`, { cause: error, retryAfterSeconds: error.retryAfterSeconds });
   }
   return entry;
 }

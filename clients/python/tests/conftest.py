@@ -37,6 +37,10 @@ class FaultProxy:
         seen: List[Dict[str, Any]] = httpx.get(f"{self.url}/__proxy/seen").json()
         return seen
 
+    def posts(self) -> List[Dict[str, Any]]:
+        """The POSTs that reached the proxy (a server with jobs adds the GETs of a followed job)."""
+        return [request for request in self.seen() if request["method"] == "POST"]
+
     def reset(self) -> None:
         httpx.post(f"{self.url}/__proxy/reset").raise_for_status()
 

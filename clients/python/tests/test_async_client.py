@@ -58,7 +58,7 @@ def test_retries_through_faults(api_key: str, png: bytes, proxy: FaultProxy) -> 
         async with AsyncAtelier(api_key=api_key, base_url=proxy.url) as client:
             proxy.queue({"kind": "status", "status": 503}, {"kind": "drop"})
             assert (await client.tools.upscale(png)).image.width == 48
-            seen = proxy.seen()
+            seen = proxy.posts()
             assert len(seen) == 3 and len({request["headers"]["idempotency-key"] for request in seen}) == 1
             proxy.reset()
             proxy.queue({"kind": "status", "status": 429, "headers": {"retry-after": "1"}, "body": {"code": "RATE_LIMITED", "message": "Wait.", "requestId": "r"}})

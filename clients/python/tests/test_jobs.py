@@ -9,6 +9,7 @@ from typing import Any, Iterator, List, Tuple
 
 import httpx
 import pytest
+from conftest import FaultProxy
 
 from atelier import AsyncAtelier, Atelier, AtelierError, ConflictError, JobEvent, PromptImproveResult, UpscaleResult
 
@@ -63,6 +64,23 @@ def test_cancel_a_queued_job(client: Atelier, png: bytes) -> None:
             job.wait()
         except AtelierError:
             pass
+
+
+def test_a_202_job_answer_is_followed_to_the_result(api_key: str, png: bytes, proxy: FaultProxy) -> None:
+    proxy.queue({"kind": "prefer-async"})
+    with Atelier(api_key=api_key, base_url=proxy.url) as client:
+        result = client.tools.upscale(png, scale=3)
+    assert isinstance(result, UpscaleResult) and (result.image.width, result.scale) == (72, 3)
+    seen = proxy.seen()
+    assert seen[0]["method"] == "POST" and all(request["url"].startswith("/api/v1/jobs/job_") for request in seen[1:])
+
+    async def follow() -> UpscaleResult:
+        proxy.reset()
+        proxy.queue({"kind": "prefer-async"})
+        async with AsyncAtelier(api_key=api_key, base_url=proxy.url) as asynchronous:
+            return await asynchronous.tools.upscale(png, scale=2)
+
+    assert asyncio.run(follow()).image.width == 48
 
 
 def test_async_jobs(base_url: str, api_key: str) -> None:

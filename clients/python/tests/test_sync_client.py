@@ -131,7 +131,7 @@ def test_model_not_installed_is_not_retried(base_url: str, api_key: str, proxy: 
     with Atelier(api_key=api_key, base_url=proxy.url) as client, pytest.raises(ServiceUnavailableError) as caught:
         client.images.generate("an owl", model=missing)
     assert (caught.value.status, caught.value.code) == (503, "MODEL_NOT_INSTALLED")
-    assert len(proxy.seen()) == 1
+    assert len(proxy.posts()) == 1
 
 
 def test_spent_quota_raises_rate_limit_error_with_reset_time(tiny_key: str, proxy: FaultProxy) -> None:
@@ -146,7 +146,7 @@ def test_spent_quota_raises_rate_limit_error_with_reset_time(tiny_key: str, prox
     assert (error.status, error.code) == (429, "RATE_LIMITED")
     assert error.retry_after is not None and error.retry_after > 60
     assert error.reset_at is not None and error.reset_at.timestamp() > time.time() + 60
-    assert len(proxy.seen()) == 2
+    assert len(proxy.posts()) == 2
 
 
 def test_other_statuses_map_to_their_errors(api_key: str, proxy: FaultProxy) -> None:
@@ -170,7 +170,7 @@ def test_retry_after_is_honoured_with_one_idempotency_key(api_key: str, proxy: F
     with Atelier(api_key=api_key, base_url=proxy.url) as client:
         assert client.prompts.improve("a heron").original == "a heron"
     assert time.monotonic() - started >= 1
-    keys = [request["headers"].get("idempotency-key") for request in proxy.seen()]
+    keys = [request["headers"].get("idempotency-key") for request in proxy.posts()]
     assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
 
 
@@ -178,11 +178,11 @@ def test_503_then_success_and_drops_then_success(api_key: str, png: bytes, proxy
     with Atelier(api_key=api_key, base_url=proxy.url) as client:
         proxy.queue({"kind": "status", "status": 503})
         assert client.tools.upscale(png).image.width == 48
-        assert len(proxy.seen()) == 2
+        assert len(proxy.posts()) == 2
         proxy.reset()
         proxy.queue({"kind": "drop"}, {"kind": "drop"})
         assert client.tools.upscale(png, idempotency_key="py-1").image.width == 48
-        assert [request["headers"].get("idempotency-key") for request in proxy.seen()] == ["py-1"] * 3
+        assert [request["headers"].get("idempotency-key") for request in proxy.posts()] == ["py-1"] * 3
 
 
 def test_gives_up_after_max_retries(api_key: str, proxy: FaultProxy) -> None:

@@ -63,10 +63,10 @@ export class Atelier {
       fetch: fetchImpl,
       defaultHeaders: { "x-atelier-client": `typescript/${VERSION}`, ...options.defaultHeaders },
     });
-    this.images = new Images(http);
-    this.tools = new Tools(http);
-    this.prompts = new Prompts(http);
-    this.models = new Models(http);
     this.jobs = new Jobs(http);
+    this.images = new Images(http, this.jobs);
+    this.tools = new Tools(http, this.jobs);
+    this.prompts = new Prompts(http, this.jobs);
+    this.models = new Models(http);
   }
 }

@@ -122,6 +122,10 @@ export class HttpClient {
     const url = this.url(request.path, request.query);
     for (let attempt = 0; ; attempt++) {
       const retriesLeft = maxRetries - attempt;
+      // A retried POST asks for the job (RFC 7240 respond-async): if the first try is still running
+      // on a server with jobs, the same Idempotency-Key then answers 202 and that job, which the
+      // resources follow, instead of a 409 collision. Servers without jobs ignore the preference.
+      if (attempt === 1 && request.method === "POST" && !Object.keys(headers).some((name) => name.toLowerCase() === "prefer")) headers.prefer = "respond-async";
       let response: Response;
       let bytes: Uint8Array | undefined;
       try {

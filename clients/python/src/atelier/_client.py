@@ -83,6 +83,10 @@ class Atelier:
         request = build_request(self._http, self._settings, call)
         max_retries = self._settings.max_retries if call.max_retries is None else call.max_retries
         for attempt in itertools.count():
+            if attempt == 1 and call.method == "POST" and "prefer" not in request.headers:
+                # A retried POST asks for the job: if the first try still runs on a server with jobs,
+                # its Idempotency-Key then answers 202 and that job (followed by _run), not a 409.
+                request.headers["prefer"] = "respond-async"
             try:
                 response = self._http.send(request, stream=stream)
             except httpx.TimeoutException as error:
@@ -107,7 +111,17 @@ class Atelier:
         raise AssertionError("unreachable")
 
     def _run(self, call: Call[R]) -> R:
-        return call.parse(self._send(call))
+        response = self._send(call)
+        if call.method == "POST" and response.status_code == 202:
+            # A server with jobs answers 202 and a job when the call outlived its wait (or repeats one
+            # still running): follow the job, so the caller gets the same result either way.
+            body = response.json()
+            if isinstance(body, dict) and body.get("object") == "job":
+                job = Job(self.jobs, JobState.from_json(body, ResponseMeta.of(response)))
+                job.wait()
+                headers = [(name, value) for name, value in response.headers.items() if name.lower() not in ("content-length", "content-encoding")]
+                response = httpx.Response(200, json=job.state.result, headers=headers, request=response.request)
+        return call.parse(response)
 
 
 class _Resource:

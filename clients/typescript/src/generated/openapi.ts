@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description 200 while the process runs and answers HTTP. No key needed; not counted against any quota.
+         */
+        get: operations["healthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description 200 when the workers answer the gRPC health service, the key store and Redis (when configured) are reachable and the models folder is readable; 503 with the list of what is not ready, and while the process shuts down. Reports first-start model provisioning progress. No key needed; not counted against any quota.
+         */
+        get: operations["readyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/generate": {
         parameters: {
             query?: never;
@@ -16,6 +56,8 @@ export interface paths {
         /**
          * Generate an image from a text prompt
          * @description Only `prompt` is required; size and model default from the model catalog (the best installed model: a Stable Diffusion model when one is installed, else the `cvae-quickdraw` doodle model). Sizes outside the chosen model's limits answer 400 with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always reports the seed; the same seed and parameters give the same image.
+         *
+         *     The examples run on a server where `npm run models -- pull cvae-quickdraw` has installed the models they use.
          */
         post: operations["generate"];
         delete?: never;
@@ -76,6 +118,8 @@ export interface paths {
         /**
          * Remove or replace the background of an image
          * @description Separates the subject of the image at `imageUrl` from its background and removes or replaces the background. The result has the source's size: a PNG (or WebP) cutout with a soft alpha edge whose colours are cleaned of the old background, or a composite.
+         *
+         *     The examples run on a server where `npm run models -- pull portrait-selfie` has installed the models they use.
          */
         post: operations["tools-backgroundRemove"];
         delete?: never;
@@ -96,6 +140,8 @@ export interface paths {
         /**
          * Apply an artistic style to an image
          * @description Repaints the image at `imageUrl` in `style` and returns it at the source's size. The networks paint strokes of a fixed size in pixels, so the style is applied at a working resolution (longest side ATELIER_STYLE_WORKING_SIZE, default 1024 px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.
+         *
+         *     The examples run on a server where `npm run models -- pull mathura` has installed the models they use.
          */
         post: operations["tools-styleTransfer"];
         delete?: never;
@@ -128,16 +174,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The body of every error response. */
         Error: {
             /**
-             * @description Stable machine-readable code.
+             * @description Stable machine-readable code; the table in `info.description` says what each means.
              * @enum {string}
              */
             code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
             /** @description Present for invalid input: one entry per bad field. */
             issues?: {
+                /** @description What is wrong with that field. */
                 message: string;
-                /** @description Dotted field path, e.g. `scale`. */
+                /** @description Dotted field path, e.g. `scale`; empty for the whole body. */
                 path: string;
             }[];
             /** @description What is wrong and how to fix it. */
@@ -145,127 +193,182 @@ export interface components {
             /** @description Also sent as `X-Request-Id`; quote it when reporting a problem. */
             requestId: string;
         };
-        /**
-         * Invalid input data error (400)
-         * @description The error information
-         * @example {
-         *       "code": "BAD_REQUEST",
-         *       "message": "Invalid input data",
-         *       "issues": []
-         *     }
-         */
-        "error.BAD_REQUEST": {
-            /**
-             * @description The error code
-             * @example BAD_REQUEST
-             */
-            code: string;
-            /**
-             * @description An array of issues that were responsible for the error
-             * @example []
-             */
-            issues?: {
-                message: string;
-            }[];
-            /**
-             * @description The error message
-             * @example Invalid input data
-             */
-            message: string;
-        };
-        /**
-         * Insufficient access error (403)
-         * @description The error information
-         * @example {
-         *       "code": "FORBIDDEN",
-         *       "message": "Insufficient access",
-         *       "issues": []
-         *     }
-         */
-        "error.FORBIDDEN": {
-            /**
-             * @description The error code
-             * @example FORBIDDEN
-             */
-            code: string;
-            /**
-             * @description An array of issues that were responsible for the error
-             * @example []
-             */
-            issues?: {
-                message: string;
-            }[];
-            /**
-             * @description The error message
-             * @example Insufficient access
-             */
-            message: string;
-        };
-        /**
-         * Internal server error error (500)
-         * @description The error information
-         * @example {
-         *       "code": "INTERNAL_SERVER_ERROR",
-         *       "message": "Internal server error",
-         *       "issues": []
-         *     }
-         */
-        "error.INTERNAL_SERVER_ERROR": {
-            /**
-             * @description The error code
-             * @example INTERNAL_SERVER_ERROR
-             */
-            code: string;
-            /**
-             * @description An array of issues that were responsible for the error
-             * @example []
-             */
-            issues?: {
-                message: string;
-            }[];
-            /**
-             * @description The error message
-             * @example Internal server error
-             */
-            message: string;
-        };
-        /**
-         * Authorization not provided error (401)
-         * @description The error information
-         * @example {
-         *       "code": "UNAUTHORIZED",
-         *       "message": "Authorization not provided",
-         *       "issues": []
-         *     }
-         */
-        "error.UNAUTHORIZED": {
-            /**
-             * @description The error code
-             * @example UNAUTHORIZED
-             */
-            code: string;
-            /**
-             * @description An array of issues that were responsible for the error
-             * @example []
-             */
-            issues?: {
-                message: string;
-            }[];
-            /**
-             * @description The error message
-             * @example Authorization not provided
-             */
-            message: string;
-        };
     };
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The methods this path takes.
+         * @example POST
+         */
+        Allow: string;
+        /**
+         * @description Quota state (IETF draft): requests remaining `r`, seconds to reset `t`.
+         * @example "hourly";r=99;t=3540
+         */
+        RateLimit: string;
+        /**
+         * @description Quota policy (IETF draft): requests `q` per window `w` seconds.
+         * @example "hourly";q=100;w=3600
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description Seconds after which a retry may succeed.
+         * @example 3600
+         */
+        "Retry-After": number;
+        /**
+         * @description The scheme to authenticate with.
+         * @example Bearer realm="atelier"
+         */
+        "WWW-Authenticate": string;
+        /**
+         * @description Requests allowed per window for this key.
+         * @example 100
+         */
+        "X-RateLimit-Limit": number;
+        /**
+         * @description Requests left in the current window.
+         * @example 99
+         */
+        "X-RateLimit-Remaining": number;
+        /**
+         * @description Unix time (seconds) when the window resets.
+         * @example 1795259753
+         */
+        "X-RateLimit-Reset": number;
+        /**
+         * @description Id of this request, also in the body; quote it when reporting a problem.
+         * @example req_3f9c2d7e
+         */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    healthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        uptimeSeconds?: number;
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            /** @description False for checks that are reported but never make the process unready. */
+                            critical: boolean;
+                            /** @description What was found: addresses, a reason, progress. */
+                            detail?: string;
+                            info?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Time the check took. */
+                            ms: number;
+                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
+                            name: string;
+                            ok: boolean;
+                        }[];
+                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
+                        notReady: {
+                            detail: string;
+                            name: string;
+                        }[];
+                        ready: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready; `notReady` says why. Carries `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            /** @description False for checks that are reported but never make the process unready. */
+                            critical: boolean;
+                            /** @description What was found: addresses, a reason, progress. */
+                            detail?: string;
+                            info?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Time the check took. */
+                            ms: number;
+                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
+                            name: string;
+                            ok: boolean;
+                        }[];
+                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
+                        notReady: {
+                            detail: string;
+                            name: string;
+                        }[];
+                        ready: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
+                };
+            };
+        };
+    };
     generate: {
         parameters: {
             query?: never;
@@ -280,7 +383,7 @@ export interface operations {
                     guidanceScale?: number;
                     /** @description Height in pixels. Default and limits come from the model record. */
                     height?: number;
-                    /** @description Generation model id from `GET /api/v1/models`. Default: the best installed generation model. */
+                    /** @description Generation model id, one of the catalog's: `cvae-quickdraw`, `lcm-dreamshaper-v7` (photographic), `sd-turbo` (photographic), `stable-diffusion-1-5` (photographic), `stable-diffusion-2-1` (photographic). Default: the best installed generation model. */
                     model?: string;
                     /** @description What to avoid (beyond the spec). */
                     negativePrompt?: string;
@@ -292,7 +395,7 @@ export interface operations {
                     outputFormat?: "png" | "jpeg" | "webp";
                     /**
                      * @description What to draw, 1 to 2000 characters.
-                     * @example a cat
+                     * @example an owl
                      */
                     prompt: string;
                     /** @description Scheduler name (beyond the spec), e.g. `euler`, `dpmpp-2m-karras`, `lcm`. */
@@ -307,21 +410,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
+            /** @description The result. */
             200: {
                 headers: {
-                    /** @description Quota state (IETF draft), e.g. `"hourly";r=99;t=3540` (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Quota policy (IETF draft), e.g. `"hourly";q=100;w=3600`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests allowed per window for this key. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -333,10 +430,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -355,110 +452,109 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`). */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. */
             400: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`); carries `WWW-Authenticate: Bearer`. */
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Body, source image or result too large. */
+            /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
             415: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source is not a decodable image (`IMAGE_UNDECODABLE`). */
-            422: {
-                headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Quota spent (`RATE_LIMITED`); carries `Retry-After`. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
             429: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal failure. */
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source image could not be fetched (`SOURCE_FETCH_FAILED`). */
-            502: {
-                headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Model not installed or server busy; carries `Retry-After`. */
+            /** @description `MODEL_NOT_INSTALLED`: The operation needs model weights that are not installed (or are disabled) here; the message names the install command. `OVERLOADED`: Too much work is queued already; retry after `Retry-After`. `WORKER_UNAVAILABLE`: An inference worker could not be reached; retry after `Retry-After`. `STORE_UNAVAILABLE`: A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`. */
             503: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The operation did not finish in time. */
+            /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -476,11 +572,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful response */
+            /** @description The result. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -533,44 +628,42 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`). */
-            400: {
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal failure. */
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Model not installed or server busy; carries `Retry-After`. */
+            /** @description `WORKER_UNAVAILABLE`: An inference worker could not be reached; retry after `Retry-After`. */
             503: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The operation did not finish in time. */
+            /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -609,21 +702,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
+            /** @description The result. */
             200: {
                 headers: {
-                    /** @description Quota state (IETF draft), e.g. `"hourly";r=99;t=3540` (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Quota policy (IETF draft), e.g. `"hourly";q=100;w=3600`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests allowed per window for this key. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -658,110 +745,109 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`). */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. */
             400: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`); carries `WWW-Authenticate: Bearer`. */
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Body, source image or result too large. */
+            /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). */
             413: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
             415: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source is not a decodable image (`IMAGE_UNDECODABLE`). */
-            422: {
-                headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Quota spent (`RATE_LIMITED`); carries `Retry-After`. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
             429: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal failure. */
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source image could not be fetched (`SOURCE_FETCH_FAILED`). */
-            502: {
-                headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Model not installed or server busy; carries `Retry-After`. */
+            /** @description `OVERLOADED`: Too much work is queued already; retry after `Retry-After`. `WORKER_UNAVAILABLE`: An inference worker could not be reached; retry after `Retry-After`. `STORE_UNAVAILABLE`: A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`. */
             503: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The operation did not finish in time. */
+            /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -785,7 +871,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Segmentation model id from `GET /api/v1/models` (beyond the spec): `isnet-general` (any subject), `portrait-sinet` or `portrait-selfie` (people only). Default: the best installed general model, else a people model (the response then carries a `note`). */
+                    /** @description Segmentation model id (beyond the spec), one of the catalog's: `isnet-general` (any subject), `portrait-selfie` (people only), `portrait-sinet` (people only). Default: the best installed general model, else a people model (the response then carries a `note`). */
                     model?: string;
                     /**
                      * @description Return the matte alone as a grayscale image, 255 = subject (beyond the spec). Not combinable with `replacement`.
@@ -807,21 +893,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
+            /** @description The result. */
             200: {
                 headers: {
-                    /** @description Quota state (IETF draft), e.g. `"hourly";r=99;t=3540` (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Quota policy (IETF draft), e.g. `"hourly";q=100;w=3600`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests allowed per window for this key. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -833,10 +913,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -853,110 +933,129 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`). */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
             400: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`); carries `WWW-Authenticate: Bearer`. */
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Body, source image or result too large. */
+            /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
             415: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source is not a decodable image (`IMAGE_UNDECODABLE`). */
+            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. */
             422: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Quota spent (`RATE_LIMITED`); carries `Retry-After`. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
             429: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal failure. */
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source image could not be fetched (`SOURCE_FETCH_FAILED`). */
+            /** @description `SOURCE_FETCH_FAILED`: The source image could not be fetched (network error, non-2xx answer, timeout). */
             502: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Model not installed or server busy; carries `Retry-After`. */
+            /** @description `MODEL_NOT_INSTALLED`: The operation needs model weights that are not installed (or are disabled) here; the message names the install command. `OVERLOADED`: Too much work is queued already; retry after `Retry-After`. `WORKER_UNAVAILABLE`: An inference worker could not be reached; retry after `Retry-After`. `STORE_UNAVAILABLE`: A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`. */
             503: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The operation did not finish in time. */
+            /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1005,21 +1104,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
+            /** @description The result. */
             200: {
                 headers: {
-                    /** @description Quota state (IETF draft), e.g. `"hourly";r=99;t=3540` (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Quota policy (IETF draft), e.g. `"hourly";q=100;w=3600`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests allowed per window for this key. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1031,10 +1124,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -1049,110 +1142,129 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`). */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
             400: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`); carries `WWW-Authenticate: Bearer`. */
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Body, source image or result too large. */
+            /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
             415: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source is not a decodable image (`IMAGE_UNDECODABLE`). */
+            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. */
             422: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Quota spent (`RATE_LIMITED`); carries `Retry-After`. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
             429: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal failure. */
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source image could not be fetched (`SOURCE_FETCH_FAILED`). */
+            /** @description `SOURCE_FETCH_FAILED`: The source image could not be fetched (network error, non-2xx answer, timeout). */
             502: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Model not installed or server busy; carries `Retry-After`. */
+            /** @description `MODEL_NOT_INSTALLED`: The operation needs model weights that are not installed (or are disabled) here; the message names the install command. `OVERLOADED`: Too much work is queued already; retry after `Retry-After`. `WORKER_UNAVAILABLE`: An inference worker could not be reached; retry after `Retry-After`. `STORE_UNAVAILABLE`: A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`. */
             503: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The operation did not finish in time. */
+            /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1176,7 +1288,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Upscale model id from `GET /api/v1/models` (beyond the spec): lanczos, esrgan-slim, esrgan-medium, esrgan-thick, lsdir-compact-x4, espcn-x3. Default: the best installed model for the scale (x2 to x5: lsdir-compact-x4, espcn-x3, then up to x4 esrgan-medium, esrgan-slim; x6 to x8: esrgan-thick, lsdir-compact-x4, espcn-x3 up to x6; lanczos when none is installed and for images under 32 px on a side). An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command. */
+                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
                     model?: string;
                     /**
                      * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
@@ -1193,21 +1305,15 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Successful response */
+            /** @description The result. */
             200: {
                 headers: {
-                    /** @description Quota state (IETF draft), e.g. `"hourly";r=99;t=3540` (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Quota policy (IETF draft), e.g. `"hourly";q=100;w=3600`. */
-                    "RateLimit-Policy"?: string;
-                    /** @description Requests allowed per window for this key. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) when the window resets. */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1219,10 +1325,10 @@ export interface operations {
                             /** @description Height in pixels. */
                             height: number;
                             /**
-                             * @description Media type of the image, e.g. `image/png`.
-                             * @example image/png
+                             * @description Media type of the image, as chosen by `outputFormat`.
+                             * @enum {string}
                              */
-                            mimeType: string;
+                            mimeType: "image/png" | "image/jpeg" | "image/webp";
                             /** @description The image as a `data:` URL; can be passed back as `imageUrl`. */
                             url: string;
                             /** @description Width in pixels. */
@@ -1241,110 +1347,129 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input (`INVALID_INPUT`, `MALFORMED_JSON`, `INVALID_IMAGE_URL`). */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
             400: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing or invalid API key (`UNAUTHORIZED`); carries `WWW-Authenticate: Bearer`. */
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Body, source image or result too large. */
+            /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The body is not `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
             415: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source is not a decodable image (`IMAGE_UNDECODABLE`). */
+            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. */
             422: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Quota spent (`RATE_LIMITED`); carries `Retry-After`. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
             429: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal failure. */
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The source image could not be fetched (`SOURCE_FETCH_FAILED`). */
+            /** @description `SOURCE_FETCH_FAILED`: The source image could not be fetched (network error, non-2xx answer, timeout). */
             502: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Model not installed or server busy; carries `Retry-After`. */
+            /** @description `MODEL_NOT_INSTALLED`: The operation needs model weights that are not installed (or are disabled) here; the message names the install command. `OVERLOADED`: Too much work is queued already; retry after `Retry-After`. `WORKER_UNAVAILABLE`: An inference worker could not be reached; retry after `Retry-After`. `STORE_UNAVAILABLE`: A shared store (Redis quota counters, PostgreSQL API keys) cannot be reached; retry after `Retry-After`. */
             503: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The operation did not finish in time. */
+            /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
-                    /** @description Id of this request. */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,7 +3,7 @@
  * a job to follow, wait for, stream events from, cancel, and fetch the result of. Needs a server
  * that serves `/api/v1/jobs`.
  */
-import { AtelierError } from "../errors.js";
+import { APIUserAbortError, AtelierError } from "../errors.js";
 import type { HttpClient, RequestOptions, ResponseMeta } from "../http-client.js";
 import { sleep, metaOf } from "../http-client.js";
 import { toImageUrl } from "../image-input.js";
@@ -76,7 +76,9 @@ export class Job<R = Record<string, unknown>> {
       if (options.timeout !== undefined && Date.now() - started > options.timeout) {
         throw new AtelierError(`Job ${this.id} did not finish within ${options.timeout} ms (still ${this.status}).`, { code: "WAIT_TIMEOUT" });
       }
-      await sleep(interval, options.signal);
+      await sleep(interval, options.signal).catch((cause: unknown) => {
+        throw new APIUserAbortError("Waiting for the job was aborted.", { code: "ABORTED", cause });
+      });
       interval = Math.min(interval * 1.5, 2_000);
       await this.refresh(options.signal ? { signal: options.signal } : undefined);
       const now = JSON.stringify([this.data.status, this.data.progress]);

@@ -1,5 +1,7 @@
 /** The six synchronous operations, grouped as the client exposes them. */
-import type { HttpClient, RequestOptions } from "../http-client.js";
+import { metaOf, type HttpClient, type RequestOptions, type ResponseMeta } from "../http-client.js";
+import type { JobData } from "../jobs-types.js";
+import { Job, type Jobs } from "./jobs.js";
 import { toImageUrl } from "../image-input.js";
 import { pathOf, type ClientMethodName } from "../operations.js";
 import { withImages, withMeta } from "../result.js";
@@ -21,10 +23,28 @@ import type {
 } from "../types.js";
 
 abstract class Resource {
-  constructor(protected readonly http: HttpClient) {}
+  constructor(
+    protected readonly http: HttpClient,
+    private readonly jobs: Jobs,
+  ) {}
+
+  /**
+   * POSTs an operation. A server with jobs may answer 202 and a job instead of the result (a call
+   * that outlived its wait, or a repeat of one still running): the job is followed to its end, so
+   * the caller gets the same result either way.
+   */
+  private async run<T>(method: ClientMethodName, body: object, options: RequestOptions | undefined): Promise<{ data: T; meta: ResponseMeta }> {
+    const { response, body: bytes } = await this.http.send({ ...options, method: "POST", path: pathOf(method), body });
+    const meta = metaOf(response);
+    const data = JSON.parse(new TextDecoder().decode(bytes)) as T & Partial<JobData>;
+    if (response.status !== 202 || data.object !== "job") return { data, meta };
+    const job = new Job<unknown>(this.jobs, data as JobData, meta);
+    await job.wait(options?.signal ? { signal: options.signal } : {});
+    return { data: job.data.result as T, meta };
+  }
 
   protected async post<T extends object>(method: ClientMethodName, body: object, options: RequestOptions | undefined): Promise<APIResult<T>> {
-    const { data, meta } = await this.http.json<T>({ ...options, method: "POST", path: pathOf(method), body });
+    const { data, meta } = await this.run<T>(method, body, options);
     return withMeta(data, meta);
   }
 
@@ -33,7 +53,7 @@ abstract class Resource {
     body: object,
     options: RequestOptions | undefined,
   ): Promise<APIResult<WithImages<T>>> {
-    const { data, meta } = await this.http.json<T>({ ...options, method: "POST", path: pathOf(method), body });
+    const { data, meta } = await this.run<T>(method, body, options);
     return withMeta(withImages(data), meta);
   }
 }
@@ -76,7 +96,9 @@ export class Prompts extends Resource {
   }
 }
 
-export class Models extends Resource {
+export class Models {
+  constructor(private readonly http: HttpClient) {}
+
   /** Every model the server knows, installed or not (`GET /api/v1/models`; needs no key). */
   async list(options?: RequestOptions): Promise<APIResult<ModelList>> {
     const { data, meta } = await this.http.json<ModelList>({ ...options, method: "GET", path: pathOf("models.list") });
