@@ -85,15 +85,14 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
   const bodies = jsonBodies(services.config.http);
   app.use("/trpc", earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
-  app.use(
-    "/trpc",
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: ({ req, res }) => contextFor(services, req, res),
-      responseMeta: errorResponseMeta,
-      maxBodySize: services.config.http.maxBodyBytes,
-    }),
-  );
+  const trpcHandler = createExpressMiddleware({
+    router: appRouter,
+    createContext: ({ req, res }) => contextFor(services, req, res),
+    responseMeta: errorResponseMeta,
+    maxBodySize: services.config.http.maxBodyBytes,
+  });
+  // The body was read from stream events, outside the request's trace: re-enter it for the procedure.
+  app.use("/trpc", (req, res, next) => inRequestTrace(res, () => void trpcHandler(req, res, next)));
 
   const document = documentJobs(buildOpenApiDocument(version));
   const operations = restRoutes(API_PREFIX);

@@ -4,8 +4,8 @@
 #
 # For machines that reach only the Debian and npm registries (no container registry): the base
 # image the Dockerfile names (node:20-bookworm-slim) cannot be pulled, so a stand-in is made here
-# with debootstrap (Debian bookworm, minbase) plus this machine's Node.js 20 and npm, a `node` user
-# (uid 1000) and this machine's CA bundle and npm cafile (for TLS-intercepting proxies). Where
+# with debootstrap (Debian bookworm, minbase) plus this machine's Node.js 20, its headers and npm, a
+# `node` user (uid 1000) and this machine's CA bundle and npm cafile (for TLS-intercepting proxies). Where
 # docker.io is reachable, plain `docker build -t atelier .` needs none of this.
 #
 # Needs root. Installs podman, runc and debootstrap when missing. crun (podman's default on Debian 12)
@@ -42,8 +42,11 @@ if ! podman image exists "$base"; then
   cp -a "$npm_root/npm" "$rootfs/usr/lib/node_modules/"
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/bin/npx"
+  # Node's headers and nodedir: better-sqlite3 compiles offline instead of downloading them.
+  mkdir -p "$rootfs/usr/include"
+  cp -a "$(dirname "$(command -v node)")/../include/node" "$rootfs/usr/include/"
   cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/ca-certificates.crt"
-  echo "cafile=/etc/ssl/certs/ca-certificates.crt" > "$rootfs/usr/etc/npmrc"
+  printf 'cafile=/etc/ssl/certs/ca-certificates.crt\nnodedir=/usr\n' > "$rootfs/usr/etc/npmrc"
   chroot "$rootfs" /bin/sh -c "groupadd --gid 1000 node && useradd --uid 1000 --gid node --create-home node"
   rm -rf "$rootfs/var/cache/apt/archives/"*.deb
   tar -C "$rootfs" -c . | podman import - "$base" >/dev/null
@@ -52,7 +55,8 @@ fi
 
 echo "== podman build"
 started=$(date +%s)
-podman build --network=host --build-arg NODE_IMAGE="$base" -t "$image" "$repo"
+# Docker image format: the OCI format has no HEALTHCHECK.
+podman build --format docker --network=host --build-arg NODE_IMAGE="$base" -t "$image" "$repo"
 echo "built in $(( $(date +%s) - started )) s; size: $(podman image inspect "$image" --format '{{.Size}}') bytes"
 
 echo "== run and check"
