@@ -66,3 +66,25 @@ export function slowConvModel(layers: number): Uint8Array {
   graph.addOutput("y", [1, 32, "h", "w"]);
   return graph.toBytes();
 }
+
+/**
+ * A network with a large working set and small input and output: `[1, 1, "h", "w"]` is enlarged
+ * `factor` times per side (Resize), shifted and scaled (two more full-size activations), then averaged
+ * back to the input size. At h = w = 256 and factor 16 each activation is 64 MiB.
+ */
+export function wideActivationModel(factor: number): Uint8Array {
+  const graph = new OnnxGraphBuilder({ graphName: "wide_activations" });
+  graph.addInput("x", [1, 1, "h", "w"]);
+  const scales = graph.addFloatInitializer("scales", [4], Float32Array.of(1, 1, factor, factor));
+  graph.addNode({ opType: "Resize", inputs: ["x", "", scales], outputs: ["wide"], attributes: { mode: attr.string("nearest") } });
+  const shifted = graph.op("Add", ["wide", graph.addScalar("one", 1)]);
+  const scaled = graph.op("Mul", [shifted, graph.addScalar("half", 0.5)]);
+  graph.addNode({
+    opType: "AveragePool",
+    inputs: [scaled],
+    outputs: ["y"],
+    attributes: { kernel_shape: attr.ints([factor, factor]), strides: attr.ints([factor, factor]) },
+  });
+  graph.addOutput("y", [1, 1, "h", "w"]);
+  return graph.toBytes();
+}

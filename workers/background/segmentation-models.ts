@@ -16,10 +16,11 @@ export interface SegmentationSpec {
   /** Channel of the output tensor that holds the foreground probability (0..1). */
   maskChannel: number;
   /**
-   * Activation memory the session keeps after a run (onnxruntime's arena holds the peak of the
-   * network's fixed-size input), in MiB, counted against the model memory budget on top of the
-   * runtime's estimate for the weights. Measured by bench/background.ts: resident memory grows by
-   * about 2.2 GiB when ISNet loads and runs once at 1024x1024; the portrait models by a few MiB.
+   * Peak activation memory of one run at the network's fixed-size input, in MiB, counted against the
+   * model memory budget on top of the runtime's estimate for the weights. ISNet's is above the
+   * runtime's arena limit, so it is resident only while ISNet runs: measured about +480 MiB at
+   * 1024x1024 without the arena (workers/onnx/session-cost.ts; with the arena it was +0.8 GiB per
+   * run, kept); the portrait models take a few MiB.
    */
   workingMiB: number;
   /**
@@ -39,7 +40,7 @@ export interface SegmentationSpec {
  * portraits only.
  */
 export const SEGMENTATION_MODELS: readonly SegmentationSpec[] = [
-  { id: "isnet-general", maskChannel: 0, workingMiB: 1950, inputKernel: "linear" },
+  { id: "isnet-general", maskChannel: 0, workingMiB: 620, inputKernel: "linear" },
   { id: "portrait-selfie", maskChannel: 0, workingMiB: 16, inputKernel: "lanczos3" },
   { id: "portrait-sinet", maskChannel: 1, workingMiB: 16, inputKernel: "lanczos3" },
 ];

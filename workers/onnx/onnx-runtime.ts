@@ -26,7 +26,7 @@ import { inferenceDuration, modelLoadDuration, modelLoads, observeRuntime, sessi
 import { InferenceThread } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
-import { estimateSessionBytes } from "./session-cost.js";
+import { estimateSessionBytes, keepsArena } from "./session-cost.js";
 import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
@@ -65,7 +65,11 @@ export type ModelLoader = () => Promise<Uint8Array | ModelFile>;
 export interface ModelOptions {
   /** A tiny feed run once right after loading, so kernel set-up is not paid by the first real call. */
   warmUp?: FeedMap;
-  /** Activation memory, in bytes, the session is expected to keep after its runs; added to the estimate. */
+  /**
+   * Peak activation memory, in bytes, of one run; added to the estimate. Up to ARENA_MAX_WORKING_BYTES
+   * the session keeps it between runs (onnxruntime's arena); above, it is allocated per run and
+   * returned after it (see session-cost.ts).
+   */
   workingBytes?: number;
 }
 
@@ -201,8 +205,9 @@ export class ModelRuntime {
       interOpNumThreads: 1,
       executionMode: "sequential",
       graphOptimizationLevel: "all",
-      // The arena keeps activation buffers between runs: tiles of one size then allocate nothing.
-      enableCpuMemArena: true,
+      // Memory patterns plan one block per input shape; without an arena that block is freed after
+      // the run, with one it is reused. Whether the arena is kept is chosen per session (sessionArena).
+      enableMemPattern: true,
       // Old exporters list initializers as graph inputs, and onnxruntime warns once per initializer
       // (about a hundred lines for ESPCN); errors still reach the log through the thrown exception.
       logSeverityLevel: 3,
@@ -347,7 +352,8 @@ export class ModelRuntime {
       const id = this.nextSessionId++;
       let loaded: LoadedSession;
       try {
-        loaded = { id, signature: await thread.create(id, source, this.sessionOptions) };
+        const enableCpuMemArena = keepsArena(options.workingBytes);
+        loaded = { id, signature: await thread.create(id, source, { ...this.sessionOptions, enableCpuMemArena }) };
       } catch (error) {
         if (error instanceof AtelierError) throw error;
         throw new AtelierError("INTERNAL", `Model "${entry.key}" is not a valid ONNX model for this runtime.`, { cause: error });
