@@ -11,7 +11,8 @@
  * - overhead: the same small operation (prompt improvement with the builtin engine: no model, about a
  *   millisecond of work) called synchronously and as a job answered in the same request
  *   (`Prefer: wait=10`), interleaved, one at a time; the median difference is what submitting,
- *   queueing, running and answering through a job costs. Goal: under 5 ms.
+ *   queueing, running and answering through a job costs (goal: under 5 ms), in wall time and in the
+ *   process's CPU time, the steadier figure when other work shares the cores.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -100,17 +101,27 @@ async function main(): Promise<void> {
     // Overhead over the synchronous path.
     const sync: number[] = [];
     const async: number[] = [];
+    const syncCpu: number[] = [];
+    const asyncCpu: number[] = [];
+    const cpuMs = (since: NodeJS.CpuUsage) => {
+      const used = process.cpuUsage(since);
+      return (used.user + used.system) / 1000;
+    };
     for (let i = 0; i < OVERHEAD_RUNS; i++) {
       const body = { prompt: `a quiet harbour ${i}` };
       let t = performance.now();
+      let cpu = process.cpuUsage();
       const direct = await post(keys[1]!, body);
       await direct.arrayBuffer();
       sync.push(performance.now() - t);
+      syncCpu.push(cpuMs(cpu));
       t = performance.now();
+      cpu = process.cpuUsage();
       const viaJob = await post(keys[1]!, body, { prefer: "wait=10" });
       if (viaJob.status !== 200) throw new Error(`wait answered ${viaJob.status}`);
       await viaJob.arrayBuffer();
       async.push(performance.now() - t);
+      asyncCpu.push(cpuMs(cpu));
     }
     const differences = sync.map((ms, i) => async[i]! - ms);
     console.log(`## Overhead of a job over the synchronous call (${OVERHEAD_RUNS} interleaved pairs, prompt improvement)\n`);
@@ -119,6 +130,11 @@ async function main(): Promise<void> {
     console.log(`| synchronous | ${median(sync).toFixed(2)} | ${percentile(sync, 0.9).toFixed(2)} |`);
     console.log(`| job, Prefer: wait | ${median(async).toFixed(2)} | ${percentile(async, 0.9).toFixed(2)} |`);
     console.log(`| difference (per pair) | **${median(differences).toFixed(2)}** | ${percentile(differences, 0.9).toFixed(2)} |`);
+    // Process CPU time (router, worker and client share this process): steadier than wall time when
+    // other work shares the cores.
+    const cpuDifferences = syncCpu.map((ms, i) => asyncCpu[i]! - ms);
+    console.log(`| CPU ms, synchronous / job / difference | ${median(syncCpu).toFixed(2)} / ${median(asyncCpu).toFixed(2)} / **${median(cpuDifferences).toFixed(2)}** | |`);
+    console.log(`\n(load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores)`);
   } finally {
     await atelier.close();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -112,7 +112,8 @@ async function main(): Promise<void> {
   const keys = SqliteApiKeyStore.open(dataDir);
   const key = (await keys.create({ name: "router-memory", hourlyLimit: 1_000_000 })).key;
   await keys.close();
-  const env = { ATELIER_DATA_DIR: dataDir };
+  // No metrics listener (its default port may be taken) and no model provisioning at start.
+  const env = { ATELIER_DATA_DIR: dataDir, ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false" };
 
   const workerPort = await freeLoopbackPort();
   const worker = await startNode("dist/workers/main.js", { ...env, ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: String(workerPort) }, /worker listening/);

@@ -24,6 +24,7 @@ const BENCHES: [name: string, script: string, args: string[]][] = [
   ["png", "bench/png-encode.ts", []],
   ["router-memory", "bench/router-memory.ts", []],
   ["jobs", "bench/jobs.ts", ["100", "5"]],
+  ["soak", "bench/soak.ts", ["60", "4"]],
 ];
 
 const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");

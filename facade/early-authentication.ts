@@ -10,11 +10,12 @@ import type { AtelierServices } from "../server/context.js";
 import { effectiveHourlyLimit } from "../server/keys/api-key-store.js";
 import { apiKeyFromAuthorization } from "../server/middleware/authenticate.js";
 import { rateLimitedError, rateLimitHeaders } from "../server/middleware/meter-quota.js";
+import { operationName } from "../server/middleware/record-usage.js";
 import { appRouter } from "../server/router.js";
 import type { SendFailure } from "./json-body.js";
 
 interface ProcedureMeta {
-  openapi?: { protect?: boolean };
+  openapi?: { protect?: boolean; path?: string };
 }
 
 /** tRPC paths (`prompt.improve`) of the procedures that need a key: those marked `protect` in their OpenAPI meta. */
@@ -30,6 +31,7 @@ export function meteredProcedures(): Set<string> {
  */
 export function earlyAuthentication(services: AtelierServices, operationsOf: (req: Request) => string[], sendFailure: SendFailure) {
   const metered = meteredProcedures();
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     if (req.method !== "POST") return next();
     const operations = operationsOf(req).filter((operation) => metered.has(operation));
@@ -40,6 +42,8 @@ export function earlyAuthentication(services: AtelierServices, operationsOf: (re
         const limit = effectiveHourlyLimit(apiKey, services.config.quota.defaultLimit);
         const decision = await services.quota.peek(apiKey.id, limit);
         if (decision.remaining <= 0) {
+          // Refused here rather than in the procedure: counted for the usage pages all the same.
+          services.usage.record({ keyId: apiKey.id, operation: operationName(operation, procedures[operation]?._def.meta), status: 429, durationMs: 0 });
           for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
           throw rateLimitedError(limit, decision);
         }

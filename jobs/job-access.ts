@@ -8,7 +8,7 @@ import type { ApiKeyRecord } from "../server/keys/api-key-store.js";
 import { authenticate } from "../server/middleware/authenticate.js";
 import { meteredProcedure, publicProcedure } from "../server/procedures/procedure-bases.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
-import { createCallerFactory, router } from "../server/trpc.js";
+import { router } from "../server/trpc.js";
 import { authenticatedAs, overriding, withAuthenticate } from "./job-context.js";
 
 const accessRouter = router({
@@ -16,7 +16,7 @@ const accessRouter = router({
   charge: meteredProcedure.mutation(() => null),
 });
 
-const createCaller = createCallerFactory(accessRouter);
+const createCaller = (ctx: RequestContext) => accessRouter.createCaller(ctx);
 
 async function unwrap<T>(call: Promise<T>): Promise<T> {
   try {

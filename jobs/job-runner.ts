@@ -9,7 +9,6 @@ import { AtelierError, ERROR_KINDS, toPublicError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
 import type { ApiKeyRecord } from "../server/keys/api-key-store.js";
 import { appRouter } from "../server/router.js";
-import { createCallerFactory } from "../server/trpc.js";
 import { atelierErrorOf, toTRPCError } from "../server/trpc-errors.js";
 import type { ProgressClients, WorkerProgress } from "../server/workers/progress-clients.js";
 import { jobContext } from "./job-context.js";
@@ -20,8 +19,6 @@ import type { JobEvent, JobOutcome, JobStore } from "./job-store.js";
 
 /** A job is started at most this many times; a second runner death fails it. */
 export const MAX_JOB_ATTEMPTS = 2;
-
-const createCaller = createCallerFactory(appRouter);
 
 /** The abort reason when this router shuts down: the job stays `running` in the store and is recovered. */
 const SHUTDOWN = new AtelierError("CANCELLED", "The router is shutting down.");
@@ -162,7 +159,7 @@ export class JobRunner {
       if (!operation) throw new AtelierError("INTERNAL", `This server cannot run ${job.operation} jobs.`);
       if (!apiKey || apiKey.revokedAt) throw new AtelierError("UNAUTHORIZED", "The API key that submitted this job has been revoked.");
       const ctx = jobContext(this.services, this.progress, { requestId: job.requestId, apiKey }, signal, (progress) => void this.reportProgress(job.id, progress));
-      let procedure: unknown = createCaller(ctx);
+      let procedure: unknown = appRouter.createCaller(ctx);
       for (const segment of operation.procedurePath.split(".")) procedure = (procedure as Record<string, unknown>)[segment];
       const result = await (procedure as (input: unknown) => Promise<unknown>)(job.input);
       outcome = { status: "succeeded", result };

@@ -63,14 +63,13 @@ async function keyRows(page: PageRequest, keys: ApiKeyRecord[]): Promise<Html> {
       const usage = status === "active" ? await services.quota.peek(key.id, limit) : null;
       const used = usage ? usage.limit - usage.remaining : 0;
       return html`<tr>
-        <th scope="row" data-label="Name"><a href="/keys/${key.id}">${key.name}</a></th>
+        <th scope="row" data-label="Name"><a href="/keys/${key.id}">${key.name}</a><span class="cell-note">${key.scopes ? `Scopes: ${key.scopes.join(", ")}` : "All operations"}</span></th>
         <td data-label="Key"><code>${keyPrefix(key)}</code></td>
         ${admin ? html`<td data-label="Owner">${key.ownerId === null ? "CLI (operator)" : (owners.get(key.ownerId) ?? "Deleted user")}</td>` : html``}
         <td data-label="Created">${time(key.createdAt)}</td>
-        <td data-label="Last used">${time(key.lastUsedAt)}${key.lastUsedOperation ? html`<br><span class="muted">${key.lastUsedOperation}</span>` : html``}</td>
+        <td data-label="Last used">${time(key.lastUsedAt)}${key.lastUsedOperation ? html`<span class="cell-note">${key.lastUsedOperation}</span>` : html``}</td>
         <td data-label="This hour">${usage ? html`${count(used)} of ${count(limit)}` : html`<span class="muted">–</span>`}</td>
         <td data-label="Expires">${time(key.expiresAt, "Never")}</td>
-        <td data-label="Scopes">${key.scopes ? key.scopes.join(", ") : html`<span class="muted">All operations</span>`}</td>
         <td data-label="Status"><span class="status status-${status}">${status}</span></td>
         <td data-label="Actions">${
           status === "revoked"
@@ -83,7 +82,7 @@ async function keyRows(page: PageRequest, keys: ApiKeyRecord[]): Promise<Html> {
   if (keys.length === 0) return html`<p>No keys yet. Create your first one above.</p>`;
   return html`<table class="data-table keys-table">
     <caption class="visually-hidden">Your API keys</caption>
-    <thead><tr><th scope="col">Name</th><th scope="col">Key</th>${admin ? html`<th scope="col">Owner</th>` : html``}<th scope="col">Created</th><th scope="col">Last used</th><th scope="col">This hour</th><th scope="col">Expires</th><th scope="col">Scopes</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+    <thead><tr><th scope="col">Name</th><th scope="col">Key</th>${admin ? html`<th scope="col">Owner</th>` : html``}<th scope="col">Created</th><th scope="col">Last used</th><th scope="col">This hour</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${rows}</tbody>
   </table>`;
 }

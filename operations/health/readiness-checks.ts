@@ -2,7 +2,7 @@
 import fs from "node:fs/promises";
 import { credentials, makeClientConstructor, type Client, type ServiceError } from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { WorkerServiceName } from "../../core/config.js";
 import type { ApiKeyStore } from "../../server/keys/api-key-store.js";
 import type { ReadinessCheck } from "./readiness.js";
@@ -82,27 +82,34 @@ export function keyStoreCheck(keys: ApiKeyStore, kind: "postgresql" | "sqlite"):
 
 /** PING over a connection of its own, so a probe never competes with quota traffic. */
 export function redisCheck(url: string): ReadinessCheck & { close(): Promise<void> } {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    connectTimeout: 1_500,
-    commandTimeout: 1_500,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
-    connectionName: "atelier-readiness",
-  });
-  redis.on("error", () => {
-    // Reported by the probe; ioredis would otherwise print every reconnect failure.
-  });
+  // ioredis loads with the first probe, so a router without Redis configured never loads it.
+  let client: Promise<Redis> | undefined;
+  const connection = () =>
+    (client ??= import("ioredis").then(({ Redis }) => {
+      const redis = new Redis(url, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        connectTimeout: 1_500,
+        commandTimeout: 1_500,
+        maxRetriesPerRequest: 0,
+        retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
+        connectionName: "atelier-readiness",
+      });
+      redis.on("error", () => {
+        // Reported by the probe; ioredis would otherwise print every reconnect failure.
+      });
+      return redis;
+    }));
   return {
     name: "redis",
     run: async () => {
+      const redis = await connection();
       if (redis.status === "wait") await redis.connect();
       const reply = await redis.ping();
       return { ok: reply === "PONG", detail: reply === "PONG" ? "PONG" : `unexpected reply ${reply}` };
     },
     close: async () => {
-      redis.disconnect();
+      if (client) (await client).disconnect();
     },
   };
 }

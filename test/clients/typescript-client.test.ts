@@ -141,6 +141,13 @@ describe.runIf(clientModelsAvailable())("TypeScript client against a real Atelie
       expect(result.requestId).toMatch(/.+/);
     });
 
+    it("health.live and health.ready call the root probes", async () => {
+      expect((await client.health.live()).status).toBe("ok");
+      const ready = await client.health.ready();
+      expect(ready.ready, JSON.stringify(ready.notReady)).toBe(true);
+      expect(ready.checks.map((check) => check.name)).toContain("workers");
+    });
+
     it("reads ATELIER_API_KEY and ATELIER_BASE_URL when no options are given", async () => {
       const saved = { key: process.env.ATELIER_API_KEY, url: process.env.ATELIER_BASE_URL };
       process.env.ATELIER_API_KEY = key;

@@ -85,6 +85,17 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect((await client.jobs.list({ limit: 100 })).data.length).toBe(before + 1);
   });
 
+  it("reads and rotates the webhook signing secret", async (context) => {
+    if (!served) return context.skip();
+    const first = await client.webhooks.secret();
+    expect(first).toMatchObject({ object: "webhook_secret" });
+    expect(first.secret).toMatch(/^whsec_/);
+    expect((await client.webhooks.secret()).secret).toBe(first.secret);
+    const rotated = await client.webhooks.rotateSecret();
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(first.secret);
+  });
+
   it("streams a finished job's events ending with its result, and resumes after a Last-Event-ID", async (context) => {
     if (!served) return context.skip();
     const job = await client.jobs.create("prompts.improve", { prompt: "a cat on a roof" });

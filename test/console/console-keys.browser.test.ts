@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
+import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium, tableOverflow } from "./support/console-browser.js";
 import { startConsoleService, type ConsoleService } from "./support/console-service.js";
 
 const ADMIN = { email: "ada@example.com", password: "analytical engine 1843" };
@@ -202,7 +202,7 @@ describe.skipIf(skip)("console in a real browser", () => {
     }
   });
 
-  it("has no serious or critical axe violations, no console errors, and fits 375 px on every console page", async () => {
+  it("has no serious or critical axe violations, no console errors, and fits 1280 and 375 px on every console page", async () => {
     const admin = await newSignedInPage(ADMIN);
     const anonymous = await browser.newContext();
     try {
@@ -223,6 +223,8 @@ describe.skipIf(skip)("console in a real browser", () => {
         expect(response?.status(), path).toBe(200);
         expect(response?.headers()["content-security-policy"], path).toContain("frame-ancestors 'none'");
         expect(await seriousAxeViolations(tab), path).toEqual([]);
+        expect(await horizontalOverflow(tab), `${path} at 1280 px`).toBe(0);
+        expect(await tableOverflow(tab), `${path}: a table wider than the page at 1280 px`).toBe(0);
         await tab.setViewportSize({ width: 375, height: 800 });
         expect(await horizontalOverflow(tab), `${path} at 375 px`).toBe(0);
         expect(await seriousAxeViolations(tab), `${path} at 375 px`).toEqual([]);

@@ -296,3 +296,15 @@ describe("retention", () => {
     expect(((await gone.json()) as { code: string }).code).toBe("RESULT_GONE");
   });
 });
+
+describe("key scopes", () => {
+  it("a job is refused (403) for an operation outside the key's scopes, as the synchronous call is", async () => {
+    const scoped = (await service.services.keys.create({ name: "scoped", scopes: ["prompt.improve"] })).key;
+    const refused = await service.post("/tools/upscale", { imageUrl: dataUrl(png) }, scoped, { prefer: "respond-async" });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { code: string }).code).toBe("KEY_SCOPE_DENIED");
+    expect((await service.post("/prompt/improve", { prompt: "a gull" }, scoped, { prefer: "respond-async" })).status).toBe(202);
+    // Looking at one's own jobs needs no particular scope.
+    expect((await call(service, "GET", "/jobs", scoped)).status).toBe(200);
+  });
+});

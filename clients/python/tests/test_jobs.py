@@ -83,6 +83,14 @@ def test_a_202_job_answer_is_followed_to_the_result(api_key: str, png: bytes, pr
     assert asyncio.run(follow()).image.width == 48
 
 
+def test_webhook_secret(client: Atelier) -> None:
+    first = client.webhooks.secret()
+    assert first.object == "webhook_secret" and first.secret.startswith("whsec_")
+    assert client.webhooks.secret().secret == first.secret
+    rotated = client.webhooks.rotate_secret()
+    assert rotated.secret.startswith("whsec_") and rotated.secret != first.secret
+
+
 def test_async_jobs(base_url: str, api_key: str) -> None:
     async def main() -> Tuple[Any, List[JobEvent]]:
         async with AsyncAtelier(api_key=api_key, base_url=base_url) as client:

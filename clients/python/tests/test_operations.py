@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Tuple
 import httpx
 
 from atelier import OPERATIONS, AsyncAtelier, Atelier
-from atelier._models import RESULT_TYPES, ModelList, Result, snake_case
+from atelier._models import RESULT_TYPES, Liveness, ModelList, Readiness, Result, WebhookSecret, snake_case
 
 
 def _document(base_url: str) -> Dict[str, Any]:
@@ -66,7 +66,8 @@ def test_request_fields_are_keywords_and_response_fields_are_attributes(base_url
                 expected = "image" if field == "imageUrl" else snake_case(field)
                 assert expected in parameters, f"{type(client).__name__}.{name} lacks the request field {field} ({expected})"
         response = operation["responses"]["200"]["content"]["application/json"]["schema"]
-        kind: type = RESULT_TYPES.get(name, ModelList if name == "models.list" else Result)
+        others: Dict[str, type] = {"models.list": ModelList, "health.live": Liveness, "health.ready": Readiness, "webhooks.secret": WebhookSecret, "webhooks.rotate_secret": WebhookSecret}
+        kind: type = RESULT_TYPES[name] if name in RESULT_TYPES else others.get(name, Result)
         attributes = {item.name for item in dataclasses.fields(kind)}
         for field in response.get("required", []):
             assert snake_case(field) in attributes, f"{kind.__name__} lacks the response field {field}"

@@ -98,6 +98,14 @@ def test_models_list_needs_no_key(base_url: str) -> None:
     assert models.rate_limit is None and models.request_id
 
 
+def test_health_probes(client: Atelier) -> None:
+    assert client.health.live().status == "ok"
+    ready = client.health.ready()
+    assert ready.status in ("ready", "not ready") and ready.ready == (ready.status == "ready")
+    assert ready.ready, ready.not_ready
+    assert any(check["name"] == "workers" for check in ready.checks)
+
+
 def test_environment_fallbacks(monkeypatch: pytest.MonkeyPatch, base_url: str, api_key: str) -> None:
     monkeypatch.setenv("ATELIER_API_KEY", api_key)
     monkeypatch.setenv("ATELIER_BASE_URL", base_url)

@@ -5,8 +5,8 @@
  */
 import { AtelierError } from "./errors.js";
 import { HttpClient, type FetchLike } from "./http-client.js";
-import { Jobs } from "./resources/jobs.js";
-import { Images, Models, Prompts, Tools } from "./resources/operations.js";
+import { Jobs, Webhooks } from "./resources/jobs.js";
+import { Health, Images, Models, Prompts, Tools } from "./resources/operations.js";
 import { DEFAULT_MAX_RETRY_AFTER_SECONDS } from "./retry-policy.js";
 import { VERSION } from "./version.js";
 
@@ -41,8 +41,12 @@ export class Atelier {
   readonly tools: Tools;
   readonly prompts: Prompts;
   readonly models: Models;
+  /** The server's liveness and readiness probes. */
+  readonly health: Health;
   /** Asynchronous jobs; needs a server that serves `/api/v1/jobs`. */
   readonly jobs: Jobs;
+  /** Webhook signing secrets; needs a server with jobs. */
+  readonly webhooks: Webhooks;
   readonly baseURL: string;
 
   constructor(options: AtelierOptions = {}) {
@@ -64,9 +68,11 @@ export class Atelier {
       defaultHeaders: { "x-atelier-client": `typescript/${VERSION}`, ...options.defaultHeaders },
     });
     this.jobs = new Jobs(http);
+    this.webhooks = new Webhooks(http);
     this.images = new Images(http, this.jobs);
     this.tools = new Tools(http, this.jobs);
     this.prompts = new Prompts(http, this.jobs);
     this.models = new Models(http);
+    this.health = new Health(http);
   }
 }

@@ -46,6 +46,10 @@ export interface ApiRequest extends RequestOptions {
   body?: unknown;
   /** Statuses not to retry for this request even though they usually are (e.g. 409 on cancel). */
   noRetryStatuses?: number[];
+  /** Statuses that are an answer for this request, not an error (503 "not ready" from /readyz). */
+  acceptStatuses?: number[];
+  /** The path is at the server's root, not under `/api`. */
+  root?: boolean;
 }
 
 /** What every response carries besides its body. */
@@ -93,8 +97,8 @@ function parseErrorBody(response: Response, bytes: Uint8Array): unknown {
 export class HttpClient {
   constructor(readonly options: HttpClientOptions) {}
 
-  url(path: string, query?: Record<string, string | number | undefined>): string {
-    const url = new URL(this.options.baseURL.replace(/\/+$/, "") + "/api" + path);
+  url(path: string, query?: Record<string, string | number | undefined>, root = false): string {
+    const url = new URL(this.options.baseURL.replace(/\/+$/, "") + (root ? "" : "/api") + path);
     for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     return url.toString();
   }
@@ -119,7 +123,7 @@ export class HttpClient {
     const timeout = request.timeout ?? this.options.timeout;
     const idempotency: Record<string, string> = request.method === "POST" ? { "idempotency-key": request.idempotencyKey ?? newIdempotencyKey() } : {};
     const headers = this.headers(request, idempotency);
-    const url = this.url(request.path, request.query);
+    const url = this.url(request.path, request.query, request.root);
     for (let attempt = 0; ; attempt++) {
       const retriesLeft = maxRetries - attempt;
       // A retried POST asks for the job (RFC 7240 respond-async): if the first try is still running
@@ -136,6 +140,7 @@ export class HttpClient {
         continue;
       }
       if (response.ok) return { response, body: bytes };
+      if (request.acceptStatuses?.includes(response.status)) return { response, body: bytes ?? (await readAll(response)) };
       const body = parseErrorBody(response, bytes ?? (await readAll(response).catch(() => new Uint8Array())));
       const retryAfter = retryAfterSeconds(response.headers);
       const code = typeof body === "object" && body !== null ? (body as { code?: unknown }).code : undefined;

@@ -18,10 +18,10 @@ export {
 export type { FetchLike, RequestOptions, ResponseMeta } from "./http-client.js";
 export { AtelierImage, type ImageData } from "./image-output.js";
 export { bytesToDataURL, toImageUrl, type ImageInput } from "./image-input.js";
-export type { JobData, JobEvent, JobList, JobProgress, JobStatus, ListJobsParams } from "./jobs-types.js";
+export type { JobData, JobEvent, JobList, JobProgress, JobStatus, ListJobsParams, WebhookSecret } from "./jobs-types.js";
 export { OPERATIONS, type ClientMethodName, type JobOperation } from "./operations.js";
 export type { RateLimitInfo } from "./rate-limit.js";
-export { Job, Jobs, type WaitOptions } from "./resources/jobs.js";
+export { Job, Jobs, Webhooks, type WaitOptions } from "./resources/jobs.js";
 export type * from "./types.js";
 export { VERSION } from "./version.js";
 export { Atelier as default } from "./client.js";

@@ -62,3 +62,11 @@ export interface ListJobsParams {
   cursor?: string;
   limit?: number;
 }
+
+/** The key's Standard Webhooks signing secret (`GET /api/v1/webhooks/secret`). */
+export interface WebhookSecret {
+  object: "webhook_secret";
+  /** `whsec_...`: verify deliveries' `webhook-signature` with it. */
+  secret: string;
+  [field: string]: unknown;
+}

@@ -10,19 +10,24 @@ export const OPERATIONS = [
   { method: "POST", path: "/v1/tools/background-remove", client: "tools.removeBackground" },
   { method: "POST", path: "/v1/prompt/improve", client: "prompts.improve" },
   { method: "GET", path: "/v1/models", client: "models.list" },
+  // Probes at the server's root, outside `/api`.
+  { method: "GET", path: "/healthz", client: "health.live", root: true },
+  { method: "GET", path: "/readyz", client: "health.ready", root: true },
   // Jobs (issue 16): need a server that serves them.
   { method: "GET", path: "/v1/jobs", client: "jobs.list" },
   { method: "GET", path: "/v1/jobs/{id}", client: "jobs.get" },
   { method: "DELETE", path: "/v1/jobs/{id}", client: "jobs.cancel" },
   { method: "GET", path: "/v1/jobs/{id}/events", client: "jobs.events" },
   { method: "GET", path: "/v1/jobs/{id}/result", client: "jobs.result" },
+  { method: "GET", path: "/v1/webhooks/secret", client: "webhooks.secret" },
+  { method: "POST", path: "/v1/webhooks/secret", client: "webhooks.rotateSecret" },
 ] as const;
 
 export type Operation = (typeof OPERATIONS)[number];
 export type ClientMethodName = Operation["client"];
 
 /** The POST operations a job can run, by client method name. */
-export type JobOperation = Extract<Operation, { method: "POST" }>["client"];
+export type JobOperation = Exclude<Extract<Operation, { method: "POST" }>["client"], "webhooks.rotateSecret">;
 
 export function pathOf(client: ClientMethodName): string {
   return OPERATIONS.find((operation) => operation.client === client)!.path;

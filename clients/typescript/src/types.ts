@@ -22,6 +22,8 @@ export type PromptImproveRequest = JsonBody<paths["/v1/prompt/improve"]["post"]>
 export type PromptImproveResponse = JsonResponse<paths["/v1/prompt/improve"]["post"]>;
 export type ModelList = JsonResponse<paths["/v1/models"]["get"]>;
 export type Model = ModelList["data"][number];
+export type Liveness = JsonResponse<paths["/healthz"]["get"]>;
+export type Readiness = JsonResponse<paths["/readyz"]["get"]>;
 
 /** A request that takes a source image: `image` is anything {@link ImageInput} accepts. */
 export type WithImage<R extends { imageUrl: string }> = Omit<R, "imageUrl"> & ({ image: ImageInput; imageUrl?: never } | { imageUrl: string; image?: never });

@@ -4,6 +4,7 @@
  * with a notice; with `CI` set it fails instead (`.ci/run` installs the package).
  */
 import fs from "node:fs";
+import os from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,7 +58,14 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
   return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
 }
 
-export const SCREENSHOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "screenshots");
+/**
+ * Where screenshots go: docs/screenshots (the README's pictures) with ATELIER_UPDATE_SCREENSHOTS=1,
+ * else a temporary folder, so ordinary test runs leave the working tree clean (every run differs in
+ * its timestamps and ports).
+ */
+export const SCREENSHOT_DIR = process.env.ATELIER_UPDATE_SCREENSHOTS === "1"
+  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "screenshots")
+  : path.join(os.tmpdir(), "atelier-console-screenshots");
 
 /** Saves full-page screenshots of the current page at 1280 and 375 px wide: `<name>-1280.png`, `<name>-375.png`. */
 export async function screenshotWidths(page: Page, name: string): Promise<string[]> {
@@ -77,4 +85,9 @@ export async function screenshotWidths(page: Page, name: string): Promise<string
 /** Horizontal overflow in CSS pixels at the current width (0: nothing needs sideways scrolling). */
 export function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") as Promise<number>;
+}
+
+/** The most any table on the page overflows its scrolling wrapper, in CSS pixels (0: every table fits). */
+export function tableOverflow(page: Page): Promise<number> {
+  return page.evaluate("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((wrap) => wrap.scrollWidth - wrap.clientWidth))") as Promise<number>;
 }

@@ -31,7 +31,7 @@ describe.skipIf(!available)("finding 3: no outbound name resolution it was not a
     const resolvConf = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "atelier-dns-")), "resolv.conf");
     fs.writeFileSync(resolvConf, "nameserver 127.0.0.1\noptions attempts:1 timeout:1\n");
     const child = path.resolve("test/hostile/support/resolving-service.ts");
-    const env: NodeJS.ProcessEnv = { ...process.env, HOSTILE_MODELS_DIR: modelsDir, HOSTILE_WAIT_MS: "20000" };
+    const env: NodeJS.ProcessEnv = { ...process.env, HOSTILE_MODELS_DIR: modelsDir, HOSTILE_WAIT_MS: "15000" };
     delete env.ORT_DISABLE_TELEMETRY;
     const script = `ip link set lo up && mount --bind "$1" /etc/resolv.conf && exec "$2" --import tsx "$3"`;
     const output = await new Promise<string>((resolve, reject) =>

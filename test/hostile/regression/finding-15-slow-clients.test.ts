@@ -9,8 +9,11 @@ import { loadConfig } from "../../../core/config.js";
 import { startTestService, type TestService } from "../../support/test-service.js";
 
 let service: TestService;
+let key: string;
 beforeAll(async () => {
   service = await startTestService({ ATELIER_HTTP_HEADERS_TIMEOUT_MS: "600", ATELIER_HTTP_REQUEST_TIMEOUT_MS: "1200", ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: "500" });
+  // A valid key: without one the body is refused unread (401) before it could trickle.
+  key = await service.createKey("slow");
 });
 afterAll(() => service?.close());
 
@@ -46,7 +49,7 @@ describe("finding 15: slow clients cannot hold sockets", () => {
   });
 
   it("answers 408 and closes a connection whose body trickles", async () => {
-    const head = "POST /api/v1/prompt/improve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
+    const head = `POST /api/v1/prompt/improve HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`;
     const { ms, answer } = await holdOpen([head, ...Array.from({ length: 40 }, () => "          ")]);
     expect(ms).toBeLessThan(4_000);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);

@@ -37,8 +37,8 @@ export function pngBomb(width: number, height: number): Buffer {
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bit depth
   header[9] = 0; // greyscale
-  // Only the first rows' worth of zeros is compressed: the declared size is what a decoder would allocate.
-  const rows = deflateSync(Buffer.alloc(Math.min(height, 1024) * (width + 1)), { level: 9 });
+  // A megabyte of zeros at most is compressed: the declared size is what a decoder would allocate.
+  const rows = deflateSync(Buffer.alloc(Math.min(1 << 20, height * (width + 1))), { level: 9 });
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", header), chunk("IDAT", rows), chunk("IEND", Buffer.alloc(0))]);
 }
 

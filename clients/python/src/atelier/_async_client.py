@@ -21,11 +21,14 @@ from ._models import (
     JobEvent,
     JobList,
     JobState,
+    Liveness,
     ModelList,
     PromptImproveResult,
     RawImage,
+    Readiness,
     ResponseMeta,
     Result,
+    WebhookSecret,
     StyleTransferResult,
     UpscaleResult,
 )
@@ -71,6 +74,10 @@ class AsyncAtelier:
         self.tools = AsyncTools(self)
         self.prompts = AsyncPrompts(self)
         self.models = AsyncModels(self)
+        self.health = AsyncHealth(self)
+        self.webhooks = AsyncWebhooks(self)
+        """Webhook signing secrets; needs a server with jobs."""
+        """The server's liveness and readiness probes."""
         self.jobs = AsyncJobs(self)
         """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
 
@@ -104,7 +111,7 @@ class AsyncAtelier:
                 failure = APIConnectionError(f"Could not reach {self._settings.base_url}: {error!r}.", code="CONNECTION_ERROR")
                 cause = error
             else:
-                if response.is_success:
+                if response.is_success or response.status_code in call.accept_statuses:
                     return response
                 await response.aread()
                 await response.aclose()
@@ -237,6 +244,26 @@ class AsyncModels(_Resource):
     async def list(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> ModelList:
         """Every model the server knows, installed or not (``GET /api/v1/models``; needs no key)."""
         return await self._client._run(Call("GET", path_of("models.list"), _parser(ModelList), timeout=timeout, max_retries=max_retries))
+
+
+class AsyncWebhooks(_Resource):
+    async def secret(self) -> WebhookSecret:
+        """The key's webhook signing secret (``GET /api/v1/webhooks/secret``), made on first use."""
+        return await self._client._run(Call("GET", path_of("webhooks.secret"), _parser(WebhookSecret)))
+
+    async def rotate_secret(self) -> WebhookSecret:
+        """Replaces the key's signing secret (``POST /api/v1/webhooks/secret``)."""
+        return await self._client._run(Call("POST", path_of("webhooks.rotate_secret"), _parser(WebhookSecret), {}))
+
+
+class AsyncHealth(_Resource):
+    async def live(self, *, timeout: Optional[float] = None) -> Liveness:
+        """Liveness (``GET /healthz``): answers while the server process runs."""
+        return await self._client._run(Call("GET", path_of("health.live"), _parser(Liveness), timeout=timeout))
+
+    async def ready(self, *, timeout: Optional[float] = None) -> Readiness:
+        """Readiness (``GET /readyz``): ``ready`` False (a 503, not retried) lists the failing checks."""
+        return await self._client._run(Call("GET", path_of("health.ready"), _parser(Readiness), timeout=timeout, max_retries=0, accept_statuses=(503,)))
 
 
 class AsyncJob:

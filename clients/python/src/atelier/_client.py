@@ -18,11 +18,14 @@ from ._models import (
     JobEvent,
     JobList,
     JobState,
+    Liveness,
     ModelList,
     PromptImproveResult,
     RawImage,
+    Readiness,
     ResponseMeta,
     Result,
+    WebhookSecret,
     StyleTransferResult,
     UpscaleResult,
 )
@@ -63,6 +66,10 @@ class Atelier:
         self.tools = Tools(self)
         self.prompts = Prompts(self)
         self.models = Models(self)
+        self.health = Health(self)
+        self.webhooks = Webhooks(self)
+        """Webhook signing secrets; needs a server with jobs."""
+        """The server's liveness and readiness probes."""
         self.jobs = Jobs(self)
         """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
 
@@ -96,7 +103,7 @@ class Atelier:
                 failure = APIConnectionError(f"Could not reach {self._settings.base_url}: {error!r}.", code="CONNECTION_ERROR")
                 cause = error
             else:
-                if response.is_success:
+                if response.is_success or response.status_code in call.accept_statuses:
                     return response
                 response.read()
                 response.close()
@@ -229,6 +236,26 @@ class Models(_Resource):
     def list(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> ModelList:
         """Every model the server knows, installed or not (``GET /api/v1/models``; needs no key)."""
         return self._client._run(Call("GET", path_of("models.list"), _parser(ModelList), timeout=timeout, max_retries=max_retries))
+
+
+class Webhooks(_Resource):
+    def secret(self) -> WebhookSecret:
+        """The key's webhook signing secret (``GET /api/v1/webhooks/secret``), made on first use."""
+        return self._client._run(Call("GET", path_of("webhooks.secret"), _parser(WebhookSecret)))
+
+    def rotate_secret(self) -> WebhookSecret:
+        """Replaces the key's signing secret (``POST /api/v1/webhooks/secret``)."""
+        return self._client._run(Call("POST", path_of("webhooks.rotate_secret"), _parser(WebhookSecret), {}))
+
+
+class Health(_Resource):
+    def live(self, *, timeout: Optional[float] = None) -> Liveness:
+        """Liveness (``GET /healthz``): answers while the server process runs."""
+        return self._client._run(Call("GET", path_of("health.live"), _parser(Liveness), timeout=timeout))
+
+    def ready(self, *, timeout: Optional[float] = None) -> Readiness:
+        """Readiness (``GET /readyz``): ``ready`` False (a 503, not retried) lists the failing checks."""
+        return self._client._run(Call("GET", path_of("health.ready"), _parser(Readiness), timeout=timeout, max_retries=0, accept_statuses=(503,)))
 
 
 class Job:

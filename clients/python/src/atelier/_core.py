@@ -12,6 +12,7 @@ import httpx
 
 from ._errors import AtelierError, error_from_response
 from ._models import camel_case
+from ._operations import ROOT_PATHS
 from ._retry import DEFAULT_MAX_RETRY_AFTER, is_retryable_code, is_retryable_status, retry_after_seconds
 from ._version import __version__
 
@@ -75,6 +76,8 @@ class Call(Generic[R]):
     max_retries: Optional[int] = None
     idempotency_key: Optional[str] = None
     no_retry_statuses: Tuple[int, ...] = ()
+    accept_statuses: Tuple[int, ...] = ()
+    """Statuses that are an answer here, not an error (503 "not ready" from ``/readyz``)."""
 
 
 def build_request(http: Union[httpx.Client, httpx.AsyncClient], settings: Settings, call: "Call[Any]") -> httpx.Request:
@@ -86,7 +89,7 @@ def build_request(http: Union[httpx.Client, httpx.AsyncClient], settings: Settin
     query = {key: value for key, value in (call.query or {}).items() if value is not None}
     return http.build_request(
         call.method,
-        settings.base_url + "/api" + call.path,
+        settings.base_url + ("" if call.path in ROOT_PATHS else "/api") + call.path,
         json=call.body,
         params=query or None,
         headers=headers,

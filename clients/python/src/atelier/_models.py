@@ -168,6 +168,29 @@ class ModelList(Result):
         return value
 
 
+@dataclass(frozen=True)
+class Liveness(Result):
+    status: str = ""
+    uptime_seconds: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Readiness(Result):
+    status: str = ""
+    ready: bool = False
+    not_ready: List[Dict[str, Any]] = field(default_factory=list)
+    """What is not ready: ``{"name", "detail"}`` per failed critical check."""
+    checks: List[Dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WebhookSecret(Result):
+    """The key's Standard Webhooks signing secret (issue 16)."""
+
+    object: str = "webhook_secret"
+    secret: str = ""
+
+
 TERMINAL_JOB_STATUSES = ("succeeded", "failed", "canceled")
 
 

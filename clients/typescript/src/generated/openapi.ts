@@ -180,7 +180,7 @@ export interface components {
              * @description Stable machine-readable code; the table in `info.description` says what each means.
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
             /** @description Present for invalid input: one entry per bad field. */
             issues?: {
                 /** @description What is wrong with that field. */
@@ -476,6 +476,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -769,6 +770,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -957,6 +959,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1166,6 +1169,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1371,6 +1375,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };

@@ -7,7 +7,7 @@ import { APIUserAbortError, AtelierError } from "../errors.js";
 import type { HttpClient, RequestOptions, ResponseMeta } from "../http-client.js";
 import { sleep, metaOf } from "../http-client.js";
 import { toImageUrl } from "../image-input.js";
-import { TERMINAL_JOB_STATUSES, type JobData, type JobEvent, type JobList, type JobProgress, type ListJobsParams } from "../jobs-types.js";
+import { TERMINAL_JOB_STATUSES, type JobData, type JobEvent, type JobList, type JobProgress, type ListJobsParams, type WebhookSecret } from "../jobs-types.js";
 import { fillPath, pathOf, type JobOperation } from "../operations.js";
 import { withImages, withMeta } from "../result.js";
 import { readEvents } from "../sse.js";
@@ -193,4 +193,21 @@ function parseData(text: string): unknown {
 /** The job has finished with this event (the server then closes the stream itself). */
 function isTerminal(event: string): boolean {
   return event === "result" || event === "error";
+}
+
+/** The signing secret of the webhooks a job's `webhookUrl` receives (issue 16). */
+export class Webhooks {
+  constructor(private readonly http: HttpClient) {}
+
+  /** The key's secret, made on first use. */
+  async secret(options: RequestOptions = {}): Promise<APIResult<WebhookSecret>> {
+    const { data, meta } = await this.http.json<WebhookSecret>({ ...options, method: "GET", path: pathOf("webhooks.secret") });
+    return withMeta(data, meta);
+  }
+
+  /** Replaces the key's secret; deliveries are signed with the new one from now on. */
+  async rotateSecret(options: RequestOptions = {}): Promise<APIResult<WebhookSecret>> {
+    const { data, meta } = await this.http.json<WebhookSecret>({ ...options, method: "POST", path: pathOf("webhooks.rotateSecret"), body: {} });
+    return withMeta(data, meta);
+  }
 }

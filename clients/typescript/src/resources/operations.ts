@@ -11,9 +11,11 @@ import type {
   BackgroundRemoveResponse,
   GenerateRequest,
   GenerateResponse,
+  Liveness,
   ModelList,
   PromptImproveRequest,
   PromptImproveResponse,
+  Readiness,
   StyleTransferRequest,
   StyleTransferResponse,
   UpscaleRequest,
@@ -102,6 +104,22 @@ export class Models {
   /** Every model the server knows, installed or not (`GET /api/v1/models`; needs no key). */
   async list(options?: RequestOptions): Promise<APIResult<ModelList>> {
     const { data, meta } = await this.http.json<ModelList>({ ...options, method: "GET", path: pathOf("models.list") });
+    return withMeta(data, meta);
+  }
+}
+
+export class Health {
+  constructor(private readonly http: HttpClient) {}
+
+  /** Liveness (`GET /healthz`): answers while the server process runs. */
+  async live(options?: RequestOptions): Promise<APIResult<Liveness>> {
+    const { data, meta } = await this.http.json<Liveness>({ ...options, method: "GET", path: pathOf("health.live"), root: true });
+    return withMeta(data, meta);
+  }
+
+  /** Readiness (`GET /readyz`): `ready` false (a 503, not retried) says which checks fail in `notReady`. */
+  async ready(options?: RequestOptions): Promise<APIResult<Readiness>> {
+    const { data, meta } = await this.http.json<Readiness>({ maxRetries: 0, ...options, method: "GET", path: pathOf("health.ready"), root: true, acceptStatuses: [503] });
     return withMeta(data, meta);
   }
 }

@@ -1,0 +1,1 @@
+"""Training, export and evaluation of Atelier's own upscalers (see training/README.md)."""
