@@ -3,11 +3,14 @@ import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import { catalogEntry } from "../../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { loadConfig } from "../../core/config.js";
 import {
+  AFFORDABLE_UPGRADES,
   CLASSICAL_MODEL,
   DEFAULT_PREFERENCE,
   MIN_NETWORK_SIDE,
   defaultModel,
+  predictedUpgradeMs,
   requestedModel,
   upscaleEntries,
   upscalePath,
@@ -132,5 +135,43 @@ describe("requestedModel", () => {
     expect(error.code).toBe("INVALID_INPUT");
     expect(error.message).toBe('Expected one of 2, 3, 4, 5, 6 for scale with model "espcn-x3" but received 8.');
     expect(error.issues?.[0]?.path).toBe("scale");
+  });
+});
+
+describe("the strongest network the time budget affords", () => {
+  const everything = () => true;
+  const small = { width: 256, height: 256 };
+  const budget = 10_000;
+
+  it("predicts time from output megapixels and the measured rate", () => {
+    const rate = AFFORDABLE_UPGRADES[4]!.find((upgrade) => upgrade.id === "esrgan-thick")!.msPerOutputMegapixel;
+    expect(predictedUpgradeMs("esrgan-thick", 4, small)).toBeCloseTo((1024 * 1024 * rate) / 1e6, 6);
+    expect(predictedUpgradeMs("esrgan-thick", 2, small)).toBeUndefined();
+    expect(predictedUpgradeMs("lsdir-compact-x4", 4, small)).toBeUndefined();
+  });
+
+  it("gives small and medium images ESRGAN thick at x4 and large ones the fast default", () => {
+    expect(defaultModel(4, small, everything, budget).id).toBe("esrgan-thick");
+    // 640x480 at x4 is 4.9 MP out: about 23 s predicted, over the budget.
+    expect(defaultModel(4, photo, everything, budget).id).toBe("lsdir-compact-x4");
+    // The boundary: just within and just over the budget.
+    const within = Math.floor(predictedUpgradeMs("esrgan-thick", 4, small)!);
+    expect(defaultModel(4, small, everything, within + 1).id).toBe("esrgan-thick");
+    expect(defaultModel(4, small, everything, within - 1).id).toBe("lsdir-compact-x4");
+  });
+
+  it("keeps the fast default where the strong network gains nothing, without a budget, or when it is not installed", () => {
+    expect(defaultModel(2, small, everything, budget).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(3, small, everything, budget).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, small, everything).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, small, everything, 0).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, small, installed("lsdir-compact-x4", "esrgan-medium"), budget).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, { width: MIN_NETWORK_SIDE - 1, height: 64 }, everything, budget).id).toBe(CLASSICAL_MODEL);
+  });
+
+  it("reads the budget from ATELIER_UPSCALE_TIME_BUDGET_MS (default 0: off)", () => {
+    expect(loadConfig({}).images.upscaleTimeBudgetMs).toBe(0);
+    expect(loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "10000" }).images.upscaleTimeBudgetMs).toBe(10_000);
+    expect(() => loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "-5" })).toThrow();
   });
 });

@@ -17,6 +17,25 @@ import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
 
+/**
+ * Stronger networks worth their time where it is affordable: at these factors the network gains
+ * clearly more over Lanczos than the fast default (README Upscaling table, bench/upscale-bench.ts:
+ * ESRGAN thick +0.77 dB at x4 against LSDIR's +0.26; at x2 and x3 it gains no more than LSDIR, so it
+ * is not listed there), and its measured time per output megapixel on 2 cores predicts whether a
+ * request fits the time budget (ATELIER_UPSCALE_TIME_BUDGET_MS). Small and medium images get the
+ * strong network; large ones, whose prediction exceeds the budget, the fast default.
+ */
+export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly { id: string; msPerOutputMegapixel: number }[]>> = {
+  4: [{ id: "esrgan-thick", msPerOutputMegapixel: 4703 }],
+};
+
+/** Predicted milliseconds for `id` at `scale` on an input of `size`, from {@link AFFORDABLE_UPGRADES}; undefined when not listed. */
+export function predictedUpgradeMs(id: string, scale: number, size: { width: number; height: number }): number | undefined {
+  const upgrade = AFFORDABLE_UPGRADES[scale]?.find((candidate) => candidate.id === id);
+  if (!upgrade) return undefined;
+  return ((size.width * scale * size.height * scale) / 1e6) * upgrade.msPerOutputMegapixel;
+}
+
 /** The classical model: no weights, always installed, the fallback when no network fits. */
 export const CLASSICAL_MODEL = "lanczos";
 
@@ -112,12 +131,22 @@ export function requestedModel(id: string, scale: number): CatalogEntry {
 }
 
 /**
- * The model a request without `model` gets: the first usable entry of the factor's preference list
- * that can produce it, or Lanczos for small inputs and when none is usable.
+ * The model a request without `model` gets: a usable entry of {@link AFFORDABLE_UPGRADES} whose
+ * predicted time fits `timeBudgetMs` (default 0: none), else the first usable entry of the factor's
+ * preference list that can produce it, or Lanczos for small inputs and when none is usable.
  */
-export function defaultModel(scale: number, size: { width: number; height: number }, isUsable: (entry: CatalogEntry) => boolean): CatalogEntry {
+export function defaultModel(
+  scale: number,
+  size: { width: number; height: number },
+  isUsable: (entry: CatalogEntry) => boolean,
+  timeBudgetMs = 0,
+): CatalogEntry {
   const classical = catalogEntry(CLASSICAL_MODEL)!;
   if (Math.min(size.width, size.height) < MIN_NETWORK_SIDE) return classical;
+  for (const { id } of AFFORDABLE_UPGRADES[scale] ?? []) {
+    const entry = catalogEntry(id);
+    if (entry && upscalePath(entry, scale) && isUsable(entry) && predictedUpgradeMs(id, scale, size)! <= timeBudgetMs) return entry;
+  }
   for (const id of DEFAULT_PREFERENCE[scale] ?? []) {
     const entry = catalogEntry(id);
     if (entry && upscalePath(entry, scale) && isUsable(entry)) return entry;

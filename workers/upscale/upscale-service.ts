@@ -25,7 +25,7 @@ import { defaultModel, isClassical, requestedModel, upscalePath, type UpscalePat
 import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
-export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
+export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models"> & Partial<Pick<WorkerContext, "config">>;
 
 const { min: MIN_SCALE, max: MAX_SCALE } = LIMITS.upscaleScale;
 
@@ -65,7 +65,7 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
   if (requested) deps.models.assertUsable(requested);
 
   const opened = await openImage(request.image.data, deps.limits);
-  const entry = requested ?? defaultModel(scale, opened.info, (candidate) => deps.models.isUsable(candidate));
+  const entry = requested ?? defaultModel(scale, opened.info, (candidate) => deps.models.isUsable(candidate), deps.config?.images.upscaleTimeBudgetMs);
   const path = upscalePath(entry, scale)!;
   assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
 
