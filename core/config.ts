@@ -79,6 +79,7 @@ const envSchema = z.object({
   ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
   ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
   ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
+  ATELIER_MAX_CONCURRENT_LARGE_BODIES: integer(8, 1, 10_000),
   ATELIER_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
   ATELIER_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
@@ -111,6 +112,14 @@ const envSchema = z.object({
   ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
   ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
   ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
+  ATELIER_JOB_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
+  ATELIER_JOB_MAX_WAIT_SECONDS: integer(60, 0, 3600),
+  ATELIER_JOB_MAX_ACTIVE_PER_KEY: integer(100, 1, 1_000_000),
+  ATELIER_JOB_MAX_QUEUED: integer(10_000, 1, 10_000_000),
+  ATELIER_JOB_RESULT_RETENTION_HOURS: integer(24, 1, 24 * 365),
+  ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
+  ATELIER_WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000),
+  ATELIER_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 120_000),
   ATELIER_CONSOLE: z.enum(["on", "off"]).default("on"),
   ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
   ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
@@ -149,6 +158,8 @@ export interface AtelierConfig {
     port: number;
     /** Largest accepted request body in bytes (data URLs travel in the body). */
     maxBodyBytes: number;
+    /** Request bodies over 1 MiB read at once; the next one gets 503 with Retry-After, unread. */
+    maxConcurrentLargeBodies: number;
     /** Time a client has to send the request headers, in milliseconds. */
     headersTimeoutMs: number;
     /** Time a client has to send the whole request, body included, in milliseconds (then 408). */
@@ -247,6 +258,24 @@ export interface AtelierConfig {
     /** OpenAI-compatible chat completions server; undefined: the builtin engine only. */
     llm: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number; temperature: number } | undefined;
   };
+  jobs: {
+    /** Jobs this router runs at once (each holds one worker call). */
+    concurrency: number;
+    /** Longest `Prefer: wait=N` honoured, in seconds; longer waits are capped to this. */
+    maxWaitSeconds: number;
+    /** Queued plus running jobs one key may have; more answer 429. */
+    maxActivePerKey: number;
+    /** Queued jobs across all keys; more answer 503. */
+    maxQueued: number;
+    /** How long a finished job's result (image included) is kept, in milliseconds. */
+    resultRetentionMs: number;
+    /** How long a finished job's record (status, error, timestamps) is kept, in milliseconds. */
+    recordRetentionMs: number;
+    /** Delay before a failed webhook's first retry, in ms; each next one is 4 times longer (for a day). */
+    webhookRetryBaseMs: number;
+    /** Longest wait for a webhook receiver's answer, in ms. */
+    webhookTimeoutMs: number;
+  };
   console: {
     /** Serve the web console under `/` (the API stays under `/api/v1` and `/trpc` either way). */
     enabled: boolean;
@@ -314,6 +343,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       host: e.HOST,
       port: e.PORT,
       maxBodyBytes: e.ATELIER_MAX_BODY_BYTES,
+      maxConcurrentLargeBodies: e.ATELIER_MAX_CONCURRENT_LARGE_BODIES,
       // Node requires the headers limit not to exceed the whole-request limit.
       headersTimeoutMs: Math.min(e.ATELIER_HTTP_HEADERS_TIMEOUT_MS, e.ATELIER_HTTP_REQUEST_TIMEOUT_MS),
       requestTimeoutMs: e.ATELIER_HTTP_REQUEST_TIMEOUT_MS,
@@ -371,6 +401,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
               timeoutMs: e.ATELIER_PROMPT_LLM_TIMEOUT_MS,
               temperature: e.ATELIER_PROMPT_LLM_TEMPERATURE,
             },
+    },
+    jobs: {
+      concurrency: e.ATELIER_JOB_CONCURRENCY,
+      maxWaitSeconds: e.ATELIER_JOB_MAX_WAIT_SECONDS,
+      maxActivePerKey: e.ATELIER_JOB_MAX_ACTIVE_PER_KEY,
+      maxQueued: e.ATELIER_JOB_MAX_QUEUED,
+      resultRetentionMs: e.ATELIER_JOB_RESULT_RETENTION_HOURS * 3_600_000,
+      recordRetentionMs: Math.max(e.ATELIER_JOB_RECORD_RETENTION_HOURS, e.ATELIER_JOB_RESULT_RETENTION_HOURS) * 3_600_000,
+      webhookRetryBaseMs: e.ATELIER_WEBHOOK_RETRY_BASE_MS,
+      webhookTimeoutMs: e.ATELIER_WEBHOOK_TIMEOUT_MS,
     },
     console: {
       enabled: e.ATELIER_CONSOLE === "on",

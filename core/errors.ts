@@ -15,6 +15,7 @@ type TrpcCode =
   | "PAYLOAD_TOO_LARGE"
   | "UNSUPPORTED_MEDIA_TYPE"
   | "UNPROCESSABLE_CONTENT"
+  | "CONFLICT"
   | "TOO_MANY_REQUESTS"
   | "CLIENT_CLOSED_REQUEST"
   | "INTERNAL_SERVER_ERROR"
@@ -24,13 +25,15 @@ type TrpcCode =
 
 /**
  * Which operations can answer with a kind, so the OpenAPI document lists each kind exactly on the
- * operations that can return it: `any` every operation; `body` operations that take a JSON body;
+ * operations that can return it: `path` every documented path (health endpoints included); `any`
+ * every API operation; `body` operations that take a JSON body;
  * `key` operations that need an API key; `image-input` operations that read an image from a URL;
  * `image-output` operations that return images; `model` operations that take a model id or an image. `routing`
  * answers no operation (an unknown path); `unseen` never reaches a client (it hung up); `work`
- * operations that queue work on a worker.
+ * operations that queue work on a worker; `jobs` the jobs API and the job headers of POST operations
+ * (`Prefer`, `Idempotency-Key`, `Accept: image/*`), documented by jobs/openapi-jobs.ts.
  */
-export type ErrorScope = "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen";
+export type ErrorScope = "path" | "any" | "body" | "key" | "image-input" | "image-output" | "model" | "work" | "routing" | "unseen" | "jobs";
 
 export interface ErrorKind {
   http: number;
@@ -74,11 +77,13 @@ const KINDS = {
     http: 401, trpc: "UNAUTHORIZED", grpc: GrpcStatus.UNAUTHENTICATED, scope: "key",
     description: "A genuine key past the expiry its owner gave it; create a new key in the console.",
     example: "The API key expired at 2026-01-01T00:00:00.000Z. Create a new key in the console's API keys area.",
+    headers: ["WWW-Authenticate"],
   },
   KEY_SCOPE_DENIED: {
     http: 403, trpc: "FORBIDDEN", grpc: GrpcStatus.PERMISSION_DENIED, scope: "key",
     description: "The key is valid but its scopes do not include the operation called.",
     example: "This API key may not call Upscale (POST /api/v1/tools/upscale); its scopes are prompt.improve. Use a key with that scope, or one without scopes.",
+    headers: ["WWW-Authenticate"],
   },
   NOT_FOUND: {
     http: 404, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "routing",
@@ -86,7 +91,7 @@ const KINDS = {
     example: "No endpoint at /api/v1/nothing. See /api/v1/openapi.json for the API.",
   },
   METHOD_NOT_ALLOWED: {
-    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "any",
+    http: 405, trpc: "METHOD_NOT_SUPPORTED", grpc: GrpcStatus.UNIMPLEMENTED, scope: "path",
     description: "This path does not take that method; `Allow` lists the ones it takes.",
     example: "DELETE is not allowed on /api/v1/tools/upscale; use POST.",
     headers: ["Allow"],
@@ -136,6 +141,33 @@ const KINDS = {
     http: 502, trpc: "BAD_GATEWAY", grpc: GrpcStatus.UNAVAILABLE, scope: "image-input",
     description: "The source image could not be fetched (network error, non-2xx answer, timeout).",
     example: "Fetching imageUrl failed: the server answered 404.",
+  },
+  NOT_ACCEPTABLE: {
+    http: 406, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "jobs",
+    description: "`Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer.",
+    example: "outputFormat png is answered as image/png or JSON, which Accept does not allow; drop outputFormat or accept image/png.",
+  },
+  JOB_CONFLICT: {
+    http: 409, trpc: "CONFLICT", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "jobs",
+    description: "The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running.",
+    example: "Job job_3q2xv0aAT8m1b7KpZk9dWw has already finished (succeeded); there is nothing to cancel.",
+    headers: ["Retry-After"],
+  },
+  RESULT_GONE: {
+    http: 410, trpc: "NOT_FOUND", grpc: GrpcStatus.NOT_FOUND, scope: "jobs",
+    description: "The job's result was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).",
+    example: "The result of job job_3q2xv0aAT8m1b7KpZk9dWw was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).",
+  },
+  IDEMPOTENCY_MISMATCH: {
+    http: 422, trpc: "UNPROCESSABLE_CONTENT", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "jobs",
+    description: "An `Idempotency-Key` was reused within 24 hours with a different request.",
+    example: "Idempotency-Key \"order-42\" was already used with a different request in the last 24 hours; use a new key for a new request.",
+  },
+  TOO_MANY_JOBS: {
+    http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "jobs",
+    description: "The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished.",
+    example: "This key already has 100 queued or running jobs (ATELIER_JOB_MAX_ACTIVE_PER_KEY). Retry when some have finished.",
+    headers: ["Retry-After"],
   },
   MODEL_NOT_INSTALLED: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "model",

@@ -18,14 +18,21 @@ import { Readiness } from "../operations/health/readiness.js";
 import { refuseWhileDraining } from "../operations/shutdown/graceful-shutdown.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
+import { earlyAuthentication } from "./early-authentication.js";
+import { headAsGet } from "./head-as-get.js";
+import { jsonBodies } from "./json-body.js";
+import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
+import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
+import type { JobService } from "../jobs/job-service.js";
+import { documentJobs } from "../jobs/openapi-jobs.js";
 
 const API_PREFIX = "/api";
 const OPENAPI_PATH = "/api/v1/openapi.json";
 
-function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
+export function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
   const disconnected = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) disconnected.abort(new AtelierError("CANCELLED", "The client closed the connection."));
@@ -50,34 +57,44 @@ function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
   return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
 }
 
-/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining). */
+/** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining), and the router's jobs. */
 export interface FacadeOperations {
   readiness: Readiness;
+  /** Asynchronous jobs (`Prefer: respond-async`, `/api/v1/jobs`); absent: synchronous calls only. */
+  jobs?: JobService;
 }
 
 export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }): express.Express {
+  const { jobs } = ops;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", services.config.console.trustProxy);
+  app.use(headAsGet);
   app.use(assignRequestId);
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
   const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
   app.use(healthRoutes(ops.readiness));
+  app.all([HEALTH_PATH, READY_PATH], (req, res) => {
+    res.setHeader("Allow", "GET, HEAD");
+    sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}; use GET.`));
+  });
   app.use(refuseWhileDraining(ops.readiness));
 
-  app.use(
-    "/trpc",
-    createExpressMiddleware({
-      router: appRouter,
-      createContext: ({ req, res }) => contextFor(services, req, res),
-      responseMeta: errorResponseMeta,
-      maxBodySize: services.config.http.maxBodyBytes,
-    }),
-  );
+  // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
+  const bodies = jsonBodies(services.config.http);
+  app.use("/trpc", earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
+  const trpcHandler = createExpressMiddleware({
+    router: appRouter,
+    createContext: ({ req, res }) => contextFor(services, req, res),
+    responseMeta: errorResponseMeta,
+    maxBodySize: services.config.http.maxBodyBytes,
+  });
+  // The body was read from stream events, outside the request's trace: re-enter it for the procedure.
+  app.use("/trpc", (req, res, next) => inRequestTrace(res, () => void trpcHandler(req, res, next)));
 
-  const document = buildOpenApiDocument(version);
+  const document = documentJobs(buildOpenApiDocument(version));
   const operations = restRoutes(API_PREFIX);
   const routes = new Map<string, string[]>();
   for (const { path, method } of operations) routes.set(path, [...(routes.get(path) ?? []), method]);
@@ -85,6 +102,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     res.json(document);
   });
 
+  if (jobs) app.use(API_PREFIX, jobRoutes(services, jobs, contextFor));
   // Unknown paths, wrong methods and non-JSON bodies are refused before the body is read.
   app.use(API_PREFIX, (req, res, next) => {
     const path = req.originalUrl.split("?")[0]!.replace(/\/+$/, "");
@@ -94,15 +112,11 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
       res.setHeader("Allow", methods.join(", "));
       return sendError(res, new AtelierError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${path}; use ${methods.join(" or ")}.`));
     }
-    if (req.method === "POST" && !req.is("application/json")) {
-      return sendError(
-        res,
-        new AtelierError("UNSUPPORTED_MEDIA_TYPE", `Send the request body as JSON with \`Content-Type: application/json\` (received ${req.get("content-type") ?? "no Content-Type"}).`),
-      );
-    }
     next();
   });
-  app.use(API_PREFIX, express.json({ limit: services.config.http.maxBodyBytes, strict: false }));
+  const restFailure = (_req: Request, res: Response, error: AtelierError) => sendError(res, error);
+  const restOperations = new Map(operations.map((route) => [`${route.method} ${route.path}`, route.procedure]));
+  app.use(API_PREFIX, earlyAuthentication(services, (req) => [restOperations.get(`${req.method} ${req.originalUrl.split("?")[0]!.replace(/\/+$/, "")}`) ?? ""], restFailure), bodies(restFailure));
   // trpc-to-openapi spreads the body into an object, which would turn `[1]` or `"text"` into
   // `{"0": ...}`; a body that is not an object is refused here with a plain message instead.
   app.use(API_PREFIX, (req, res, next) => {
@@ -113,6 +127,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     next();
   });
 
+  if (jobs) app.use(API_PREFIX, jobSubmissions(services, jobs, contextFor));
   for (const route of operations) {
     const handler = restHandler(route, (req, res) => contextFor(services, req, res));
     // Body parsing resumed the chain outside the request's trace: re-enter it for the procedure.

@@ -35,6 +35,7 @@ const TAGS = [
   { name: "tools", description: "Operations on an image given by URL: upscaling, style transfer, background removal and replacement." },
   { name: "prompt", description: "Prompt improvement." },
   { name: "models", description: "The model catalog: what this server can run and how an operator installs the rest." },
+  { name: "health", description: "Liveness and readiness for load balancers and orchestrators, at the root of the server." },
 ];
 
 const header = (description: string, type: "string" | "integer", example: string | number) => ({ description, schema: { type }, example });
@@ -90,7 +91,7 @@ interface Operation {
 
 /** The scopes of core/errors.ts an operation falls under, read from its own schemas. */
 function scopesOf(operation: Operation): Set<ErrorScope> {
-  const scopes = new Set<ErrorScope>(["any"]);
+  const scopes = new Set<ErrorScope>(["path", "any"]);
   const input = operation.requestBody?.content?.["application/json"]?.schema?.properties ?? {};
   const output = operation.responses["200"]?.content?.["application/json"]?.schema?.properties ?? {};
   // Every operation with a body runs its work on a worker's queue.
@@ -116,8 +117,7 @@ function errorExample(code: ErrorCode, examples: OperationExamples | undefined) 
 }
 
 /** Every error status the operation can answer, each with its kinds, headers and an example per kind. */
-function errorResponses(operation: Operation, examples: OperationExamples | undefined): Record<string, Response> {
-  const scopes = scopesOf(operation);
+function errorResponses(operation: Operation, examples: OperationExamples | undefined, scopes = scopesOf(operation)): Record<string, Response> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of ERROR_CODES) {
     const kind = ERROR_KINDS[code];
@@ -196,7 +196,12 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
       operation.responses = { "200": success, ...errorResponses(operation, own) };
     }
   }
-  // Health endpoints live outside the router (no key, no quota): their entries are written by hand.
-  Object.assign((document.paths ??= {}), HEALTH_OPENAPI_PATHS);
+  // Health endpoints live outside the router (no key, no quota): their entries are written by hand,
+  // and like every path they answer other methods with 405.
+  for (const [path, item] of Object.entries(HEALTH_OPENAPI_PATHS)) {
+    const operation = item.get as unknown as Operation;
+    const [status, response] = Object.entries(errorResponses(operation, undefined, new Set(["path"])))[0]!;
+    (document.paths ??= {})[path] = { ...item, get: { ...item.get, responses: { ...item.get.responses, [status]: response } } };
+  }
   return document;
 }

@@ -28,12 +28,15 @@ import { serviceReadiness } from "../operations/health/service-readiness.js";
 import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
 import { httpServerOptions } from "./http-server-options.js";
+import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
   url: string;
   port: number;
   services: AtelierServices;
+  /** The background jobs (queue, runner) of this router. */
+  jobs: RunningJobs;
   /** The in-process worker, when one was started. */
   worker: RunningWorker | undefined;
   /** The HTTP listener (graceful shutdown stops it first). */
@@ -91,7 +94,18 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     images: createImageSource(config),
   };
   const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
-  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness });
+  let jobs: RunningJobs;
+  try {
+    jobs = await startJobs(services, addresses);
+  } catch (error) {
+    await ready.close();
+    services.workers.close();
+    await worker?.shutdown();
+    await keys.close();
+    await quota.close();
+    throw error;
+  }
+  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness, jobs: jobs.service });
   const server = http.createServer(httpServerOptions(config), app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -106,16 +120,19 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     url,
     port,
     services,
+    jobs,
     worker,
     server,
     readiness: ready.readiness,
     close: async () => {
       ready.readiness.startDraining();
+      await jobs.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
       await ready.close();
+      await jobs.close();
       services.workers.close();
       await worker?.shutdown(config.shutdownGraceMs);
       await services.keys.close();

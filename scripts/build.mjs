@@ -1,6 +1,7 @@
 /**
  * `npm run build`: generates the gRPC code (gen/) and compiles the runtime (core, server, facade,
- * workers, gen) to JavaScript in dist/, with the JSON and .mjs files it reads. Plain JavaScript so
+ * workers, console, gen) to JavaScript in dist/, with the other files it reads (JSON, .mjs, the
+ * console's static assets) copied beside it. Plain JavaScript so
  * it runs where only production dependencies are installed.
  *
  * `--if-stale` (the `pre` step of start, start:workers, keys and models) builds only when dist/ is
@@ -16,8 +17,11 @@ import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const stamp = path.join(root, "dist", ".build-stamp");
+/** Folders compiled into dist/; their other files (JSON, .mjs, the console's CSS and images) are copied beside the output. */
+const RUNTIME_FOLDERS = ["core", "server", "facade", "workers", "console", "operations", "observability", "jobs"];
 /** What the build reads: a change to any of these makes dist/ stale. */
-const SOURCES = ["core", "server", "facade", "workers", "console", "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
+const SOURCES = [...RUNTIME_FOLDERS, "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
+const NOT_COPIED = /\.(ts|mts|cts|md)$/;
 const BUILD_TOOLS = ["typescript", "ts-proto", "@bufbuild/buf"];
 
 /**
@@ -57,11 +61,30 @@ function npmRun(script) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
+/**
+ * Copies the files under `folder` (relative to the root) that are not TypeScript into dist/, at the
+ * same relative path.
+ * @param {string} folder
+ */
+function copyAssets(folder) {
+  const from = path.join(root, folder);
+  if (!fs.existsSync(from)) return;
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const name = path.join(folder, entry.name);
+    if (entry.isDirectory()) copyAssets(name);
+    else if (entry.isFile() && !NOT_COPIED.test(entry.name)) {
+      fs.mkdirSync(path.join(root, "dist", folder), { recursive: true });
+      fs.copyFileSync(path.join(root, name), path.join(root, "dist", name));
+    }
+  }
+}
+
 function build() {
   npmRun("generate");
   const tsc = createRequire(path.join(root, "package.json")).resolve("typescript/bin/tsc");
   const result = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: ["ignore", 2, 2] });
   if (result.status !== 0) process.exit(result.status ?? 1);
+  for (const folder of RUNTIME_FOLDERS) copyAssets(folder);
   fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
 }
 

@@ -29,6 +29,7 @@ const t = initTRPC
 
 export const router = t.router;
 export const middleware = t.middleware;
+export const createCallerFactory = t.createCallerFactory;
 
 /** Logs internal faults once and gives every error its public tRPC code. */
 const translateErrors = t.middleware(async ({ ctx, next, path }) => {

@@ -3,6 +3,7 @@
  * and beyond that callers are told to come back later (503 with Retry-After) rather than piling
  * up memory. Jobs whose caller has gone away are dropped before they start.
  */
+import { AsyncResource } from "node:async_hooks";
 import PQueue from "p-queue";
 import { AtelierError } from "../core/errors.js";
 import { observeQueue, queueRejections, queueWait } from "../observability/metrics.js";
@@ -45,12 +46,14 @@ export class WorkQueue {
       );
     }
     const waited = queueWait.startTimer();
+    // Bound to the caller's async context: p-queue may start it from another job's continuation,
+    // and the caller's progress scope (work-progress.ts) must follow it.
     return this.queue.add(
-      async () => {
+      AsyncResource.bind(async () => {
         waited();
         signal?.throwIfAborted();
         return job();
-      },
+      }),
       { throwOnTimeout: true },
     ) as Promise<T>;
   }

@@ -9,10 +9,18 @@ import { registerAccountPages } from "./account.js";
 import { registerKeyPages } from "./keys.js";
 import { registerSignInPages } from "./sign-in.js";
 import { registerUserPages } from "./users.js";
+import { registerApiReferencePage } from "./api-reference.js";
+import { registerModelPages } from "./models.js";
+import { registerPlaygroundPages } from "./playground.js";
+import { registerUsagePages } from "./usage.js";
 
 export function registerConsolePages(router: express.Router, services: AtelierServices): void {
   registerSignInPages(router, services);
   registerKeyPages(router, services);
   registerUserPages(router, services);
   registerAccountPages(router, services);
+  registerUsagePages(router, services);
+  registerPlaygroundPages(router, services);
+  registerModelPages(router, services);
+  registerApiReferencePage(router, services);
 }

@@ -68,7 +68,7 @@ ${input.scripts.map((name) => html`<script src="${assetUrl(name)}" defer></scrip
   ${input.notice ? html`<div class="notice" role="status">${input.notice}</div>` : html``}
   ${input.main}
 </main>
-<footer class="site-footer"><p>Atelier: self-hosted image AI. The API lives under <code>/api/v1</code>.</p></footer>
+<footer class="site-footer"><p>Atelier: self-hosted image AI. The API lives under <code>/api/v1</code>: see the <a href="/reference">API reference</a>.</p></footer>
 </body>
 </html>`;
 }

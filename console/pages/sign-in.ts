@@ -31,7 +31,10 @@ function signInForm(next: string, email: string, error: string | null, signUpOpe
     <p class="muted">No account yet? ${signUpOpen ? html`<a href="/sign-up">Create one</a>.` : html`Ask an administrator for an invite.`}</p>`;
 }
 
-export function registerSignInPages(router: express.Router, services: AtelierServices, throttle = new LoginThrottle()): void {
+export function registerSignInPages(router: express.Router, services: AtelierServices): void {
+  // Opened now, awaited at the first sign-in; a failure to open surfaces there as a 500 page.
+  const opening = LoginThrottle.open(services.accounts);
+  opening.catch(() => {});
   const signUpOpen = services.config.console.signUp === "open";
   registerPage(router, services, {
     path: "/sign-in",
@@ -43,6 +46,7 @@ export function registerSignInPages(router: express.Router, services: AtelierSer
       const password = (form.password ?? "").slice(0, 1024);
       const next = safeNext(form.next);
       const address = req.ip ?? "unknown";
+      const throttle = await opening;
       const wait = await throttle.retryAfterSeconds(email, address);
       if (wait > 0) {
         res.setHeader("Retry-After", String(wait));

@@ -41,8 +41,18 @@ export function requireSameOrigin(req: Request, res: Response, next: NextFunctio
   if (SAFE_METHODS.has(req.method)) return next();
   const origin = req.get("origin");
   const claimed = origin !== undefined ? originOf(origin) : originOf(req.get("referer"));
-  if (claimed === null || claimed !== ownOrigin(req)) {
-    res.status(403).type("text/plain").send("Refused: this request did not come from the console's own pages (cross-origin request).");
+  const own = ownOrigin(req);
+  if (claimed === null || claimed !== own) {
+    // The usual misconfiguration, not an attack: TLS ends at a proxy the service was not told to trust.
+    const behindProxy = claimed !== null && claimed.replace(/^https:/, "http:") === own;
+    res
+      .status(403)
+      .type("text/plain")
+      .send(
+        behindProxy
+          ? "Refused: the browser is on https but the service sees plain http. If a proxy terminates TLS in front of Atelier, set ATELIER_TRUST_PROXY so its X-Forwarded-Proto is believed."
+          : "Refused: this request did not come from the console's own pages (cross-origin request).",
+      );
     return;
   }
   next();

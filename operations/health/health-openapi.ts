@@ -33,7 +33,14 @@ const readiness = {
 };
 
 const root = [{ url: "/", description: "Health endpoints are served at the root, outside `/api`." }];
-const json = (schema: object) => ({ "application/json": { schema } });
+const json = (schema: object, examples: Record<string, { summary: string; value: unknown }>) => ({ "application/json": { schema, examples } });
+
+const readyExample = {
+  status: "ready",
+  ready: true,
+  notReady: [],
+  checks: [{ name: "workers", ok: true, critical: true, detail: "127.0.0.1:50051 serving", ms: 3 }],
+};
 
 export const HEALTH_OPENAPI_PATHS = {
   [HEALTH_PATH]: {
@@ -47,7 +54,10 @@ export const HEALTH_OPENAPI_PATHS = {
       responses: {
         "200": {
           description: "Alive.",
-          content: json({ type: "object", required: ["status"], properties: { status: { type: "string", enum: ["ok"] }, uptimeSeconds: { type: "integer" } } }),
+          content: json(
+            { type: "object", required: ["status"], properties: { status: { type: "string", enum: ["ok"] }, uptimeSeconds: { type: "integer" } } },
+            { success: { summary: "The process is alive", value: { status: "ok", uptimeSeconds: 42 } } },
+          ),
         },
       },
     },
@@ -63,8 +73,21 @@ export const HEALTH_OPENAPI_PATHS = {
         "503 with the list of what is not ready, and while the process shuts down. Reports first-start model provisioning progress. No key needed; not counted against any quota.",
       security: [],
       responses: {
-        "200": { description: "Ready.", content: json(readiness) },
-        "503": { description: "Not ready; `notReady` says why. Carries `Retry-After`.", content: json(readiness) },
+        "200": { description: "Ready.", content: json(readiness, { success: { summary: "Every critical check passes", value: readyExample } }) },
+        "503": {
+          description: "Not ready; `notReady` says why. Carries `Retry-After`.",
+          content: json(readiness, {
+            notReady: {
+              summary: "The workers do not answer",
+              value: {
+                status: "not ready",
+                ready: false,
+                notReady: [{ name: "workers", detail: "127.0.0.1:50051 unreachable" }],
+                checks: [{ name: "workers", ok: false, critical: true, detail: "127.0.0.1:50051 unreachable", ms: 1000 }],
+              },
+            },
+          }),
+        },
       },
     },
   },

@@ -8,6 +8,7 @@
  * SHA-256 hashes (they carry 256 random bits, so a fast hash is enough).
  */
 import { createHash, randomBytes } from "node:crypto";
+import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import { decoyPasswordHash, hashPassword, passwordProblem, verifyPassword } from "./password-hash.js";
 
@@ -81,7 +82,19 @@ export interface AccountStorage {
   inviteByHash(codeHash: Buffer): Promise<StoredInvite | null>;
   /** Marks the invite used when it is unused and unexpired at `nowMs`; true when this call did. */
   useInvite(codeHash: Buffer, nowMs: number): Promise<boolean>;
+  /**
+   * A rate-limiter-flexible limiter whose counters live in this database (table created on first
+   * use), so every router sharing the database shares the counts: the sign-in throttle.
+   */
+  rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract>;
   close(): Promise<void>;
+}
+
+/** What {@link AccountStorage.rateLimiter} needs: a key prefix, the budget, and its window (also the block time). */
+export interface RateLimiterOptions {
+  keyPrefix: string;
+  points: number;
+  durationSeconds: number;
 }
 
 /** How long sessions live. */
@@ -353,6 +366,11 @@ export class AccountStore {
     // Used before the user is created, so two tabs accepting at once make one account.
     if (!(await this.storage.useInvite(sha256(code), this.now()))) return null;
     return this.createUser({ email: invite.email, displayName, password, role: invite.role });
+  }
+
+  /** A limiter counting in the account database; see {@link AccountStorage.rateLimiter}. */
+  rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
+    return this.storage.rateLimiter(options);
   }
 
   async close(): Promise<void> {

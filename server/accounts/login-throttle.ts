@@ -2,10 +2,11 @@
  * Sign-in throttling on rate-limiter-flexible: failed attempts are counted per account (the email
  * typed, whether or not it exists, so the throttle says nothing about which accounts exist) and per
  * client address; either budget spent blocks further attempts for a while. A success clears the
- * account's count. Counters are in process memory: with several routers each keeps its own, which
- * multiplies the budget by the number of routers but never lets one address through unthrottled.
+ * account's count. The counters live in the account database (SQLite, or PostgreSQL shared by every
+ * router), so a restart or a second router does not hand out a fresh budget.
  */
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { AccountStore } from "./account-store.js";
 
 export interface LoginThrottleOptions {
   /** Failed attempts per account per window; default 5. */
@@ -17,13 +18,27 @@ export interface LoginThrottleOptions {
 }
 
 export class LoginThrottle {
-  private readonly accounts: RateLimiterMemory;
-  private readonly addresses: RateLimiterMemory;
+  private constructor(
+    private readonly accounts: RateLimiterAbstract,
+    private readonly addresses: RateLimiterAbstract,
+  ) {}
 
-  constructor(options: LoginThrottleOptions = {}) {
+  /** Counters in the account database. */
+  static async open(store: AccountStore, options: LoginThrottleOptions = {}): Promise<LoginThrottle> {
+    const durationSeconds = options.windowSeconds ?? 900;
+    return new LoginThrottle(
+      await store.rateLimiter({ keyPrefix: "login-account", points: options.perAccount ?? 5, durationSeconds }),
+      await store.rateLimiter({ keyPrefix: "login-address", points: options.perAddress ?? 20, durationSeconds }),
+    );
+  }
+
+  /** Counters in this process's memory (tests, tools). */
+  static inMemory(options: LoginThrottleOptions = {}): LoginThrottle {
     const duration = options.windowSeconds ?? 900;
-    this.accounts = new RateLimiterMemory({ keyPrefix: "login-account", points: options.perAccount ?? 5, duration, blockDuration: duration });
-    this.addresses = new RateLimiterMemory({ keyPrefix: "login-address", points: options.perAddress ?? 20, duration, blockDuration: duration });
+    return new LoginThrottle(
+      new RateLimiterMemory({ keyPrefix: "login-account", points: options.perAccount ?? 5, duration, blockDuration: duration }),
+      new RateLimiterMemory({ keyPrefix: "login-address", points: options.perAddress ?? 20, duration, blockDuration: duration }),
+    );
   }
 
   /** Seconds until another attempt is allowed for this account or address; 0 when one is allowed now. */

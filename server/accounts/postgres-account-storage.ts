@@ -7,7 +7,8 @@ import type { Logger } from "../../core/logger.js";
 import { describeDatabaseUrl, isDatabaseUnreachable, KeyDatabaseOpenError } from "../keys/postgres-api-key-store.js";
 import { migratePostgres } from "../keys/postgres-migrations.js";
 import { AtelierError } from "../../core/errors.js";
-import type { AccountStorage, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
+import { RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { AccountStorage, RateLimiterOptions, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
 
 const SCHEMA_COMPONENT = "accounts";
 
@@ -218,6 +219,24 @@ export class PostgresAccountStorage implements AccountStorage {
       [new Date(nowMs), codeHash],
     );
     return rowCount === 1;
+  }
+
+  async rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
+    let limiter: RateLimiterPostgres | undefined;
+    await new Promise<void>((resolve, reject) => {
+      limiter = new RateLimiterPostgres(
+        {
+          storeClient: this.pool,
+          tableName: "atelier_login_attempts",
+          keyPrefix: options.keyPrefix,
+          points: options.points,
+          duration: options.durationSeconds,
+          blockDuration: options.durationSeconds,
+        },
+        (error?: Error) => (error ? reject(error) : resolve()),
+      );
+    });
+    return limiter!;
   }
 
   async close(): Promise<void> {

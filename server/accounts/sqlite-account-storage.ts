@@ -7,7 +7,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { DATABASE_FILE_NAME } from "../keys/sqlite-api-key-store.js";
 import { migrateSqlite } from "../keys/sqlite-migrations.js";
-import type { AccountStorage, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
+import { RateLimiterSQLite, type RateLimiterAbstract } from "rate-limiter-flexible";
+import type { AccountStorage, RateLimiterOptions, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
 
 const SCHEMA_COMPONENT = "accounts";
 
@@ -201,6 +202,25 @@ export class SqliteAccountStorage implements AccountStorage {
       this.db.prepare("UPDATE invites SET used_at = ? WHERE code_hash = ? AND used_at IS NULL AND expires_at > ?").run(nowMs, codeHash, nowMs)
         .changes > 0
     );
+  }
+
+  async rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
+    let limiter: RateLimiterSQLite | undefined;
+    await new Promise<void>((resolve, reject) => {
+      limiter = new RateLimiterSQLite(
+        {
+          storeClient: this.db,
+          storeType: "better-sqlite3",
+          tableName: "login_attempts",
+          keyPrefix: options.keyPrefix,
+          points: options.points,
+          duration: options.durationSeconds,
+          blockDuration: options.durationSeconds,
+        },
+        (error?: Error) => (error ? reject(error) : resolve()),
+      );
+    });
+    return limiter!;
   }
 
   async close(): Promise<void> {

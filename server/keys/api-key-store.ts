@@ -34,6 +34,11 @@ export interface ApiKeyRecord {
   lastUsedOperation: string | null;
 }
 
+/** The hourly request limit that applies to a key: its own, else the service's default. */
+export function effectiveHourlyLimit(record: Pick<ApiKeyRecord, "hourlyLimit">, defaultLimit: number): number {
+  return record.hourlyLimit ?? defaultLimit;
+}
+
 /** What it takes to create a key. */
 export interface NewApiKey {
   name: string;

@@ -105,8 +105,9 @@ function formatLimit(record: ApiKeyRecord, defaultLimit: number): string {
   return record.hourlyLimit === null ? `default (${defaultLimit})` : String(record.hourlyLimit);
 }
 
-function statusOf(record: ApiKeyRecord): "active" | "revoked" {
-  return record.revokedAt === null ? "active" : "revoked";
+function statusOf(record: ApiKeyRecord): "active" | "revoked" | "expired" {
+  if (record.revokedAt !== null) return "revoked";
+  return record.expiresAt !== null && record.expiresAt.getTime() <= Date.now() ? "expired" : "active";
 }
 
 function formatTable(rows: string[][]): string {
@@ -153,7 +154,8 @@ async function listKeys(store: ApiKeyStore, options: Options, defaultLimit: numb
     print("No API keys yet. Create one with: npm run keys -- create --name NAME");
     return;
   }
-  const header = ["ID", "NAME", "CREATED", "LAST USED", "LIMIT/H", "STATUS"];
+  // OWNER is "cli" for keys made here, else the console user's id (`npm run users -- list --json` names them).
+  const header = ["ID", "NAME", "CREATED", "LAST USED", "LIMIT/H", "STATUS", "EXPIRES", "SCOPES", "OWNER"];
   const rows = records.map((record) => [
     record.id,
     record.name,
@@ -161,6 +163,9 @@ async function listKeys(store: ApiKeyStore, options: Options, defaultLimit: numb
     formatTime(record.lastUsedAt),
     formatLimit(record, defaultLimit),
     statusOf(record),
+    record.expiresAt === null ? "never" : formatTime(record.expiresAt),
+    record.scopes === null ? "all" : record.scopes.join(","),
+    record.ownerId ?? "cli",
   ]);
   print(formatTable([header, ...rows]));
 }

@@ -5,12 +5,13 @@
  * include the operation (`KEY_SCOPE_DENIED`).
  */
 import { AtelierError } from "../../core/errors.js";
+import type { ApiKeyRecord, ApiKeyStore } from "../keys/api-key-store.js";
 import { middleware } from "../trpc.js";
 
 const BEARER = /^Bearer[ ]+([^\s]+)[ ]*$/i;
 
-export const authenticate = middleware(async ({ ctx, path, next }) => {
-  const header = ctx.authorization;
+/** The key an `Authorization` header presents, for `operation`; throws UNAUTHORIZED (or the store's refusal). Also used by the facade before it reads a body. */
+export async function apiKeyFromAuthorization(header: string | undefined, keys: ApiKeyStore, operation: string): Promise<ApiKeyRecord> {
   if (header === undefined || header.trim() === "") {
     throw new AtelierError(
       "UNAUTHORIZED",
@@ -21,10 +22,15 @@ export const authenticate = middleware(async ({ ctx, path, next }) => {
   if (!match) {
     throw new AtelierError("UNAUTHORIZED", "Malformed Authorization header. Use the Bearer scheme: `Authorization: Bearer <key>`.");
   }
-  const apiKey = await ctx.services.keys.authenticate(match[1]!, path);
+  const apiKey = await keys.authenticate(match[1]!, operation);
   if (!apiKey) {
     throw new AtelierError("UNAUTHORIZED", "The API key is not valid: it is unknown or has been revoked.");
   }
+  return apiKey;
+}
+
+export const authenticate = middleware(async ({ ctx, path, next }) => {
+  const apiKey = await apiKeyFromAuthorization(ctx.authorization, ctx.services.keys, path);
   ctx.note?.({ keyId: apiKey.id });
   return next({ ctx: { apiKey } });
 });

@@ -4,7 +4,7 @@
  * it is spent, and gives the request back when the server (5xx), not the client, failed.
  */
 import { AtelierError, ERROR_KINDS } from "../../core/errors.js";
-import type { ApiKeyRecord } from "../keys/api-key-store.js";
+import { effectiveHourlyLimit, type ApiKeyRecord } from "../keys/api-key-store.js";
 import type { QuotaDecision } from "../quota/quota-store.js";
 import { recordServerFailure } from "../quota/server-failures.js";
 import { atelierErrorOf } from "../trpc-errors.js";
@@ -21,22 +21,25 @@ export function rateLimitHeaders(decision: QuotaDecision, nowMs = Date.now()): R
   };
 }
 
+/** The 429 for a key whose `limit` is spent. */
+export function rateLimitedError(limit: number, decision: QuotaDecision): AtelierError {
+  return new AtelierError(
+    "RATE_LIMITED",
+    `Rate limit exceeded: this key may make ${limit} requests per ${decision.windowSeconds / 3600 === 1 ? "hour" : `${decision.windowSeconds} s`}. Retry after ${decision.resetSeconds} s.`,
+    { retryAfterSeconds: decision.resetSeconds },
+  );
+}
+
 export const meterQuota = middleware(async ({ ctx, next }) => {
   const { apiKey } = ctx as typeof ctx & { apiKey: ApiKeyRecord };
   const { quota, config } = ctx.services;
-  const limit = apiKey.hourlyLimit ?? config.quota.defaultLimit;
+  const limit = effectiveHourlyLimit(apiKey, config.quota.defaultLimit);
   const announce = (decision: QuotaDecision) => {
     for (const [name, value] of Object.entries(rateLimitHeaders(decision))) ctx.setHeader(name, value);
   };
   const decision = await quota.consume(apiKey.id, limit);
   announce(decision);
-  if (!decision.allowed) {
-    throw new AtelierError(
-      "RATE_LIMITED",
-      `Rate limit exceeded: this key may make ${limit} requests per ${decision.windowSeconds / 3600 === 1 ? "hour" : `${decision.windowSeconds} s`}. Retry after ${decision.resetSeconds} s.`,
-      { retryAfterSeconds: decision.resetSeconds },
-    );
-  }
+  if (!decision.allowed) throw rateLimitedError(limit, decision);
   const result = await next();
   const failure = result.ok ? undefined : atelierErrorOf(result.error);
   if (failure && ERROR_KINDS[failure.code].http >= 500) {

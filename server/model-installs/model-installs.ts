@@ -13,7 +13,6 @@ import { catalogEntry, unpinnedFiles, weightSize } from "../../workers/catalog/m
 import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
 import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
 import type { HubClient } from "../../workers/models/hub-files.js";
-import { modelConverters } from "../../workers/models/model-converters.js";
 import { cleanStaging, pullModel, removeModel, type ModelConverters } from "../../workers/models/model-installer.js";
 import { ModelStore } from "../../workers/models/model-store.js";
 
@@ -154,7 +153,8 @@ export class ModelInstalls {
       const result = await pullModel(entry, this.store, {
         from: this.options.from,
         hub: this.options.hub,
-        converters: this.options.converters ?? modelConverters,
+        // Loaded with the first install: a router whose workers run elsewhere carries no converter code.
+        converters: this.options.converters ?? (await import("../../workers/models/model-converters.js")).modelConverters,
         signal,
         onProgress: ({ file, receivedBytes, totalBytes }) => {
           files.set(file, { received: receivedBytes, total: totalBytes });

@@ -2,7 +2,6 @@
 import type { AtelierConfig } from "../../core/config.js";
 import type { Logger } from "../../core/logger.js";
 import { createSqliteQuotaStore, type QuotaStore } from "./quota-store.js";
-import { createRedisQuotaStore } from "./redis-quota-store.js";
 
 /** Redis when `ATELIER_REDIS_URL` is set (several routers share the counters), else SQLite in the data folder. */
 export async function openQuotaStore(
@@ -10,6 +9,7 @@ export async function openQuotaStore(
   options: { logger?: Logger } = {},
 ): Promise<QuotaStore> {
   const { redisUrl, windowSeconds, maxRefunds } = config.quota;
-  if (redisUrl !== undefined) return createRedisQuotaStore(redisUrl, windowSeconds, { ...options, maxRefunds });
+  // The Redis client is loaded only where it is configured: a router without it stays lighter.
+  if (redisUrl !== undefined) return (await import("./redis-quota-store.js")).createRedisQuotaStore(redisUrl, windowSeconds, { ...options, maxRefunds });
   return createSqliteQuotaStore(config.dataDir, windowSeconds, maxRefunds);
 }

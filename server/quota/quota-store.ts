@@ -26,6 +26,7 @@ export interface QuotaDecision {
 export interface QuotaStore {
   /** Counts one request against `keyId`, whose limit is `limit` per window. */
   consume(keyId: string, limit: number): Promise<QuotaDecision>;
+
   /**
    * Gives back one request (used when the server, not the client, failed), at most `maxRefunds`
    * times per key per window: a caller who can make the server fail would otherwise get unlimited

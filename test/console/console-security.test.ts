@@ -147,6 +147,12 @@ describe("CSRF", () => {
     expect((await postForm(base, "/keys", session, { name: "same origin" })).status).toBe(200);
   });
 
+  it("explains the refusal when TLS ends at a proxy the service does not trust", async () => {
+    const response = await postForm(base, "/sign-in", null, BOB, { origin: base.replace("http:", "https:") });
+    expect(response.status).toBe(403);
+    expect(await response.text()).toContain("set ATELIER_TRUST_PROXY");
+  });
+
   it("refuses a cross-origin sign-in (login CSRF)", async () => {
     const response = await postForm(base, "/sign-in", null, { email: BOB.email, password: BOB.password }, { origin: "http://evil.example" });
     expect(response.status).toBe(403);
@@ -267,9 +273,20 @@ describe("API key errors", () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     const response = await fetch(`${base}/api/v1/prompt/improve`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: '{"prompt":"late"}' });
     expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBe('Bearer realm="atelier", error="invalid_token"');
     const body = (await response.json()) as { code: string; message: string };
     expect(body.code).toBe("KEY_EXPIRED");
     expect(body.message).toMatch(/^The API key expired at \d{4}-/);
+  });
+});
+
+describe("API key scopes", () => {
+  it("answers an operation outside the key's scopes with 403 KEY_SCOPE_DENIED and insufficient_scope", async () => {
+    const { key } = await atelier.services.keys.create({ name: "generate only", scopes: ["generate"] });
+    const response = await fetch(`${base}/api/v1/prompt/improve`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: '{"prompt":"no"}' });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("www-authenticate")).toBe('Bearer realm="atelier", error="insufficient_scope"');
+    expect(((await response.json()) as { code: string }).code).toBe("KEY_SCOPE_DENIED");
   });
 });
 

@@ -6,7 +6,7 @@ describe("loadConfig", () => {
   it("has documented defaults", () => {
     const config = loadConfig({});
     expect(config.http).toMatchObject({ host: "127.0.0.1", port: 8080 });
-    expect(config.quota).toEqual({ defaultLimit: 100, windowSeconds: 3600 });
+    expect(config.quota).toEqual({ defaultLimit: 100, windowSeconds: 3600, maxRefunds: 10 });
     expect(config.dataDir).toBe(path.resolve("data"));
     expect(config.modelsDir).toBe(path.resolve("data", "models"));
     expect(config.images.maxOutputPixels).toBe(4096 * 4096);

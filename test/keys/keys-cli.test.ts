@@ -83,12 +83,12 @@ describe("keys CLI", () => {
     const table = cli("list");
     expect(table.status, table.stderr).toBe(0);
     const [header, row] = table.stdout.trimEnd().split("\n");
-    expect(header).toMatch(/ID\s+NAME\s+CREATED\s+LAST USED\s+LIMIT\/H\s+STATUS/);
+    expect(header).toMatch(/ID\s+NAME\s+CREATED\s+LAST USED\s+LIMIT\/H\s+STATUS\s+EXPIRES\s+SCOPES\s+OWNER$/);
     expect(row).toContain(id);
     expect(row).toContain("listed app");
     expect(row).toContain("never");
     expect(row).toContain("default (250)");
-    expect(row).toMatch(/active$/);
+    expect(row).toMatch(/active\s+never\s+all\s+cli$/);
     expect(table.stdout).not.toContain(key);
 
     const json = cli("list", "--json");

@@ -112,6 +112,21 @@ describe("metrics and trace context", () => {
     expect(Number(/^atelier_model_memory_bytes (\d+)/m.exec(text)?.[1])).toBeGreaterThan(0);
   });
 
+  it("carries the trace into the worker for tRPC callers too", async () => {
+    const { key } = await atelier.services.keys.create({ name: "trpc-trace", hourlyLimit: null });
+    const traceId = "0af7651916cd43dd8448eb211c80319c";
+    const response = await fetch(`${atelier.url}/trpc/tools.upscale`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, traceparent: `00-${traceId}-b7ad6b7169203331-01` },
+      body: JSON.stringify({ imageUrl: dataUrl(await gradientPng(8, 8)), scale: 2, model: "lanczos" }),
+    });
+    expect(response.status).toBe(200);
+    const line = logLines.find((entry) => entry.msg === "request" && entry.traceId === traceId);
+    expect(line).toMatchObject({ operation: "tools.upscale", status: 200, model: "lanczos" });
+    const call = logLines.find((entry) => entry.method === "Upscale" && typeof entry.traceparent === "string" && (entry.traceparent as string).includes(traceId));
+    expect(call?.traceparent).toBe(`00-${traceId}-${line!.spanId as string}-01`);
+  });
+
   it("starts a new trace when the caller sends none or an invalid one, and tRPC calls count under the same operation", async () => {
     const response = await fetch(`${atelier.url}/trpc/models.list`, { headers: { traceparent: `00-${"0".repeat(32)}-${PARENT_SPAN}-01` } });
     expect(response.status).toBe(200);

@@ -256,7 +256,9 @@ describe("GET /api/v1/openapi.json", () => {
         .filter((key) => key !== "servers")
         .map((method) => `${method.toUpperCase()} ${serverOf(item)}${path}`),
     );
-    expect(operations.sort()).toEqual(
+    // The jobs feature's own paths are held to the document by test/jobs/jobs-openapi.test.ts.
+    const specOperations = operations.filter((operation) => !/ \/api\/v1\/(jobs|webhooks)\b/.test(operation));
+    expect(specOperations.sort()).toEqual(
       [
         "POST /api/v1/generate",
         "POST /api/v1/tools/upscale",

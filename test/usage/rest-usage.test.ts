@@ -1,11 +1,13 @@
 /**
  * Usage is recorded by the API path itself: calls over real HTTP show up in the usage reports by
  * key, operation and status (429 and 400 included), with nothing counted for calls without a key,
- * and the counters survive a restart of the service on the same data folder.
+ * the counters survive a restart of the service on the same data folder, and routers sharing one
+ * PostgreSQL database add to the same buckets.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
+import { skipWithoutPostgres, startPostgresServer } from "../support/postgres-server.js";
 import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
 
 let service: TestService;
@@ -57,5 +59,29 @@ describe("usage recorded by the API path", () => {
     service = await startTestService({ ATELIER_USAGE_FLUSH_MS: "600000" }, dataDir);
     const report = await service.services.usage.report("24h", { keyIds: [keyIdOf(key)!] });
     expect(report.totals.requests).toBe(1);
+  });
+});
+
+describe.skipIf(skipWithoutPostgres("rest-usage on PostgreSQL"))("usage with ATELIER_DATABASE_URL", () => {
+  it("two routers on one database add to the same hourly buckets", async () => {
+    const postgres = await startPostgresServer();
+    const routers: TestService[] = [];
+    try {
+      const url = await postgres.createDatabase("usage_routers");
+      const env = { ATELIER_DATABASE_URL: url, ATELIER_USAGE_FLUSH_MS: "600000" };
+      routers.push(await startTestService(env), await startTestService(env));
+      const [first, second] = routers as [TestService, TestService];
+      const key = await first.createKey("shared");
+      for (const router of [first, second, second]) {
+        expect((await router.post("/prompt/improve", { prompt: "a shared key" }, key)).status).toBe(200);
+      }
+      // The second router's counts reach the database with its next flush (here: at once).
+      await second.services.usage.flush();
+      const report = await first.services.usage.report("24h", { keyIds: [keyIdOf(key)!] });
+      expect(report.byOperation).toEqual([expect.objectContaining({ operation: "prompt/improve", requests: 3, statuses: { "200": 3 } })]);
+    } finally {
+      for (const router of routers) await router.close();
+      await postgres.dispose();
+    }
   });
 });

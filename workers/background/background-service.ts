@@ -14,6 +14,7 @@ import { assertOutputSize, openImage } from "../image/open-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { chooseModel } from "./choose-model.js";
 import { runRemoval, type FillRequest } from "./remove-background.js";
+import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
 export type BackgroundDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
@@ -78,6 +79,9 @@ export function backgroundServiceImplementation(deps: BackgroundDependencies) {
     definition: BackgroundServiceService,
     implementation: {
       removeBackground: unaryHandler<RemoveBackgroundRequest, RemoveBackgroundResponse>(deps.logger, "RemoveBackground", (request, signal) =>
+        removeBackground(request, deps, signal),
+      ),
+      removeBackgroundStream: progressStreamHandler<RemoveBackgroundRequest, RemoveBackgroundResponse>(deps.logger, "RemoveBackgroundStream", (request, signal) =>
         removeBackground(request, deps, signal),
       ),
     },

@@ -19,6 +19,7 @@ import type { TensorData } from "../onnx/tensor-data.js";
 import { imageToTensor, tensorChannels, tensorImage, toSample } from "./image-tensor.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 import { blendWeights, edgeIndex, planAxis, type AxisTile, type EdgeMode } from "./tile-grid.js";
+import { reportProgress } from "../work-progress.js";
 
 /** Where one tile sits, in input pixels. */
 export interface TileGeometry {
@@ -147,6 +148,7 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
         paddedHeight: row.padded,
       };
       const result = await options.runTile(imageToTensor(cutTile(image, column, row, edge), options.format), geometry);
+      reportProgress(r * columns.length + c + 1, rows.length * columns.length, "tiles");
       const tile = tensorImage(result, outputFormat);
       if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
         throw new AtelierError(

@@ -33,6 +33,7 @@ import { checkStyleRequest, type StyleJob } from "./style-request.js";
 import { paintWithStyle, type PaintReport } from "./style-network.js";
 import type { StyleSettings } from "./style-settings.js";
 import { workingSizeFor, type Size } from "./working-size.js";
+import { progressStreamHandler } from "../progress-stream-handler.js";
 
 export type StyleDependencies = Pick<WorkerContext, "config" | "limits" | "queue" | "logger" | "runtime" | "models">;
 
@@ -103,6 +104,9 @@ export function styleTransferServiceImplementation(deps: StyleDependencies, sett
     definition: StyleTransferServiceService,
     implementation: {
       styleTransfer: unaryHandler<StyleTransferRequest, StyleTransferResponse>(deps.logger, "StyleTransfer", (request, signal) =>
+        styleTransfer(request, deps, settings, signal),
+      ),
+      styleTransferStream: progressStreamHandler<StyleTransferRequest, StyleTransferResponse>(deps.logger, "StyleTransferStream", (request, signal) =>
         styleTransfer(request, deps, settings, signal),
       ),
     },

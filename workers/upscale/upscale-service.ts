@@ -22,6 +22,7 @@ import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork } from "./network-pipeline.js";
 import { defaultModel, isClassical, requestedModel, upscalePath, type UpscalePath } from "./upscale-choice.js";
+import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
 export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
@@ -82,6 +83,7 @@ export function upscaleServiceImplementation(deps: UpscaleDependencies) {
     definition: UpscaleServiceService,
     implementation: {
       upscale: unaryHandler<UpscaleRequest, UpscaleResponse>(deps.logger, "Upscale", (request, signal) => upscale(request, deps, signal)),
+      upscaleStream: progressStreamHandler<UpscaleRequest, UpscaleResponse>(deps.logger, "UpscaleStream", (request, signal) => upscale(request, deps, signal)),
     },
   };
 }

@@ -1,0 +1,58 @@
+/**
+ * Authentication and the quota check from the request headers alone, before the body is read: a
+ * caller without a valid key, or with its quota spent, is refused without the server receiving
+ * (let alone parsing) its upload. The procedure's own middleware (server/middleware) still
+ * authenticates and counts the request; this is the same check made early, for metered operations.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { asAtelierError } from "../core/errors.js";
+import type { AtelierServices } from "../server/context.js";
+import { effectiveHourlyLimit } from "../server/keys/api-key-store.js";
+import { apiKeyFromAuthorization } from "../server/middleware/authenticate.js";
+import { rateLimitedError, rateLimitHeaders } from "../server/middleware/meter-quota.js";
+import { operationName } from "../server/middleware/record-usage.js";
+import { appRouter } from "../server/router.js";
+import type { SendFailure } from "./json-body.js";
+
+interface ProcedureMeta {
+  openapi?: { protect?: boolean; path?: string };
+}
+
+/** tRPC paths (`prompt.improve`) of the procedures that need a key: those marked `protect` in their OpenAPI meta. */
+export function meteredProcedures(): Set<string> {
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
+  return new Set(Object.entries(procedures).filter(([, procedure]) => procedure._def.meta?.openapi?.protect === true).map(([path]) => path));
+}
+
+/**
+ * Middleware refusing metered calls with a missing or invalid key (401) or a spent quota (429)
+ * before their body is read. `operationsOf` names the procedures a request calls (several for a
+ * tRPC batch); requests calling none that is metered pass untouched.
+ */
+export function earlyAuthentication(services: AtelierServices, operationsOf: (req: Request) => string[], sendFailure: SendFailure) {
+  const metered = meteredProcedures();
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>;
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    if (req.method !== "POST") return next();
+    const operations = operationsOf(req).filter((operation) => metered.has(operation));
+    if (operations.length === 0) return next();
+    try {
+      for (const operation of operations) {
+        const apiKey = await apiKeyFromAuthorization(req.get("authorization"), services.keys, operation);
+        const limit = effectiveHourlyLimit(apiKey, services.config.quota.defaultLimit);
+        const decision = await services.quota.peek(apiKey.id, limit);
+        if (decision.remaining <= 0) {
+          // Refused here rather than in the procedure: counted for the usage pages all the same.
+          services.usage.record({ keyId: apiKey.id, operation: operationName(operation, procedures[operation]?._def.meta), status: 429, durationMs: 0 });
+          for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
+          throw rateLimitedError(limit, decision);
+        }
+      }
+    } catch (error) {
+      // The body is left unread: close the connection rather than drain it.
+      res.setHeader("Connection", "close");
+      return sendFailure(req, res, asAtelierError(error));
+    }
+    next();
+  };
+}

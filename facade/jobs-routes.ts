@@ -1,0 +1,307 @@
+/**
+ * The jobs API over HTTP. Two parts, mounted by facade/app.ts:
+ * - {@link jobSubmissions} sees every POST operation after its body is parsed: with
+ *   `Prefer: respond-async` or `wait=N`, an `Idempotency-Key` or a `webhookUrl` the request becomes a
+ *   job; with `Accept: image/*` an image operation answers raw bytes; anything else passes through
+ *   untouched to the synchronous path.
+ * - {@link jobRoutes}: `GET /v1/jobs`, `GET|DELETE /v1/jobs/{id}`, `GET /v1/jobs/{id}/result` and
+ *   `GET /v1/jobs/{id}/events` (Server-Sent Events).
+ */
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
+import { z } from "zod";
+import { AtelierError, asAtelierError } from "../core/errors.js";
+import { httpHeadersOf } from "../server/http-error-meta.js";
+import type { AtelierServices, RequestContext } from "../server/context.js";
+import type { OutputFormatName } from "../server/schemas/field-schemas.js";
+import { invalidInput } from "../server/trpc-errors.js";
+import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyOf, requestFingerprint } from "../jobs/idempotency.js";
+import { charge, identify } from "../jobs/job-access.js";
+import { JOB_OPERATIONS, type JobOperation } from "../jobs/job-operations.js";
+import { isFinished, JOB_STATUSES, publicJob, type JobRecord } from "../jobs/job-record.js";
+import { newJobId, type JobService } from "../jobs/job-service.js";
+import type { JobEvent } from "../jobs/job-store.js";
+import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
+import { negotiateRawFormat, rawImageOf } from "../jobs/raw-image.js";
+import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
+import { newSigningSecret } from "../jobs/webhooks/webhook-signature.js";
+import { sendError } from "./error-responses.js";
+
+type ContextFor = (services: AtelierServices, req: Request, res: Response) => RequestContext;
+
+export const JOBS_PATH = "/v1/jobs";
+/** The caller's webhook signing secret: GET shows it (made on first use), POST replaces it. */
+export const WEBHOOK_SECRET_PATH = "/v1/webhooks/secret";
+
+/** Location of a job, as sent in `Location` and documented. */
+export function jobLocation(id: string): string {
+  return `/api${JOBS_PATH}/${id}`;
+}
+
+function fail(res: Response, services: AtelierServices, error: unknown): void {
+  const failure = asAtelierError(error);
+  if (failure.code === "INTERNAL") services.logger.error({ err: failure.cause ?? failure }, "jobs request failed");
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  sendError(res, failure);
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw invalidInput(parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message })));
+}
+
+const webhookUrlField = z
+  .string({ error: "Expected an http(s) URL for webhookUrl" })
+  .max(2048, { error: "Expected webhookUrl of at most 2048 characters" })
+  .refine((value) => /^https?:$/.test(URL.parse(value)?.protocol ?? ""), { error: "Expected an http:// or https:// URL for webhookUrl" });
+
+const webhookField = z.object({ webhookUrl: webhookUrlField });
+
+function sendImage(res: Response, body: unknown): void {
+  const raw = rawImageOf(body);
+  for (const [name, value] of Object.entries(raw.headers)) res.setHeader(name, value);
+  res.status(200).type(raw.mediaType).send(raw.bytes);
+}
+
+/** A finished job's synchronous answer: its body (raw when asked) or its error. */
+function sendOutcome(res: Response, job: JobRecord, rawFormat: OutputFormatName | undefined): void {
+  if (job.status === "succeeded") {
+    if (rawFormat) sendImage(res, job.result);
+    else res.status(200).json(job.result);
+    return;
+  }
+  const error = job.error!;
+  const retryAfter = httpHeadersOf(new AtelierError(error.body.code, error.body.message))["Retry-After"];
+  if (retryAfter) res.setHeader("Retry-After", retryAfter);
+  res.status(error.status).json(error.body);
+}
+
+/** The answer to a POST that became a job, after waiting as long as preferred. */
+async function answerJob(
+  res: Response,
+  jobs: JobService,
+  job: JobRecord,
+  preferences: Preferences,
+  waitMs: number,
+  rawFormat: OutputFormatName | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const current = await jobs.waitFor(job, waitMs, signal);
+  if (signal.aborted) return;
+  const applied = [
+    ...(preferences.respondAsync ? ["respond-async"] : []),
+    ...(preferences.waitSeconds !== undefined ? [`wait=${Math.round(waitMs / 1000)}`] : []),
+  ];
+  if (applied.length > 0) res.setHeader("Preference-Applied", applied.join(", "));
+  // respond-async alone asks for the job, not the result, even when it is already done.
+  const wantsResult = !preferences.respondAsync || preferences.waitSeconds !== undefined;
+  if (wantsResult && isFinished(current.status)) return sendOutcome(res, current, rawFormat);
+  res.setHeader("Location", jobLocation(current.id));
+  res.status(202).json(await jobs.view(current));
+}
+
+/** Interprets job-related headers on POST operations; everything else goes on unchanged. */
+export function jobSubmissions(services: AtelierServices, jobs: JobService, contextFor: ContextFor): RequestHandler {
+  const submit = async (req: Request, res: Response, next: NextFunction, operation: JobOperation) => {
+    const preferences = parsePrefer(req.headers.prefer);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const idempotencyKey = idempotencyKeyOf(req.get("idempotency-key"));
+    const hasWebhook = Object.hasOwn(body, "webhookUrl");
+    const requestedFormat = typeof body.outputFormat === "string" ? (body.outputFormat as OutputFormatName) : undefined;
+    const rawFormat = operation.returnsImages ? negotiateRawFormat(req.get("accept"), requestedFormat) : undefined;
+    if (rawFormat && requestedFormat === undefined) body.outputFormat = rawFormat;
+    const asJob = preferences.respondAsync || preferences.waitSeconds !== undefined || idempotencyKey !== undefined || hasWebhook;
+    if (!asJob) {
+      if (rawFormat) answerRawImages(res);
+      return next();
+    }
+
+    const ctx = contextFor(services, req, res);
+    const apiKey = await identify(ctx, operation.procedurePath);
+    const { webhookUrl, ...input } = body;
+    const webhook = hasWebhook ? parseOrThrow(webhookField, { webhookUrl }).webhookUrl : null;
+    if (webhook !== null) {
+      try {
+        assertTargetAllowed(new URL(webhook), jobs.addressPolicy);
+      } catch (error) {
+        const message = `webhookUrl: ${(error as Error).message}`;
+        throw new AtelierError("INVALID_INPUT", `Invalid request: ${message}`, { issues: [{ path: "webhookUrl", message }] });
+      }
+    }
+    parseOrThrow(operation.input, input);
+    // Without Prefer the client waits as for the synchronous call (the worker deadline); a webhook
+    // alone means it does not wait at all.
+    const waitMs =
+      preferences.waitSeconds !== undefined
+        ? Math.min(preferences.waitSeconds, services.config.jobs.maxWaitSeconds) * 1000
+        : preferences.respondAsync || (hasWebhook && idempotencyKey === undefined)
+          ? 0
+          : services.config.workers.deadlineMs + 5_000;
+    const answerAsync = preferences.respondAsync || preferences.waitSeconds !== undefined || waitMs === 0;
+    const effective: Preferences = answerAsync && !preferences.respondAsync && preferences.waitSeconds === undefined ? { ...preferences, respondAsync: true } : preferences;
+
+    const id = newJobId();
+    if (idempotencyKey !== undefined) {
+      const fingerprint = requestFingerprint(operation.restPath, body);
+      const now = Date.now();
+      const bound = await jobs.store.bindIdempotencyKey({ apiKeyId: apiKey.id, key: idempotencyKey, fingerprint, jobId: id, createdAtMs: now });
+      if (!bound) {
+        const entry = await jobs.store.idempotencyEntry(apiKey.id, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
+        if (!entry) throw new AtelierError("JOB_CONFLICT", "A request with this Idempotency-Key is being submitted; retry in a moment.", { retryAfterSeconds: 1 });
+        if (entry.fingerprint !== fingerprint) {
+          throw new AtelierError(
+            "IDEMPOTENCY_MISMATCH",
+            `Idempotency-Key ${JSON.stringify(idempotencyKey)} was already used with a different request in the last 24 hours; use a new key for a new request.`,
+          );
+        }
+        const original = await jobs.store.get(entry.jobId);
+        if (!original) throw new AtelierError("JOB_CONFLICT", "A request with this Idempotency-Key is being submitted; retry in a moment.", { retryAfterSeconds: 1 });
+        res.setHeader("Idempotent-Replayed", "true");
+        if (!answerAsync && !isFinished(original.status)) {
+          throw new AtelierError("JOB_CONFLICT", `The request with Idempotency-Key ${JSON.stringify(idempotencyKey)} is still in progress (job ${original.id}); retry when it has finished.`, {
+            retryAfterSeconds: 1,
+          });
+        }
+        return answerJob(res, jobs, original, effective, waitMs, rawFormat, ctx.signal);
+      }
+    }
+    let job: JobRecord;
+    try {
+      await charge(ctx, apiKey);
+      job = await jobs.submit({ apiKeyId: apiKey.id, operation: operation.restPath, input, requestId: ctx.requestId, webhookUrl: webhook }, id);
+    } catch (error) {
+      if (idempotencyKey !== undefined) await jobs.store.releaseIdempotencyKey(apiKey.id, idempotencyKey, id);
+      throw error;
+    }
+    return answerJob(res, jobs, job, effective, waitMs, rawFormat, ctx.signal);
+  };
+
+  return (req, res, next) => {
+    if (req.method !== "POST") return next();
+    const operation = JOB_OPERATIONS.get(req.path.replace(/\/+$/, ""));
+    if (!operation) return next();
+    submit(req, res, next, operation).catch((error: unknown) => fail(res, services, error));
+  };
+}
+
+/** Makes the synchronous JSON success of an image operation go out as the raw image instead. */
+function answerRawImages(res: Response): void {
+  const json = res.json.bind(res);
+  res.json = ((body: unknown) => {
+    if (res.statusCode !== 200) return json(body);
+    sendImage(res, body);
+    return res;
+  }) as Response["json"];
+}
+
+const listQuery = z.strictObject({
+  status: z.enum(JOB_STATUSES, { error: `Expected one of ${JOB_STATUSES.join(", ")} for status` }).optional(),
+  cursor: z.string().max(100).optional(),
+  limit: z.coerce.number({ error: "Expected integer between 1 and 100 for limit" }).int().min(1).max(100).default(20),
+});
+
+function lastEventIdOf(req: Request): number {
+  const raw = req.get("last-event-id") ?? (typeof req.query.lastEventId === "string" ? req.query.lastEventId : undefined);
+  const id = raw === undefined ? 0 : Number(raw);
+  return Number.isSafeInteger(id) && id >= 0 ? id : 0;
+}
+
+/** Seconds between SSE comment lines, so proxies keep an idle stream open. */
+const SSE_HEARTBEAT_MS = 15_000;
+
+export function jobRoutes(services: AtelierServices, jobs: JobService, contextFor: ContextFor): express.Router {
+  const routes = express.Router();
+  const handle =
+    (work: (req: Request, res: Response, ctx: RequestContext) => Promise<void>): RequestHandler =>
+    (req, res) => {
+      const ctx = contextFor(services, req, res);
+      work(req, res, ctx).catch((error: unknown) => fail(res, services, error));
+    };
+  const ownJob = async (req: Request, ctx: RequestContext) => jobs.get((await identify(ctx)).id, String(req.params.id));
+
+  routes.get(
+    JOBS_PATH,
+    handle(async (req, res, ctx) => {
+      const apiKey = await identify(ctx);
+      const query = parseOrThrow(listQuery, req.query);
+      const page = await jobs.list(apiKey.id, query);
+      const data = await Promise.all(page.jobs.map(async (job) => ({ ...(await jobs.view(job)), result: undefined })));
+      res.json({ object: "list", data, hasMore: page.nextCursor !== null, nextCursor: page.nextCursor });
+    }),
+  );
+  routes.get(
+    `${JOBS_PATH}/:id`,
+    handle(async (req, res, ctx) => {
+      res.json(await jobs.view(await ownJob(req, ctx)));
+    }),
+  );
+  routes.delete(
+    `${JOBS_PATH}/:id`,
+    handle(async (req, res, ctx) => {
+      const apiKey = await identify(ctx);
+      res.json(publicJob(await jobs.cancel(apiKey.id, String(req.params.id))));
+    }),
+  );
+  routes.get(
+    `${JOBS_PATH}/:id/result`,
+    handle(async (req, res, ctx) => {
+      const job = await ownJob(req, ctx);
+      if (!isFinished(job.status)) {
+        throw new AtelierError("JOB_CONFLICT", `Job ${job.id} is ${job.status}; its result is not ready. Follow ${jobLocation(job.id)}/events or retry later.`, {
+          retryAfterSeconds: 1,
+        });
+      }
+      if (job.status !== "succeeded") {
+        throw new AtelierError("JOB_CONFLICT", `Job ${job.id} ${job.status} and has no result; its error is in ${jobLocation(job.id)}.`);
+      }
+      if (job.result === null) throw new AtelierError("RESULT_GONE", `The result of job ${job.id} was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).`);
+      if (JOB_OPERATIONS.get(job.operation)?.returnsImages) sendImage(res, job.result);
+      else res.json(job.result);
+    }),
+  );
+  routes.get(
+    `${JOBS_PATH}/:id/events`,
+    handle(async (req, res, ctx) => {
+      const job = await ownJob(req, ctx);
+      res.status(200);
+      res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+      res.setHeader("Cache-Control", "no-cache, no-transform");
+      res.setHeader("X-Accel-Buffering", "no");
+      res.flushHeaders();
+      res.write("retry: 2000\n\n");
+      const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), SSE_HEARTBEAT_MS);
+      const write = async (event: JobEvent) => {
+        const data = event.type === "result" ? ((await jobs.store.get(job.id))?.result ?? null) : event.data;
+        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`);
+      };
+      let chain = Promise.resolve();
+      try {
+        await jobs.follow(job, lastEventIdOf(req), (event) => (chain = chain.then(() => write(event))), ctx.signal);
+        await chain;
+      } finally {
+        clearInterval(heartbeat);
+        res.end();
+      }
+    }),
+  );
+  routes.get(
+    WEBHOOK_SECRET_PATH,
+    handle(async (_req, res, ctx) => {
+      const apiKey = await identify(ctx);
+      res.json({ object: "webhook_secret", secret: await jobs.store.signingSecret(apiKey.id, newSigningSecret) });
+    }),
+  );
+  routes.post(
+    WEBHOOK_SECRET_PATH,
+    handle(async (_req, res, ctx) => {
+      const apiKey = await identify(ctx);
+      const secret = newSigningSecret();
+      await jobs.store.rotateSigningSecret(apiKey.id, secret);
+      res.json({ object: "webhook_secret", secret });
+    }),
+  );
+  return routes;
+}

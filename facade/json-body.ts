@@ -1,0 +1,148 @@
+/**
+ * Reads and parses request bodies for REST and tRPC alike, with every limit applied before the
+ * cost is paid:
+ * - the media type must mean JSON in UTF-8 (any case, `charset=utf-8`/`utf8` or none): else 415;
+ * - a declared length over the body limit is refused (413) before a byte is read, and reading stops
+ *   at the limit for bodies that do not declare one;
+ * - large bodies (over {@link LARGE_BODY_BYTES}) are read a few at a time: beyond
+ *   `maxConcurrentLargeBodies` the next one is refused with 503 and Retry-After, unread;
+ * - nesting deeper than {@link MAX_JSON_DEPTH} is refused (400) before JSON.parse builds it;
+ * - text that is not UTF-8 or not JSON is 400 MALFORMED_JSON.
+ * Early refusals close the connection, so the unread rest of the upload is not drained.
+ */
+import type { NextFunction, Request, Response } from "express";
+import { parse as parseContentType, type ContentType } from "content-type";
+import { AtelierError } from "../core/errors.js";
+
+/** Writes a refusal in the transport's error shape (REST or tRPC). */
+export type SendFailure = (req: Request, res: Response, error: AtelierError) => void;
+
+/** Bodies above this many bytes count against the concurrent large-body limit. */
+export const LARGE_BODY_BYTES = 1024 * 1024;
+/** Deepest nesting of arrays and objects accepted; request bodies here are at most a few levels deep. */
+export const MAX_JSON_DEPTH = 32;
+
+export interface JsonBodyLimits {
+  /** Largest body in bytes (ATELIER_MAX_BODY_BYTES). */
+  maxBodyBytes: number;
+  /** Large bodies read at once (ATELIER_MAX_CONCURRENT_LARGE_BODIES). */
+  maxConcurrentLargeBodies: number;
+}
+
+const MEDIA_TYPE_MESSAGE = "Send the request body as JSON in UTF-8 with `Content-Type: application/json` (a `charset` parameter, if any, must be utf-8)";
+
+/** The 415 for a body whose media type is not JSON in UTF-8; undefined when it is. */
+function mediaTypeProblem(req: Request): AtelierError | undefined {
+  const header = req.headers["content-type"];
+  const refuse = (detail: string) => new AtelierError("UNSUPPORTED_MEDIA_TYPE", `${MEDIA_TYPE_MESSAGE}; received ${detail}.`);
+  if (header === undefined || header.trim() === "") return refuse("no Content-Type");
+  let parsed: ContentType;
+  try {
+    parsed = parseContentType(header);
+  } catch {
+    return refuse(`the malformed Content-Type ${JSON.stringify(header.slice(0, 100))}`);
+  }
+  if (parsed.type !== "application/json") return refuse(`Content-Type ${parsed.type}`);
+  const charset = parsed.parameters.charset?.toLowerCase();
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") return refuse(`charset=${charset.slice(0, 40)}`);
+  const encoding = (req.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (encoding !== "identity") return new AtelierError("UNSUPPORTED_MEDIA_TYPE", `${MEDIA_TYPE_MESSAGE}, without Content-Encoding (received ${encoding.slice(0, 40)}).`);
+  return undefined;
+}
+
+/** True when `text` nests arrays and objects deeper than `maxDepth` (strings are skipped). */
+export function nestsDeeperThan(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * The body reader; `sendFailure` writes refusals. One reader (and one count of large bodies) can
+ * serve several mounts, each with its own `sendFailure`.
+ */
+export function jsonBodies(limits: JsonBodyLimits) {
+  let largeBodiesReading = 0;
+  return (sendFailure: SendFailure) => (req: Request, res: Response, next: NextFunction): void => {
+    const sendError = (_res: Response, error: AtelierError) => sendFailure(req, res, error);
+    // Answers `error` and closes the connection so an unread upload is not drained.
+    const refuseUnread = (_res: Response, error: AtelierError) => {
+      res.setHeader("Connection", "close");
+      sendFailure(req, res, error);
+    };
+    if (req.method === "GET" || req.method === "HEAD" || req.method === "OPTIONS") return next();
+    const declared = req.headers["content-length"] === undefined ? undefined : Number(req.headers["content-length"]);
+    const chunked = req.headers["transfer-encoding"] !== undefined;
+    if (!chunked && (declared === undefined || declared === 0)) return next();
+    const problem = mediaTypeProblem(req);
+    if (problem) return refuseUnread(res, problem);
+    const tooLarge = () => new AtelierError("PAYLOAD_TOO_LARGE", `The request body is over this server's limit of ${limits.maxBodyBytes} bytes (ATELIER_MAX_BODY_BYTES).`);
+    if (declared !== undefined && declared > limits.maxBodyBytes) return refuseUnread(res, tooLarge());
+
+    let holdsLargeSlot = false;
+    const takeLargeSlot = (): boolean => {
+      if (holdsLargeSlot) return true;
+      if (largeBodiesReading >= limits.maxConcurrentLargeBodies) return false;
+      largeBodiesReading++;
+      holdsLargeSlot = true;
+      return true;
+    };
+    const busy = () =>
+      new AtelierError("OVERLOADED", `The server is reading ${limits.maxConcurrentLargeBodies} large request bodies already (ATELIER_MAX_CONCURRENT_LARGE_BODIES). Retry shortly.`, { retryAfterSeconds: 1 });
+    if (declared !== undefined && declared > LARGE_BODY_BYTES && !takeLargeSlot()) return refuseUnread(res, busy());
+
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let done = false;
+    const finish = (outcome: () => void) => {
+      if (done) return;
+      done = true;
+      if (holdsLargeSlot) largeBodiesReading--;
+      holdsLargeSlot = false;
+      req.off("data", onData);
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limits.maxBodyBytes) return finish(() => refuseUnread(res, tooLarge()));
+      if (received > LARGE_BODY_BYTES && !takeLargeSlot()) return finish(() => refuseUnread(res, busy()));
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("error", () => finish(() => {}));
+    // A client that goes away mid-upload frees its slot.
+    req.once("close", () => finish(() => {}));
+    req.once("end", () =>
+      finish(() => {
+        let text: string;
+        try {
+          text = utf8.decode(Buffer.concat(chunks, received));
+        } catch {
+          return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid UTF-8."));
+        }
+        if (text.trim() === "") return next();
+        if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+          return sendError(res, new AtelierError("INVALID_INPUT", `Invalid request: the body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`));
+        }
+        try {
+          req.body = JSON.parse(text) as unknown;
+        } catch {
+          return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid JSON."));
+        }
+        next();
+      }),
+    );
+  };
+}

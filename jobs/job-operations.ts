@@ -1,0 +1,41 @@
+/**
+ * The operations a job can run: every POST procedure of the router, found by its REST path. They
+ * are read from the router itself, so a new POST operation can run as a job with no change here.
+ */
+import type { z } from "zod";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import { appRouter } from "../server/router.js";
+
+export interface JobOperation {
+  /** REST path without the `/api` prefix, e.g. `/v1/tools/upscale`. */
+  restPath: string;
+  /** Dotted router path, e.g. `tools.upscale`. */
+  procedurePath: string;
+  /** The procedure's own input schema: a job's body is validated exactly as the synchronous one. */
+  input: z.ZodType;
+  /** True when the result carries images (`data[].url`), so it has raw bytes to serve. */
+  returnsImages: boolean;
+}
+
+interface ProcedureInternals {
+  _def: { type: string; meta?: OpenApiMeta; inputs: z.ZodType[]; output?: z.ZodType };
+}
+
+function hasImages(output: z.ZodType | undefined): boolean {
+  const shape = (output as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape !== undefined && "data" in shape;
+}
+
+function collectOperations(): Map<string, JobOperation> {
+  const operations = new Map<string, JobOperation>();
+  const procedures = (appRouter as unknown as { _def: { procedures: Record<string, ProcedureInternals> } })._def.procedures;
+  for (const [procedurePath, procedure] of Object.entries(procedures)) {
+    const openapi = procedure._def.meta?.openapi;
+    const input = procedure._def.inputs[0];
+    if (procedure._def.type !== "mutation" || openapi?.method !== "POST" || !input) continue;
+    operations.set(openapi.path, { restPath: openapi.path, procedurePath, input, returnsImages: hasImages(procedure._def.output) });
+  }
+  return operations;
+}
+
+export const JOB_OPERATIONS: ReadonlyMap<string, JobOperation> = collectOperations();

@@ -1,0 +1,93 @@
+/**
+ * A job: one POST operation run in the background for one API key. The record is what the store
+ * keeps; {@link publicJob} is the `object: "job"` body clients see.
+ */
+import type { PublicError } from "../core/errors.js";
+import type { WebhookAttempt, WebhookDelivery } from "./job-store.js";
+
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export function isFinished(status: JobStatus): boolean {
+  return status === "succeeded" || status === "failed" || status === "canceled";
+}
+
+/** How far a running job has come. `fraction` is 0 to 1; `step`/`steps` count diffusion steps or tiles. */
+export interface JobProgress {
+  fraction: number;
+  step: number;
+  steps: number;
+  /** What the worker is doing, e.g. `queued`, `running`, `denoising`, `upscaling`, `done`. */
+  stage: string;
+}
+
+export interface JobRecord {
+  id: string;
+  /** The API key that submitted the job; no other key can see it. */
+  apiKeyId: string;
+  /** REST path of the operation, e.g. `/v1/generate`. */
+  operation: string;
+  /** The request body exactly as submitted (validated already). */
+  input: unknown;
+  /** `X-Request-Id` of the submitting request; the result's `id`. */
+  requestId: string;
+  status: JobStatus;
+  /** Times the job was started (a runner that died counts). */
+  attempts: number;
+  createdAtMs: number;
+  startedAtMs: number | null;
+  finishedAtMs: number | null;
+  progress: JobProgress;
+  /** The synchronous response body, once succeeded and until purged. */
+  result: unknown;
+  /** The synchronous error body and its HTTP status, once failed or canceled. */
+  error: { status: number; body: PublicError } | null;
+  /** When the result is purged, in ms; set when the job finishes. */
+  resultExpiresAtMs: number | null;
+  webhookUrl: string | null;
+}
+
+export const QUEUED_PROGRESS: JobProgress = { fraction: 0, step: 0, steps: 0, stage: "queued" };
+
+/** The REST operation's name for humans: `/v1/tools/upscale` is `tools/upscale`. */
+export function operationName(restPath: string): string {
+  return restPath.replace(/^\/v1\//, "");
+}
+
+export interface PublicJob {
+  id: string;
+  object: "job";
+  operation: string;
+  status: JobStatus;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  progress: JobProgress;
+  queuePosition?: number;
+  result?: unknown;
+  error?: PublicError;
+  expiresAt: string | null;
+  webhook?: { url: string; status: WebhookDelivery["status"] | "waiting"; attempts: WebhookAttempt[] };
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function publicJob(job: JobRecord, queuePosition?: number, delivery?: WebhookDelivery | null): PublicJob {
+  return {
+    id: job.id,
+    object: "job",
+    operation: operationName(job.operation),
+    status: job.status,
+    createdAt: iso(job.createdAtMs)!,
+    startedAt: iso(job.startedAtMs),
+    finishedAt: iso(job.finishedAtMs),
+    progress: job.progress,
+    ...(job.status === "queued" && queuePosition !== undefined ? { queuePosition } : {}),
+    ...(job.status === "succeeded" && job.result !== null ? { result: job.result } : {}),
+    ...(job.error ? { error: job.error.body } : {}),
+    expiresAt: iso(job.resultExpiresAtMs),
+    ...(job.webhookUrl
+      ? { webhook: { url: job.webhookUrl, status: delivery?.status ?? "waiting", attempts: delivery?.attempts ?? [] } }
+      : {}),
+  };
+}

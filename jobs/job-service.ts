@@ -1,0 +1,142 @@
+/**
+ * What the jobs API does, independent of HTTP: submit, look up, list, cancel, wait for and follow
+ * a key's jobs. Every lookup is scoped to the calling key: another key's job does not exist (404).
+ */
+import { randomBytes } from "node:crypto";
+import { AtelierError, toPublicError } from "../core/errors.js";
+import type { AtelierServices } from "../server/context.js";
+import type { AddressPolicy } from "../server/image-source/address-policy.js";
+import type { JobEventHub } from "./job-events.js";
+import { isFinished, publicJob, type JobRecord, type JobStatus, type PublicJob } from "./job-record.js";
+import type { JobRunner } from "./job-runner.js";
+import type { JobEvent, JobListPage, JobStore } from "./job-store.js";
+
+export interface Submission {
+  apiKeyId: string;
+  /** REST path of the operation, e.g. `/v1/generate`. */
+  operation: string;
+  /** The validated request body, without `webhookUrl`. */
+  input: unknown;
+  requestId: string;
+  webhookUrl: string | null;
+}
+
+/** Seconds a client is told to wait before retrying a refused submission. */
+const FULL_RETRY_AFTER_SECONDS = 5;
+
+export function newJobId(): string {
+  return `job_${randomBytes(12).toString("base64url")}`;
+}
+
+export class JobService {
+  constructor(
+    readonly store: JobStore,
+    readonly runner: JobRunner,
+    readonly hub: JobEventHub,
+    private readonly services: AtelierServices,
+    /** The image fetcher's address policy, which webhook targets obey too. */
+    readonly addressPolicy: AddressPolicy,
+  ) {}
+
+  async submit(submission: Submission, id = newJobId()): Promise<JobRecord> {
+    const { maxActivePerKey, maxQueued } = this.services.config.jobs;
+    const outcome = await this.store.insert({ id, ...submission, createdAtMs: Date.now() }, { maxActivePerKey, maxQueued });
+    if ("refused" in outcome) {
+      if (outcome.refused === "key") {
+        throw new AtelierError(
+          "TOO_MANY_JOBS",
+          `This key already has ${maxActivePerKey} queued or running jobs (ATELIER_JOB_MAX_ACTIVE_PER_KEY). Retry when some have finished.`,
+          { retryAfterSeconds: FULL_RETRY_AFTER_SECONDS },
+        );
+      }
+      throw new AtelierError("OVERLOADED", `The job queue is full (${maxQueued} jobs waiting). Retry later.`, {
+        retryAfterSeconds: FULL_RETRY_AFTER_SECONDS,
+      });
+    }
+    await this.runner.emit(id, "status", { status: "queued" });
+    this.runner.wake();
+    return outcome.inserted;
+  }
+
+  /** The key's job, or 404 (also for another key's job: its existence is not revealed). */
+  async get(apiKeyId: string, id: string): Promise<JobRecord> {
+    const job = await this.store.get(id);
+    if (!job || job.apiKeyId !== apiKeyId) throw new AtelierError("NOT_FOUND", `No job ${JSON.stringify(id)} for this API key.`);
+    return job;
+  }
+
+  async view(job: JobRecord): Promise<PublicJob> {
+    return publicJob(
+      job,
+      job.status === "queued" ? await this.store.queuePosition(job) : undefined,
+      job.webhookUrl ? await this.store.deliveryOf(job.id) : undefined,
+    );
+  }
+
+  list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage> {
+    return this.store.list(apiKeyId, options);
+  }
+
+  /** Cancels a queued or running job; 409 once it has finished. */
+  async cancel(apiKeyId: string, id: string): Promise<JobRecord> {
+    const job = await this.get(apiKeyId, id);
+    const reason = new AtelierError("CANCELLED", "The job was canceled.");
+    const canceled = !isFinished(job.status) && (await this.runner.record(job, { status: "canceled", error: { status: reason.httpStatus, body: toPublicError(reason, job.requestId) } }));
+    if (!canceled) {
+      const current = await this.get(apiKeyId, id);
+      throw new AtelierError("JOB_CONFLICT", `Job ${id} has already finished (${current.status}); there is nothing to cancel.`);
+    }
+    this.runner.abort(id, reason);
+    return this.get(apiKeyId, id);
+  }
+
+  /** Resolves with the job once finished, or as it is after `ms` (or when `signal` aborts). */
+  async waitFor(job: JobRecord, ms: number, signal?: AbortSignal): Promise<JobRecord> {
+    if (isFinished(job.status) || ms <= 0) return job;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const unsubscribe = this.hub.subscribe(job.id, (event) => {
+        if (event.type === "result" || event.type === "error") done();
+      });
+      signal?.addEventListener("abort", done, { once: true });
+      // It may have finished between the caller's read and the subscription.
+      void this.store.get(job.id).then((current) => current && isFinished(current.status) && done());
+    });
+    return (await this.store.get(job.id)) ?? job;
+  }
+
+  /** Stored events after `afterId`, then live ones, until the job's final event. */
+  follow(job: JobRecord, afterId: number, onEvent: (event: JobEvent) => void, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let last = afterId;
+      let replaying = true;
+      const pending: JobEvent[] = [];
+      const finish = () => {
+        unsubscribe();
+        stopOnShutdown();
+        signal.removeEventListener("abort", finish);
+        resolve();
+      };
+      const deliver = (event: JobEvent) => {
+        if (event.id <= last) return;
+        last = event.id;
+        onEvent(event);
+        if (event.type === "result" || event.type === "error") finish();
+      };
+      const unsubscribe = this.hub.subscribe(job.id, (event) => (replaying ? pending.push(event) : deliver(event)));
+      const stopOnShutdown = this.hub.onShutdown(finish);
+      signal.addEventListener("abort", finish, { once: true });
+      void this.store.eventsAfter(job.id, afterId).then((stored) => {
+        for (const event of stored) deliver(event);
+        replaying = false;
+        for (const event of pending) deliver(event);
+      });
+    });
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * What the job queue needs from storage. Async so a networked backend can implement the same
+ * contract as the embedded SQLite one (sqlite-job-store.ts).
+ */
+import type { PublicError } from "../core/errors.js";
+import type { JobProgress, JobRecord, JobStatus } from "./job-record.js";
+
+export interface NewJob {
+  id: string;
+  apiKeyId: string;
+  operation: string;
+  input: unknown;
+  requestId: string;
+  webhookUrl: string | null;
+  createdAtMs: number;
+}
+
+export interface QueueLimits {
+  maxActivePerKey: number;
+  maxQueued: number;
+}
+
+/** Inserted, or refused because the key or the whole queue is full. */
+export type InsertOutcome = { inserted: JobRecord } | { refused: "key" | "queue" };
+
+export type JobOutcome =
+  | { status: "succeeded"; result: unknown }
+  | { status: "failed" | "canceled"; error: { status: number; body: PublicError } };
+
+/** The oldest queued job of one key. */
+export interface QueueHead {
+  apiKeyId: string;
+  jobId: string;
+}
+
+/** One Server-Sent Event of a job, numbered in order across the store. */
+export interface JobEvent {
+  id: number;
+  jobId: string;
+  type: "status" | "progress" | "result" | "error";
+  data: unknown;
+}
+
+/** What one `Idempotency-Key` is bound to. */
+export interface IdempotencyEntry {
+  apiKeyId: string;
+  key: string;
+  /** SHA-256 of the operation and body. */
+  fingerprint: string;
+  jobId: string;
+  createdAtMs: number;
+}
+
+/** One try at delivering a job's webhook. */
+export interface WebhookAttempt {
+  at: string;
+  /** The receiver's HTTP status; null when no answer came. */
+  statusCode: number | null;
+  /** Why the attempt failed, when it did. */
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  id: number;
+  jobId: string;
+  apiKeyId: string;
+  url: string;
+  /** `webhook-id`: the same on every retry, so receivers can drop duplicates. */
+  messageId: string;
+  payload: string;
+  /** `pending` until a 2xx (`delivered`), a refusal or the retry window's end (`failed`). */
+  status: "pending" | "delivered" | "failed";
+  createdAtMs: number;
+  nextAttemptAtMs: number;
+  attempts: WebhookAttempt[];
+}
+
+export interface JobListPage {
+  jobs: JobRecord[];
+  /** Pass as `cursor` for the next page; null on the last. */
+  nextCursor: string | null;
+}
+
+export interface JobStore {
+  /** Inserts a queued job unless the key or the queue is at its limit (checked atomically). */
+  insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome>;
+  get(id: string): Promise<JobRecord | null>;
+  /** The key's jobs, newest first. `cursor` is the last id of the previous page. */
+  list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
+  /** The oldest queued job of every key that has one. */
+  queueHeads(): Promise<QueueHead[]>;
+  /** Marks a queued job running; null when another runner took it or it was canceled. */
+  claim(id: string, nowMs: number): Promise<JobRecord | null>;
+  setProgress(id: string, progress: JobProgress): Promise<void>;
+  /** Records the outcome of a queued or running job; false when it had already finished. */
+  finish(id: string, outcome: JobOutcome, nowMs: number, resultExpiresAtMs: number): Promise<boolean>;
+  /**
+   * Jobs left `running` by a runner that stopped: requeued when they have been tried fewer than
+   * `maxAttempts` times, else failed with `error`. Returns the ids of both groups.
+   */
+  recover(maxAttempts: number, error: { status: number; body: PublicError }, nowMs: number): Promise<{ requeued: string[]; failed: string[] }>;
+  /** Queued jobs that will run before this one when keys take turns (1 = next). */
+  queuePosition(job: JobRecord): Promise<number>;
+  appendEvent(jobId: string, type: JobEvent["type"], data: unknown): Promise<JobEvent>;
+  /** The job's events with an id above `afterId`, in order. */
+  eventsAfter(jobId: string, afterId: number): Promise<JobEvent[]>;
+  idempotencyEntry(apiKeyId: string, key: string, notBeforeMs: number): Promise<IdempotencyEntry | null>;
+  /** Binds the key to the job unless it is bound already; false when it was. */
+  bindIdempotencyKey(entry: IdempotencyEntry): Promise<boolean>;
+  /** Unbinds the key from the job (its submission failed). */
+  releaseIdempotencyKey(apiKeyId: string, key: string, jobId: string): Promise<void>;
+  /** The key's webhook signing secret, made with `create` on first use. */
+  signingSecret(apiKeyId: string, create: () => string): Promise<string>;
+  /** Replaces the key's signing secret. */
+  rotateSigningSecret(apiKeyId: string, secret: string): Promise<void>;
+  createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void>;
+  /** Pending deliveries whose next attempt is due. */
+  dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]>;
+  recordAttempt(id: number, attempt: WebhookAttempt, next: { status: WebhookDelivery["status"]; nextAttemptAtMs: number }): Promise<void>;
+  /** The job's webhook delivery, if it has one. */
+  deliveryOf(jobId: string): Promise<WebhookDelivery | null>;
+  /** Drops results past their expiry and records (with their events) finished before `recordsBeforeMs`. */
+  purge(nowMs: number, recordsBeforeMs: number, idempotencyBeforeMs: number): Promise<{ results: number; records: number }>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,88 @@
+/**
+ * Raw image responses: `Accept: image/png|image/jpeg|image/webp` on an image operation answers the
+ * image's bytes instead of JSON with a base64 data URL (a third smaller, no JSON parse), with the
+ * rest of the body in `X-Atelier-*` headers. Content negotiation follows RFC 9110 q-values; JSON
+ * stays the answer whenever the client does not prefer an image.
+ */
+import { AtelierError } from "../core/errors.js";
+import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
+
+const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+
+interface MediaRange {
+  type: string;
+  q: number;
+}
+
+function parseAccept(header: string): MediaRange[] {
+  return header.split(",").flatMap((part) => {
+    const [type = "", ...params] = part.split(";").map((piece) => piece.trim().toLowerCase());
+    if (!type) return [];
+    const qParam = params.find((param) => param.startsWith("q="));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    return Number.isFinite(q) ? [{ type, q }] : [];
+  });
+}
+
+function qualityOf(ranges: MediaRange[], mediaType: string): number {
+  const [major] = mediaType.split("/");
+  const exact = ranges.find((range) => range.type === mediaType);
+  if (exact) return exact.q;
+  const family = ranges.find((range) => range.type === `${major}/*`);
+  if (family) return family.q;
+  return ranges.find((range) => range.type === "*/*")?.q ?? 0;
+}
+
+/**
+ * The image format to answer raw, or undefined for JSON. `requested` is the body's `outputFormat`
+ * when given; an Accept that prefers images but not that one is a 406.
+ */
+export function negotiateRawFormat(accept: string | undefined, requested: OutputFormatName | undefined): OutputFormatName | undefined {
+  if (!accept) return undefined;
+  const ranges = parseAccept(accept);
+  const explicitImage = ranges.some((range) => range.type.startsWith("image/") && range.q > 0);
+  if (!explicitImage) return undefined;
+  const json = qualityOf(ranges, "application/json");
+  const candidates = (requested ? [requested] : OUTPUT_FORMATS)
+    .map((format) => ({ format, q: qualityOf(ranges, MEDIA_TYPES[format]) }))
+    .filter((candidate) => candidate.q > 0)
+    .sort((a, b) => b.q - a.q);
+  const best = candidates[0];
+  if (best && best.q > json) return best.format;
+  if (!best && json === 0) {
+    throw new AtelierError(
+      "NOT_ACCEPTABLE",
+      requested
+        ? `outputFormat ${requested} is answered as ${MEDIA_TYPES[requested]} or JSON, which Accept does not allow; drop outputFormat or accept ${MEDIA_TYPES[requested]}.`
+        : `This operation answers ${Object.values(MEDIA_TYPES).join(", ")} or application/json; Accept allows none of them.`,
+    );
+  }
+  return undefined;
+}
+
+export interface RawImage {
+  bytes: Buffer;
+  mediaType: string;
+  headers: Record<string, string>;
+}
+
+function headerName(field: string): string {
+  return `X-Atelier-${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`).replace(/^./, (first) => first.toUpperCase())}`;
+}
+
+/** The first image of an image operation's body as bytes, the other fields as headers. */
+export function rawImageOf(body: unknown): RawImage {
+  const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
+  const image = data?.[0];
+  const match = image ? /^data:([^;,]+);base64,(.*)$/s.exec(image.url) : null;
+  if (!image || !match) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
+  const headers: Record<string, string> = {
+    "X-Atelier-Width": String(image.width),
+    "X-Atelier-Height": String(image.height),
+  };
+  for (const [field, value] of Object.entries(rest)) {
+    if (typeof value === "string" || typeof value === "number") headers[headerName(field)] = encodeURIComponent(String(value)).replace(/%20/g, " ");
+    else if (Array.isArray(value)) headers[headerName(field)] = value.map((item) => encodeURIComponent(String(item)).replace(/%20/g, " ")).join(", ");
+  }
+  return { bytes: Buffer.from(match[2]!, "base64"), mediaType: match[1]!, headers };
+}

@@ -1,0 +1,104 @@
+/**
+ * Delivers finished jobs to their `webhookUrl`: one signed POST (webhook-signature.ts) of
+ * `{type, timestamp, data: <the job>}`, retried with exponential backoff (base, 4x base, 16x base,
+ * ..., at most 6 hours apart) until a 2xx or for a day. Deliveries and every attempt are stored, so
+ * retries survive a restart and the job shows them. A target the address policy refuses fails at
+ * once: the policy will not change its mind.
+ */
+import type { Logger } from "../../core/logger.js";
+import type { AddressPolicy } from "../../server/image-source/address-policy.js";
+import { publicJob, type JobRecord } from "../job-record.js";
+import type { JobStore, WebhookDelivery } from "../job-store.js";
+import { DeliveryRefused, postWebhook } from "./webhook-request.js";
+import { newSigningSecret, signWebhook } from "./webhook-signature.js";
+
+export interface WebhookDelivererOptions {
+  /** Delay before the first retry, in ms; each next one is 4 times longer. */
+  retryBaseMs: number;
+  /** Longest wait for a receiver's answer, in ms. */
+  timeoutMs: number;
+  /** How long failed deliveries are retried, in ms (a day). */
+  windowMs: number;
+}
+
+const MAX_RETRY_DELAY_MS = 6 * 3_600_000;
+const POLL_MS = 1_000;
+
+/** Delay after the `attempt`-th failed attempt (1-based). */
+export function retryDelayMs(attempt: number, baseMs: number): number {
+  return Math.min(MAX_RETRY_DELAY_MS, baseMs * 4 ** (attempt - 1));
+}
+
+export class WebhookDeliverer {
+  private readonly inFlight = new Set<number>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly sending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly policy: AddressPolicy,
+    private readonly options: WebhookDelivererOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.kick(), Math.min(POLL_MS, this.options.retryBaseMs));
+    this.timer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await Promise.allSettled([...this.sending]);
+  }
+
+  /** Queues the finished job's delivery when it asked for one. */
+  async enqueue(job: JobRecord): Promise<void> {
+    if (!job.webhookUrl) return;
+    const now = Date.now();
+    const payload = JSON.stringify({ type: `job.${job.status}`, timestamp: new Date(now).toISOString(), data: publicJob(job) });
+    await this.store.createDelivery({ jobId: job.id, apiKeyId: job.apiKeyId, url: job.webhookUrl, messageId: `msg_${job.id}`, payload, createdAtMs: now, nextAttemptAtMs: now });
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    void this.store
+      .dueDeliveries(Date.now(), 20)
+      .then((due) => {
+        for (const delivery of due) {
+          if (this.inFlight.has(delivery.id) || this.stopped) continue;
+          this.inFlight.add(delivery.id);
+          const sending = this.attempt(delivery).finally(() => {
+            this.inFlight.delete(delivery.id);
+            this.sending.delete(sending);
+          });
+          this.sending.add(sending);
+        }
+      })
+      .catch((error: unknown) => this.logger.warn({ err: error }, "webhook queue failed"));
+  }
+
+  private async attempt(delivery: WebhookDelivery): Promise<void> {
+    const secret = await this.store.signingSecret(delivery.apiKeyId, newSigningSecret);
+    const now = Date.now();
+    const headers = signWebhook(secret, delivery.messageId, Math.floor(now / 1000), delivery.payload);
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    let refused = false;
+    try {
+      statusCode = await postWebhook(new URL(delivery.url), { ...headers }, delivery.payload, this.policy, this.options.timeoutMs);
+      if (statusCode < 200 || statusCode > 299) error = `The receiver answered ${statusCode}.`;
+    } catch (failure) {
+      refused = failure instanceof DeliveryRefused;
+      error = refused ? `Refused: ${(failure as Error).message}` : `No answer: ${(failure as Error).message}`;
+    }
+    const attempts = delivery.attempts.length + 1;
+    const nextAttemptAtMs = Date.now() + retryDelayMs(attempts, this.options.retryBaseMs);
+    const status = error === null ? "delivered" : refused || nextAttemptAtMs > delivery.createdAtMs + this.options.windowMs ? "failed" : "pending";
+    await this.store.recordAttempt(delivery.id, { at: new Date(now).toISOString(), statusCode, error }, { status, nextAttemptAtMs });
+    if (status !== "delivered") this.logger.info({ jobId: delivery.jobId, attempts, status, error }, "webhook not delivered");
+  }
+}

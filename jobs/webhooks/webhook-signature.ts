@@ -1,0 +1,25 @@
+/**
+ * Standard Webhooks signatures (https://www.standardwebhooks.com): HMAC-SHA256 over
+ * `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64 secret after `whsec_`, sent as
+ * `webhook-signature: v1,<base64>`. Receivers verify with any Standard Webhooks library.
+ */
+import { createHmac, randomBytes } from "node:crypto";
+
+const SECRET_PREFIX = "whsec_";
+
+/** A new signing secret: 24 random bytes, base64, with the `whsec_` prefix the libraries expect. */
+export function newSigningSecret(): string {
+  return `${SECRET_PREFIX}${randomBytes(24).toString("base64")}`;
+}
+
+export interface SignedHeaders {
+  "webhook-id": string;
+  "webhook-timestamp": string;
+  "webhook-signature": string;
+}
+
+export function signWebhook(secret: string, messageId: string, timestampSeconds: number, body: string): SignedHeaders {
+  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
+  const signature = createHmac("sha256", key).update(`${messageId}.${timestampSeconds}.${body}`).digest("base64");
+  return { "webhook-id": messageId, "webhook-timestamp": String(timestampSeconds), "webhook-signature": `v1,${signature}` };
+}

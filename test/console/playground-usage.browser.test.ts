@@ -1,0 +1,202 @@
+/**
+ * The Playground and Usage pages in a real browser (Debian's Chromium): a member uploads a real
+ * photo by picking it and by dropping it, runs an upscale with one of their keys, gets the image
+ * back with its size and a download link, runs the page's own curl command successfully, and sees
+ * the calls appear on the Usage page (charts, tables, CSV). Another member's key stays invisible;
+ * an admin sees the whole service. Every page passes an axe-core scan and runs under the strict CSP.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import sharp from "sharp";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keyIdOf } from "../../server/keys/api-key-format.js";
+import { hasTestPhotos, testPhoto } from "../support/test-assets.js";
+import { startTestService, type TestService } from "../support/test-service.js";
+import { describeViolations, signIn, watchProblems, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
+import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
+
+const skip = skipWithoutChromium("playground-usage");
+let service: TestService;
+let browser: Browser;
+let member: SignedInPage;
+let memberKey: string;
+let otherKey: string;
+let photo: { file: string; width: number; height: number };
+const PASSWORD = "correct horse battery staple";
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-playground-"));
+
+beforeAll(async () => {
+  if (skip) return;
+  service = await startTestService();
+  const { accounts, keys } = service.services;
+  const alice = await accounts.createUser({ email: "alice@example.com", displayName: "Alice", password: PASSWORD, role: "member" });
+  const bob = await accounts.createUser({ email: "bob@example.com", displayName: "Bob", password: PASSWORD, role: "member" });
+  await accounts.createUser({ email: "admin@example.com", displayName: "Ada Admin", password: PASSWORD, role: "admin" });
+  memberKey = (await keys.create({ name: "playground", ownerId: alice.id, hourlyLimit: 50 })).key;
+  otherKey = (await keys.create({ name: "bob's key", ownerId: bob.id })).key;
+  // A real photo where the test photos are present; else a photo-like image made here.
+  const file = path.join(work, "cat photo.png");
+  if (hasTestPhotos()) await sharp(testPhoto("chelsea.png")).resize(160).png().toFile(file);
+  else await sharp({ create: { width: 160, height: 120, channels: 3, background: "#8a6d3b" } }).png().toFile(file);
+  const meta = await sharp(file).metadata();
+  photo = { file, width: meta.width!, height: meta.height! };
+  browser = await launchChromium();
+  member = await signIn(browser, service.url, "alice@example.com", PASSWORD);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+  fs.rmSync(work, { recursive: true, force: true });
+});
+
+describe.skipIf(skip)("playground", () => {
+  it("lists every operation with a link", async () => {
+    const { page } = member;
+    await page.goto("/playground");
+    for (const name of ["Upscale an image", "Generate an image from a text prompt", "Apply an artistic style to an image", "Remove or replace the background of an image", "Improve a prompt"]) {
+      await expect(page.getByRole("link", { name }).first().isVisible()).resolves.toBe(true);
+    }
+    expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+  });
+
+  it("upscales a picked photo with the member's key: image, size, download and a curl command that works", async () => {
+    const { page } = member;
+    await page.goto("/playground/upscale");
+    // The form comes from the API's zod schema: bounds and the enum are the schema's.
+    await expect(page.getByLabel("Scale").getAttribute("min")).resolves.toBe("2");
+    await expect(page.getByLabel("Scale").getAttribute("max")).resolves.toBe("8");
+    await expect(page.getByLabel("Output format").locator("option").allTextContents()).resolves.toEqual(["png", "jpeg", "webp"]);
+    await page.getByLabel("API key").fill(memberKey);
+    await page.getByLabel("Image file").setInputFiles(photo.file);
+    await expect(page.locator("#imageUrl-preview").textContent()).resolves.toBeDefined();
+    await page.getByLabel("Scale").fill("2");
+    await page.getByLabel("Model").fill("lanczos");
+    await page.getByRole("button", { name: "Run" }).click();
+    const status = page.getByRole("status").filter({ hasText: /Done in|Failed/ });
+    await status.waitFor({ timeout: 30_000 });
+    expect(await status.textContent()).toMatch(/Done in [\d.]+ s \(HTTP 200, request .+\)\. This key has 49 of 50 requests left this hour\./);
+
+    const result = page.locator("#playground-result figure");
+    await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([photo.width * 2, photo.height * 2]);
+    expect(await result.locator(".playground-size").textContent()).toMatch(new RegExp(`^${photo.width * 2} × ${photo.height * 2} px, image/png, [\\d.]+ KiB$`));
+    const [download] = await Promise.all([page.waitForEvent("download"), result.getByRole("link", { name: "Download PNG" }).click()]);
+    const saved = path.join(work, download.suggestedFilename());
+    await download.saveAs(saved);
+    expect(download.suggestedFilename()).toMatch(/^atelier-upscale-.+\.png$/);
+    await expect(sharp(saved).metadata()).resolves.toMatchObject({ width: photo.width * 2, height: photo.height * 2, format: "png" });
+
+    // The page's curl command, run as printed (the file read from the current folder), gives the same result.
+    const command = (await page.locator("#playground-curl").textContent())!;
+    expect(command).toContain(`${service.url}/api/v1/tools/upscale`);
+    expect(command).toContain("base64 -w0 'cat photo.png'");
+    expect(command).not.toContain("outputFormat");
+    // Asynchronously: the service answering curl runs in this process.
+    const { stdout: output } = await promisify(execFile)("bash", ["-c", command], { cwd: work, env: { ...process.env, ATELIER_API_KEY: memberKey }, maxBuffer: 64 * 1024 * 1024 });
+    const answer = JSON.parse(output) as { model: string; data: Array<{ width: number; height: number }> };
+    expect(answer).toMatchObject({ model: "lanczos", data: [{ width: photo.width * 2, height: photo.height * 2 }] });
+
+    expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+    await page.setViewportSize({ width: WIDTHS.phone, height: 800 });
+    expect(await horizontalOverflow(page)).toBe(0);
+    await screenshotWidths(page, "console-playground-upscale");
+    expect(member.problems).toEqual([]);
+  });
+
+  it("takes a dropped image, shows the API's error for a bad key, and stays usable at 375 px", async () => {
+    const { page } = member;
+    await page.setViewportSize({ width: WIDTHS.phone, height: 800 });
+    await page.goto("/playground/background-remove");
+    const bytes = fs.readFileSync(photo.file).toString("base64");
+    // A real drop event carrying the file, as a drag from the desktop delivers it (strings: the
+    // project compiles without DOM types, and this runs in the page).
+    await page.evaluate(`(() => {
+      const data = Uint8Array.from(atob(${JSON.stringify(bytes)}), (character) => character.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([data], "dropped.png", { type: "image/png" }));
+      document.getElementById("imageUrl-drop").dispatchEvent(new DragEvent("drop", { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    })()`);
+    await page.locator("#imageUrl-preview").getByText(/dropped\.png/).waitFor();
+    await page.getByLabel("API key").fill(`${memberKey.slice(0, -1)}${memberKey.endsWith("A") ? "B" : "A"}`);
+    await page.getByRole("button", { name: "Run" }).click();
+    await expect(page.getByRole("alert").textContent({ timeout: 15_000 })).resolves.toMatch(/^UNAUTHORIZED: /);
+    expect(await horizontalOverflow(page)).toBe(0);
+    await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
+  });
+});
+
+describe.skipIf(skip)("usage", () => {
+  it("shows the member's calls by operation and status, as charts, tables and CSV", async () => {
+    // One more call straight over HTTP, and one from another member that must not show.
+    expect((await service.post("/prompt/improve", { prompt: "a lighthouse" }, memberKey)).status).toBe(200);
+    expect((await service.post("/prompt/improve", { prompt: "not alice's" }, otherKey)).status).toBe(200);
+    expect((await service.post("/prompt/improve", { prompt: "" }, memberKey)).status).toBe(400);
+    const { page } = member;
+    await page.goto("/usage");
+    const stats = page.locator(".stats");
+    // Upscale from the page and from curl (200), the bad key (401, not counted: no key), prompt/improve (200 and 400).
+    await expect(stats.getByText("Requests").locator("xpath=following-sibling::dd").textContent()).resolves.toBe("4");
+    await expect(stats.getByText("Errors").locator("xpath=following-sibling::dd").textContent()).resolves.toBe("1 (25.0%)");
+    const upscaleRow = page.getByRole("row", { name: /tools\/upscale/ });
+    await expect(upscaleRow.getByRole("cell").first().textContent()).resolves.toBe("2");
+    await expect(upscaleRow.textContent()).resolves.toMatch(/200: 2/);
+    const promptRow = page.getByRole("row", { name: /prompt\/improve/ });
+    await expect(promptRow.getByRole("cell").allTextContents()).resolves.toEqual(["2", "1", "50.0%", expect.stringMatching(/^\d+\.\d+$/), "200: 1, 400: 1"]);
+    // chart.js drew all three charts.
+    const charts = (await page.evaluate(`["usage-requests-chart", "usage-status-chart", "usage-compute-chart"].map((id) => {
+      const chart = Chart.getChart(document.getElementById(id));
+      return chart ? chart.data.datasets.reduce((sum, dataset) => sum + dataset.data.reduce((a, b) => a + b, 0), 0) : -1;
+    })`)) as number[];
+    expect(charts[0]).toBe(4);
+    expect(charts[1]).toBe(4);
+    expect(charts[2]).toBeGreaterThan(0);
+
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
+    const csv = fs.readFileSync(await download.path(), "utf8").trim().split("\r\n");
+    expect(csv[0]).toBe("hour_start_utc,key_id,key_name,operation,status,requests,compute_seconds");
+    expect(csv.slice(1).map((line) => line.split(",").slice(1, 6).join(","))).toEqual([
+      `${keyIdOf(memberKey)},playground,prompt/improve,200,1`,
+      `${keyIdOf(memberKey)},playground,prompt/improve,400,1`,
+      `${keyIdOf(memberKey)},playground,tools/upscale,200,2`,
+    ]);
+
+    await page.getByLabel("Period").selectOption("30d");
+    await page.waitForURL(/window=30d/);
+    await expect(stats.getByText("Requests").locator("xpath=following-sibling::dd").textContent()).resolves.toBe("4");
+    expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+    expect(member.problems).toEqual([]);
+  });
+
+  it("answers 404 for another member's key, page and CSV alike", async () => {
+    const { page } = member;
+    const response = await page.goto(`/usage?key=${keyIdOf(otherKey)}`);
+    expect(response!.status()).toBe(404);
+    const csv = await page.request.get(`/usage.csv?key=${keyIdOf(otherKey)}`);
+    expect(csv.status()).toBe(404);
+  });
+
+  it("gives an admin the whole service: users, keys, top keys with owners, error rates", async () => {
+    const admin = await signIn(browser, service.url, "admin@example.com", PASSWORD);
+    const { page } = admin;
+    await page.goto("/usage");
+    const stat = (name: string) => page.locator(".stats").getByText(name, { exact: true }).locator("xpath=following-sibling::dd").textContent();
+    await expect(stat("Requests")).resolves.toBe("5");
+    await expect(stat("Users")).resolves.toBe("3");
+    await expect(stat("Active keys")).resolves.toBe("2");
+    const top = page.getByRole("table", { name: "Top keys" });
+    await expect(top.getByRole("row").nth(1).textContent()).resolves.toMatch(/playground.*alice@example\.com\s*4\s*1\s*25\.0%/s);
+    await expect(top.getByRole("row").nth(2).textContent()).resolves.toMatch(/bob's key.*bob@example\.com.*1/s);
+    await page.getByLabel("User").selectOption({ label: "Bob (bob@example.com)" });
+    await page.waitForURL(/user=/);
+    await expect(stat("Requests")).resolves.toBe("1");
+    await page.goto("/usage");
+    expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+    await screenshotWidths(page, "console-usage");
+    expect(admin.problems).toEqual([]);
+    await admin.context.close();
+  });
+});

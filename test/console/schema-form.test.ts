@@ -1,0 +1,47 @@
+/** The playground's forms come from the API's own input schemas: controls, bounds, defaults, choices. */
+import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import { PLAYGROUND_OPERATIONS, playgroundOperation } from "../../console/playground/playground-operations.js";
+import { fieldLabel, formFields } from "../../console/playground/schema-form.js";
+import { appRouter } from "../../server/router.js";
+
+describe("schema forms", () => {
+  it("turns the upscale schema into an image field, a bounded integer, a model text field and a format choice", () => {
+    const fields = formFields(playgroundOperation("upscale")!.input);
+    expect(fields.map(({ name, control, required }) => [name, control, required])).toEqual([
+      ["imageUrl", "image", true],
+      ["scale", "integer", false],
+      ["model", "text", false],
+      ["outputFormat", "select", false],
+    ]);
+    expect(fields[1]).toMatchObject({ label: "Scale", minimum: 2, maximum: 8, default: 2 });
+    expect(fields[1]!.description).toMatch(/^Enlargement factor/);
+    expect(fields[3]).toMatchObject({ label: "Output format", options: ["png", "jpeg", "webp"], default: "png" });
+  });
+
+  it.each([
+    ["negativePrompt", "Negative prompt"],
+    ["imageUrl", "Image"],
+    ["preserveColors", "Preserve colors"],
+    ["seed", "Seed"],
+  ])("labels %s as %s", (name, label) => {
+    expect(fieldLabel(name)).toBe(label);
+  });
+
+  it("makes long text a textarea and booleans checkboxes", () => {
+    const fields = formFields(z.object({ prompt: z.string().max(2000), short: z.string().max(40), flag: z.boolean().default(true) }));
+    expect(fields.map((field) => [field.control, field.default])).toEqual([
+      ["textarea", undefined],
+      ["text", undefined],
+      ["checkbox", true],
+    ]);
+  });
+
+  it("offers every metered REST operation of the router", () => {
+    const restPaths = Object.values(appRouter._def.procedures)
+      .map((procedure) => (procedure as { _def: { meta?: { openapi?: { path: string; method: string; protect?: boolean } } } })._def.meta?.openapi)
+      .filter((openapi) => openapi?.method === "POST" && openapi.protect)
+      .map((openapi) => openapi!.path);
+    expect(PLAYGROUND_OPERATIONS.map((operation) => operation.path).sort()).toEqual(restPaths.sort());
+  });
+});
