@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,16 +17,16 @@ const README = path.join(import.meta.dirname, "../../README.md");
 const README_ORIGIN = "http://127.0.0.1:8080";
 const available = ["cvae-quickdraw", "style-fast-ml5", "portrait-seg-mediapipe-selfie"].every((folder) => hasMirrorModel(folder));
 
-/** The `curl` commands of the README's shell blocks, continuation lines joined. */
-function curlCommands(markdown: string): string[] {
-  const blocks = [...markdown.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)].map((match) => match[1]!);
-  return blocks.flatMap((block) =>
-    block
-      .replace(/\\\n\s*/g, " ")
-      .split("\n")
-      .map((line) => line.trim())
-      .filter((line) => line.startsWith("curl ")),
-  );
+/** The README's shell blocks that call the API, continuation lines joined. */
+function curlBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!.replace(/\\\n\s*/g, " "))
+    .filter((block) => /(^|\$\()curl /m.test(block));
+}
+
+/** Every `curl` invocation in a block, including those inside `$(...)`. */
+function curlCommands(block: string): string[] {
+  return [...block.matchAll(/(?:^|\$\()\s*(curl [^\n]*)/gm)].map((match) => match[1]!);
 }
 
 let service: TestService;
@@ -41,24 +42,33 @@ afterAll(async () => {
 });
 
 describe.runIf(available)("README curl examples", () => {
-  const commands = curlCommands(fs.readFileSync(README, "utf8"));
+  const blocks = curlBlocks(fs.readFileSync(README, "utf8"));
 
   it("finds the examples, each aimed at the documented origin", () => {
+    const commands = blocks.flatMap(curlCommands);
     expect(commands.length).toBeGreaterThanOrEqual(7);
     for (const command of commands) expect(command).toContain(README_ORIGIN);
   });
 
-  it.each(commands.map((command) => [command.slice(0, 90), command]))("runs %s… and succeeds", async (_label, command) => {
-    const printed = command.replaceAll(README_ORIGIN, service.url);
-    // The status goes on a last line of its own; the command itself is untouched.
-    const { stdout } = await promisify(execFile)("bash", ["-c", `${printed} -w '\\n%{http_code}'`], {
-      env: { ...process.env, KEY: key },
-      maxBuffer: 64 * 1024 * 1024,
-      timeout: 120_000,
-    });
-    const status = stdout.slice(stdout.lastIndexOf("\n") + 1);
-    const body = stdout.slice(0, stdout.lastIndexOf("\n"));
-    expect(status, body.slice(0, 500)).toBe("200");
-    expect(JSON.parse(body)).toBeTypeOf("object");
+  // A block runs as a reader would paste it: in order, in one shell (a later line may use what an
+  // earlier one set, such as $JOB), in a scratch folder for the files it writes. `curl` is wrapped
+  // with --fail-with-body so any error status fails the block; the commands themselves are untouched.
+  it.each(blocks.map((block) => [curlCommands(block)[0]!.slice(0, 80), block]))("runs the block starting %s… and every call succeeds", async (_label, block) => {
+    const printed = block.replaceAll(README_ORIGIN, service.url);
+    const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${printed}`;
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-readme-"));
+    try {
+      const { stdout } = await promisify(execFile)("bash", ["-c", script], {
+        cwd,
+        env: { ...process.env, KEY: key },
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: 120_000,
+      });
+      // Something came back: printed, or saved by `-o` into the scratch folder.
+      const saved = fs.readdirSync(cwd).map((file) => fs.statSync(path.join(cwd, file)).size);
+      expect(stdout.length + saved.reduce((sum, size) => sum + size, 0)).toBeGreaterThan(0);
+    } finally {
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
   }, 180_000);
 });

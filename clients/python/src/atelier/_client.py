@@ -150,6 +150,7 @@ class Images(_Resource):
         seed: Optional[int] = None,
         scheduler: Optional[str] = None,
         output_format: Optional[str] = None,
+        webhook_url: Optional[str] = None,
         extra_body: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
@@ -157,7 +158,7 @@ class Images(_Resource):
     ) -> GenerateResult:
         """Text to image (``POST /api/v1/generate``). Only ``prompt`` is required."""
         body = json_body(prompt=prompt, width=width, height=height, model=model, negative_prompt=negative_prompt, steps=steps,
-                         guidance_scale=guidance_scale, seed=seed, scheduler=scheduler, output_format=output_format, extra_body=extra_body)
+                         guidance_scale=guidance_scale, seed=seed, scheduler=scheduler, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
         return self._client._run(Call("POST", path_of("images.generate"), _parser(GenerateResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 
@@ -169,13 +170,14 @@ class Tools(_Resource):
         scale: Optional[int] = None,
         model: Optional[str] = None,
         output_format: Optional[str] = None,
+        webhook_url: Optional[str] = None,
         extra_body: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> UpscaleResult:
         """Enlarges an image 2 to 8 times (``POST /api/v1/tools/upscale``)."""
-        body = json_body(image_url=to_image_url(image), scale=scale, model=model, output_format=output_format, extra_body=extra_body)
+        body = json_body(image_url=to_image_url(image), scale=scale, model=model, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
         return self._client._run(Call("POST", path_of("tools.upscale"), _parser(UpscaleResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     def style_transfer(
@@ -186,13 +188,14 @@ class Tools(_Resource):
         strength: Optional[float] = None,
         preserve_colors: Optional[bool] = None,
         output_format: Optional[str] = None,
+        webhook_url: Optional[str] = None,
         extra_body: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> StyleTransferResult:
         """Paints an image in a style (``POST /api/v1/tools/style-transfer``)."""
-        body = json_body(image_url=to_image_url(image), style=style, strength=strength, preserve_colors=preserve_colors, output_format=output_format, extra_body=extra_body)
+        body = json_body(image_url=to_image_url(image), style=style, strength=strength, preserve_colors=preserve_colors, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
         return self._client._run(Call("POST", path_of("tools.style_transfer"), _parser(StyleTransferResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     def remove_background(
@@ -203,13 +206,14 @@ class Tools(_Resource):
         model: Optional[str] = None,
         only_mask: Optional[bool] = None,
         output_format: Optional[str] = None,
+        webhook_url: Optional[str] = None,
         extra_body: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> BackgroundRemoveResult:
         """Removes or replaces the background (``POST /api/v1/tools/background-remove``)."""
-        body = json_body(image_url=to_image_url(image), replacement=replacement, model=model, only_mask=only_mask, output_format=output_format, extra_body=extra_body)
+        body = json_body(image_url=to_image_url(image), replacement=replacement, model=model, only_mask=only_mask, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
         return self._client._run(Call("POST", path_of("tools.remove_background"), _parser(BackgroundRemoveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 
@@ -222,13 +226,14 @@ class Prompts(_Resource):
         mood: Optional[str] = None,
         seed: Optional[int] = None,
         variants: Optional[int] = None,
+        webhook_url: Optional[str] = None,
         extra_body: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> PromptImproveResult:
         """Turns a short idea into a detailed prompt (``POST /api/v1/prompt/improve``)."""
-        body = json_body(prompt=prompt, style=style, mood=mood, seed=seed, variants=variants, extra_body=extra_body)
+        body = json_body(prompt=prompt, style=style, mood=mood, seed=seed, variants=variants, webhook_url=webhook_url, extra_body=extra_body)
         return self._client._run(Call("POST", path_of("prompts.improve"), _parser(PromptImproveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 

@@ -66,6 +66,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your jobs
+         * @description The calling key's jobs, newest first, a page at a time.
+         */
+        get: operations["jobs-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a job
+         * @description Status, progress, queue position, and once finished the result (exactly the synchronous body) or the error.
+         */
+        get: operations["jobs-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a job
+         * @description Cancels a queued or running job; a running one stops on the worker within one step. Answers the canceled job.
+         */
+        delete: operations["jobs-cancel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a job (Server-Sent Events)
+         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` (the synchronous body) or `error` (the error body), after which the stream ends. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
+         */
+        get: operations["jobs-events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a job's result
+         * @description An image operation's image as raw bytes (its metadata in `X-Atelier-*` headers); other operations' JSON body.
+         */
+        get: operations["jobs-result"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -170,6 +254,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your webhook signing secret
+         * @description The key's Standard Webhooks secret, made on first use; verify deliveries with it.
+         */
+        get: operations["webhooks-secret"];
+        put?: never;
+        /**
+         * Replace your webhook signing secret
+         * @description Makes a new secret; deliveries from now on are signed with it.
+         */
+        post: operations["webhooks-secret-rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -192,6 +300,104 @@ export interface components {
             message: string;
             /** @description Also sent as `X-Request-Id`; quote it when reporting a problem. */
             requestId: string;
+        };
+        /** @description A request running in the background. */
+        Job: {
+            /** @description When the job was submitted (ISO 8601). */
+            createdAt: string;
+            /** @description Once failed or canceled: exactly the synchronous error body. */
+            error?: {
+                /** @enum {string} */
+                code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+                issues?: {
+                    message: string;
+                    path: string;
+                }[];
+                message: string;
+                requestId: string;
+            };
+            /** @description When the result is deleted (ATELIER_JOB_RESULT_RETENTION_HOURS after it finished). */
+            expiresAt: string | null;
+            /** @description When it finished; null until then. */
+            finishedAt: string | null;
+            /**
+             * @description Job id, `job_` and 16 characters.
+             * @example job_3q2xv0aAT8m1b7KpZk9dWw
+             */
+            id: string;
+            /** @constant */
+            object: "job";
+            /** @description The operation the job runs: its REST path without `/v1/`, e.g. `generate`, `tools/upscale`. */
+            operation: string;
+            /** @description How far the job has come. */
+            progress: {
+                /** @description Share of the work done, 0 to 1. */
+                fraction: number;
+                /** @description `queued`, `running`, `denoising`, `done`, `failed` or `canceled`. */
+                stage: string;
+                /** @description Steps (diffusion steps) done. */
+                step: number;
+                /** @description Steps in all; 0 when the operation reports no steps. */
+                steps: number;
+            };
+            /** @description While queued: about how many jobs run before it (1 = next); keys take turns. */
+            queuePosition?: number;
+            /** @description Once succeeded, until purged: exactly the synchronous response body. */
+            result?: {
+                [key: string]: unknown;
+            };
+            /** @description When it last started running; null while queued. */
+            startedAt: string | null;
+            /**
+             * @description `queued`, `running`, then `succeeded`, `failed` or `canceled`.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed" | "canceled";
+            /** @description Present when the request named a `webhookUrl`: the delivery and every attempt. */
+            webhook?: {
+                attempts: {
+                    /** @description When the attempt was made (ISO 8601). */
+                    at: string;
+                    /** @description Why the attempt failed, when it did. */
+                    error: string | null;
+                    /** @description The receiver's HTTP status; null when no answer came. */
+                    statusCode: number | null;
+                }[];
+                /**
+                 * @description `waiting` until the job finishes, `pending` while retried.
+                 * @enum {string}
+                 */
+                status: "waiting" | "pending" | "delivered" | "failed";
+                url: string;
+            };
+        };
+        /** @description One page of the caller's jobs. */
+        JobList: {
+            /** @description The caller's jobs, newest first (without `result`; fetch a job for it). */
+            data: components["schemas"]["Job"][];
+            hasMore: boolean;
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            nextCursor: string | null;
+            /** @constant */
+            object: "list";
+        };
+        /** @description Sent with `webhook-id`, `webhook-timestamp` and `webhook-signature` (Standard Webhooks, HMAC-SHA256). */
+        WebhookEvent: {
+            data: components["schemas"]["Job"];
+            /** @description When the event was made (ISO 8601). */
+            timestamp: string;
+            /** @enum {string} */
+            type: "job.succeeded" | "job.failed" | "job.canceled";
+        };
+        /** @description The signing secret of the calling key's webhooks. */
+        WebhookSecret: {
+            /** @constant */
+            object: "webhook_secret";
+            /**
+             * @description The key's Standard Webhooks signing secret (`whsec_` + base64).
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
         };
     };
     responses: never;
@@ -372,7 +578,18 @@ export interface operations {
     generate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous retry while the first is still running is 409 (`JOB_CONFLICT`).
+                 * @example 5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description RFC 7240. `respond-async`: answer 202 with the job at once. `wait=N`: wait up to N seconds (capped by ATELIER_JOB_MAX_WAIT_SECONDS) and answer 200 with the normal body when done, else 202 with the job. Without Prefer the call is synchronous, as always.
+                 * @example respond-async
+                 */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -404,13 +621,18 @@ export interface operations {
                     seed?: number;
                     /** @description Denoising steps (beyond the spec). Default: the model's. */
                     steps?: number;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
                     /** @description Width in pixels. Default and limits come from the model record (`GET /api/v1/models`). */
                     width?: number;
                 };
             };
         };
         responses: {
-            /** @description The result. */
+            /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -450,6 +672,24 @@ export interface operations {
                         /** @description Steps run. */
                         steps: number;
                     };
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            202: {
+                headers: {
+                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    Location?: string;
+                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    "Preference-Applied"?: string;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. */
@@ -495,6 +735,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
+            406: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
@@ -515,12 +779,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
+            /** @description `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
+            422: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. `TOO_MANY_JOBS`: The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished. */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -556,6 +832,358 @@ export interface operations {
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "jobs-list": {
+        parameters: {
+            query?: {
+                /** @description `nextCursor` of the previous page. */
+                cursor?: string;
+                /** @description Jobs per page, 1 to 100. */
+                limit?: number;
+                /** @description Only jobs in this status. */
+                status?: "queued" | "running" | "succeeded" | "failed" | "canceled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of jobs. */
+            200: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobList"];
+                };
+            };
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. */
+            400: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "jobs-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example job_3q2xv0aAT8m1b7KpZk9dWw
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `NOT_FOUND`: No endpoint at this path. */
+            404: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "jobs-cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example job_3q2xv0aAT8m1b7KpZk9dWw
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled job. */
+            200: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `NOT_FOUND`: No endpoint at this path. */
+            404: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "jobs-events": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume after this event id. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example job_3q2xv0aAT8m1b7KpZk9dWw
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1
+                     *     event: status
+                     *     data: {"status":"queued"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `NOT_FOUND`: No endpoint at this path. */
+            404: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "jobs-result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id.
+                 * @example job_3q2xv0aAT8m1b7KpZk9dWw
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result. */
+            200: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `NOT_FOUND`: No endpoint at this path. */
+            404: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESULT_GONE`: The job's result was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS). */
+            410: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -676,7 +1304,18 @@ export interface operations {
     "prompt-improve": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous retry while the first is still running is 409 (`JOB_CONFLICT`).
+                 * @example 5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description RFC 7240. `respond-async`: answer 202 with the job at once. `wait=N`: wait up to N seconds (capped by ATELIER_JOB_MAX_WAIT_SECONDS) and answer 200 with the normal body when done, else 202 with the job. Without Prefer the call is synchronous, as always.
+                 * @example respond-async
+                 */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -699,6 +1338,11 @@ export interface operations {
                      * @default 1
                      */
                     variants?: number;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
                 };
             };
         };
@@ -746,6 +1390,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            202: {
+                headers: {
+                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    Location?: string;
+                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    "Preference-Applied"?: string;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. */
             400: {
                 headers: {
@@ -789,6 +1448,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). */
             413: {
                 headers: {
@@ -809,12 +1481,24 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
+            /** @description `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
+            422: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. `TOO_MANY_JOBS`: The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished. */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -861,7 +1545,18 @@ export interface operations {
     "tools-backgroundRemove": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous retry while the first is still running is 409 (`JOB_CONFLICT`).
+                 * @example 5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description RFC 7240. `respond-async`: answer 202 with the job at once. `wait=N`: wait up to N seconds (capped by ATELIER_JOB_MAX_WAIT_SECONDS) and answer 200 with the normal body when done, else 202 with the job. Without Prefer the call is synchronous, as always.
+                 * @example respond-async
+                 */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -891,11 +1586,16 @@ export interface operations {
                      * @example white
                      */
                     replacement?: string;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
                 };
             };
         };
         responses: {
-            /** @description The result. */
+            /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -933,6 +1633,24 @@ export interface operations {
                         /** @description How `replacement` was understood: `none`, `color:#rrggbb` (`#rrggbbaa` when translucent), `image`, `blur`, `blur:<sigma>` or `generated:<model>`. */
                         replacement: string;
                     };
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            202: {
+                headers: {
+                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    Location?: string;
+                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    "Preference-Applied"?: string;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
@@ -978,6 +1696,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
+            406: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
@@ -998,7 +1740,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. */
+            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1008,12 +1750,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. `TOO_MANY_JOBS`: The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished. */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1070,7 +1813,18 @@ export interface operations {
     "tools-styleTransfer": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous retry while the first is still running is 409 (`JOB_CONFLICT`).
+                 * @example 5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description RFC 7240. `respond-async`: answer 202 with the job at once. `wait=N`: wait up to N seconds (capped by ATELIER_JOB_MAX_WAIT_SECONDS) and answer 200 with the normal body when done, else 202 with the job. Without Prefer the call is synchronous, as always.
+                 * @example respond-async
+                 */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1103,11 +1857,16 @@ export interface operations {
                      * @example udnie
                      */
                     style: string;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
                 };
             };
         };
         responses: {
-            /** @description The result. */
+            /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1143,6 +1902,24 @@ export interface operations {
                         /** @description The style applied. */
                         style: string;
                     };
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            202: {
+                headers: {
+                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    Location?: string;
+                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    "Preference-Applied"?: string;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
@@ -1188,6 +1965,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
+            406: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
@@ -1208,7 +2009,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. */
+            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1218,12 +2019,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. `TOO_MANY_JOBS`: The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished. */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1280,7 +2082,18 @@ export interface operations {
     "tools-upscale": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous retry while the first is still running is 409 (`JOB_CONFLICT`).
+                 * @example 5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21
+                 */
+                "Idempotency-Key"?: string;
+                /**
+                 * @description RFC 7240. `respond-async`: answer 202 with the job at once. `wait=N`: wait up to N seconds (capped by ATELIER_JOB_MAX_WAIT_SECONDS) and answer 200 with the normal body when done, else 202 with the job. Without Prefer the call is synchronous, as always.
+                 * @example respond-async
+                 */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1305,11 +2118,16 @@ export interface operations {
                      * @default 2
                      */
                     scale?: number;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
                 };
             };
         };
         responses: {
-            /** @description The result. */
+            /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1349,6 +2167,24 @@ export interface operations {
                         /** @description What was done, in order, e.g. `lanczos3 x4`, or `esrgan-slim x8`, `lanczos3 to x6`, `alpha: lanczos3 x6`. */
                         steps: string[];
                     };
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            202: {
+                headers: {
+                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    Location?: string;
+                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    "Preference-Applied"?: string;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
@@ -1394,6 +2230,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
+            406: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
@@ -1414,7 +2274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. */
+            /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1424,12 +2284,13 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. */
+            /** @description `RATE_LIMITED`: The key's hourly quota is spent; `Retry-After` says when it refills. `TOO_MANY_JOBS`: The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished. */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1475,6 +2336,94 @@ export interface operations {
             504: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhooks-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret. */
+            200: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "webhooks-secret-rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
+            401: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
+            500: {
+                headers: {
+                    /** @description Id of this request. */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
