@@ -28,7 +28,11 @@ ENV NODE_ENV=production \
     ATELIER_WORKER_HOST=0.0.0.0 \
     ATELIER_WORKER_PORT=50051 \
     ATELIER_DATA_DIR=/data \
-    ATELIER_MODELS_DIR=/models
+    ATELIER_MODELS_DIR=/models \
+    MALLOC_MMAP_THRESHOLD_=1048576 \
+    MALLOC_ARENA_MAX=2
+# The two MALLOC_ settings let glibc hand memory onnxruntime frees back to the system (see
+# workers/onnx/allocator-settings.ts); npm start sets them too, and glibc reads them only at start.
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
