@@ -4,7 +4,8 @@
  * with its size and a download link, and the equivalent curl command. The browser calls the REST
  * endpoint itself with one of the user's API keys (typed or pasted: secrets are shown once and
  * stored hashed, so the console cannot fill one in), so each call is authenticated, counted and
- * charged to that key's quota like any other (console/static/playground.js).
+ * charged to that key's quota like any other. It runs as a job, so the page shows the workers' real
+ * progress and Cancel stops the work (console/static/playground.js).
  */
 import type express from "express";
 import type { AtelierServices } from "../../server/context.js";
@@ -133,6 +134,10 @@ async function operationPage(page: PageRequest): Promise<Html | PageResponse> {
       <div class="actions">
         <button type="submit" class="button button-primary" id="playground-run">Run</button>
         <button type="button" class="button button-quiet" id="playground-cancel" hidden>Cancel</button>
+      </div>
+      <div id="playground-progress" class="playground-progress" hidden>
+        <label for="playground-progress-bar" id="playground-progress-label">Queued</label>
+        <progress id="playground-progress-bar" max="1"></progress>
       </div>
       <p id="playground-status" class="playground-status" role="status" aria-live="polite"></p>
     </form>

@@ -1,7 +1,7 @@
 // Playground page: builds the JSON body from the form (fields rendered from the API's own schema),
 // calls the REST endpoint with the user's API key exactly as any client would (so the call is
-// authenticated, metered and charged to that key's quota), and shows the result and the
-// equivalent curl command. No inline script: the page's CSP forbids it.
+// authenticated, metered and charged to that key's quota), as a job (`Prefer: respond-async`) whose
+// progress it follows, and shows the result and the equivalent (synchronous) curl command. No inline script: the page's CSP forbids it.
 "use strict";
 
 const form = document.getElementById("playground-form");
@@ -220,7 +220,135 @@ if (form) {
     );
   }
 
-  cancelButton.addEventListener("click", () => running && running.abort());
+  const progressBox = document.getElementById("playground-progress");
+  const progressBar = document.getElementById("playground-progress-bar");
+  const progressLabel = document.getElementById("playground-progress-label");
+  const FINISHED = new Set(["succeeded", "failed", "canceled"]);
+  const POLL_MS = 1000;
+
+  /** The bar: indeterminate until the workers report steps (Lanczos never does). */
+  function showProgress(job) {
+    progressBox.hidden = false;
+    const progress = job.progress;
+    if (progress && typeof progress.fraction === "number" && progress.steps) {
+      progressBar.value = progress.fraction;
+      const stage = progress.stage ? `${progress.stage[0].toUpperCase()}${progress.stage.slice(1)}` : "Step";
+      progressLabel.textContent = `${stage}: ${progress.step} of ${progress.steps} (${Math.round(progress.fraction * 100)}%)`;
+    } else {
+      progressBar.removeAttribute("value");
+      progressLabel.textContent = job.status === "queued" ? `Queued${job.queuePosition ? ` (position ${job.queuePosition})` : ""}` : "Running";
+    }
+  }
+
+  function showFinalProgress(status) {
+    progressBox.hidden = false;
+    if (status === "succeeded") {
+      progressBar.value = 1;
+      progressLabel.textContent = "Finished (100%)";
+    } else {
+      if (!progressBar.hasAttribute("value")) progressBar.value = 0;
+      progressLabel.textContent = status === "canceled" ? "Canceled" : "Failed";
+    }
+  }
+
+  function showError(error, fallback) {
+    const alert = document.createElement("p");
+    alert.className = "playground-error";
+    alert.setAttribute("role", "alert");
+    const detail = (error && error.error) || error || {};
+    alert.textContent = `${detail.code || fallback}: ${detail.message || "no message"}`;
+    resultRegion.append(alert);
+  }
+
+  function showResult(answer) {
+    if (Array.isArray(answer.data)) resultRegion.append(renderImages(answer));
+    const details = document.createElement("details");
+    details.open = !Array.isArray(answer.data);
+    const summary = document.createElement("summary");
+    summary.textContent = "Response JSON";
+    const pre = document.createElement("pre");
+    pre.textContent = readableJson(answer);
+    details.append(summary, pre);
+    resultRegion.append(details);
+  }
+
+  /**
+   * Follows the job's Server-Sent Events with fetch() (EventSource cannot send the Authorization
+   * header) and calls `onEvent(type, data)` per event. Resolves when the stream ends.
+   */
+  async function streamEvents(jobId, key, signal, onEvent) {
+    const response = await fetch(`/api/v1/jobs/${encodeURIComponent(jobId)}/events`, {
+      headers: { authorization: `Bearer ${key}`, accept: "text/event-stream" },
+      signal,
+      credentials: "omit",
+      cache: "no-store",
+    });
+    if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value.replaceAll("\r\n", "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let type = "message";
+        const data = [];
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event:")) type = line.slice(6).trim();
+          else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+        }
+        if (data.length > 0) onEvent(type, JSON.parse(data.join("\n")));
+      }
+    }
+  }
+
+  async function getJob(jobId, key, signal) {
+    const response = await fetch(`/api/v1/jobs/${encodeURIComponent(jobId)}`, { headers: { authorization: `Bearer ${key}` }, signal, credentials: "omit", cache: "no-store" });
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) throw Object.assign(new Error(answer.message || `HTTP ${response.status}`), { answer });
+    return answer;
+  }
+
+  /** The finished job: from the event stream, or by polling the job where the stream fails. */
+  async function finishedJob(job, key, signal) {
+    let current = job;
+    try {
+      let final;
+      await streamEvents(job.id, key, signal, (type, data) => {
+        if (type === "progress") showProgress((current = { ...current, status: "running", progress: data }));
+        else if (type === "status") {
+          current = { ...current, status: data.status };
+          if (!FINISHED.has(data.status)) showProgress(current);
+        } else if (type === "result") final = { ...current, status: "succeeded", result: data };
+        else if (type === "error") final = { ...current, error: data, status: FINISHED.has(current.status) ? current.status : "failed" };
+      });
+      if (final) return final;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // The stream failed (a proxy that buffers, a dropped connection): poll the job instead.
+    }
+    for (;;) {
+      current = await getJob(job.id, key, signal);
+      if (FINISHED.has(current.status)) return current;
+      showProgress(current);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  cancelButton.addEventListener("click", async () => {
+    if (!running) return;
+    if (!running.jobId) {
+      running.controller.abort();
+      return;
+    }
+    cancelButton.disabled = true;
+    // The stream then reports the job canceled; an error (already finished) leaves it to the stream.
+    await fetch(`/api/v1/jobs/${encodeURIComponent(running.jobId)}`, { method: "DELETE", headers: { authorization: `Bearer ${running.key}` }, credentials: "omit" }).catch(() => undefined);
+    cancelButton.disabled = false;
+  });
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -232,40 +360,46 @@ if (form) {
     }
     if (keepKey && keepKey.checked) sessionStorage.setItem(KEY_STORAGE, key);
     const { body } = collectBody();
-    running = new AbortController();
+    const controller = new AbortController();
+    running = { controller, key };
     const started = performance.now();
+    const elapsed = () => ((performance.now() - started) / 1000).toFixed(1);
     resultRegion.replaceChildren();
+    progressBox.hidden = true;
     showStatus("Working… 0 s", true);
     const ticker = setInterval(() => showStatus(`Working… ${Math.round((performance.now() - started) / 1000)} s`, true), 1000);
     try {
       const response = await fetch(`/api${apiPath}`, {
         method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", prefer: "respond-async" },
         body: JSON.stringify(body),
-        signal: running.signal,
+        signal: controller.signal,
         credentials: "omit",
       });
-      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const quota = describeQuota(response);
       const answer = await response.json().catch(() => ({ message: "The answer was not JSON." }));
       if (!response.ok) {
-        showStatus(`Failed after ${seconds} s: HTTP ${response.status}.${describeQuota(response)}`, false);
-        const alert = document.createElement("p");
-        alert.className = "playground-error";
-        alert.setAttribute("role", "alert");
-        alert.textContent = `${answer.code || response.status}: ${answer.message || response.statusText}`;
-        resultRegion.append(alert);
+        showStatus(`Failed after ${elapsed()} s: HTTP ${response.status}.${quota}`, false);
+        showError(answer, response.status);
         return;
       }
-      showStatus(`Done in ${seconds} s (HTTP ${response.status}, request ${answer.id || "?"}).${describeQuota(response)}`, false);
-      if (Array.isArray(answer.data)) resultRegion.append(renderImages(answer));
-      const details = document.createElement("details");
-      details.open = !Array.isArray(answer.data);
-      const summary = document.createElement("summary");
-      summary.textContent = "Response JSON";
-      const pre = document.createElement("pre");
-      pre.textContent = readableJson(answer);
-      details.append(summary, pre);
-      resultRegion.append(details);
+      // 202 with the job; a server that finished at once may answer 200 with the body itself.
+      let job = response.status === 202 ? answer : { id: undefined, status: "succeeded", result: answer };
+      if (job.id) {
+        running.jobId = job.id;
+        showProgress(job);
+        job = await finishedJob(job, key, controller.signal);
+      }
+      showFinalProgress(job.status);
+      if (job.status === "succeeded") {
+        showStatus(`Done in ${elapsed()} s (job ${job.id || "none"}, request ${(job.result && job.result.id) || "?"}).${quota}`, false);
+        showResult(job.result);
+      } else if (job.status === "canceled") {
+        showStatus(`Canceled after ${elapsed()} s (job ${job.id}).`, false);
+      } else {
+        showStatus(`Failed after ${elapsed()} s (job ${job.id}).${quota}`, false);
+        showError(job.error, "FAILED");
+      }
     } catch (error) {
       showStatus(error && error.name === "AbortError" ? "Cancelled." : `The request failed: ${error}`, false);
     } finally {

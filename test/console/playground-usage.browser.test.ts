@@ -4,6 +4,8 @@
  * back with its size and a download link, runs the page's own curl command successfully, and sees
  * the calls appear on the Usage page (charts, tables, CSV). Another member's key stays invisible;
  * an admin sees the whole service. Every page passes an axe-core scan and runs under the strict CSP.
+ * The playground runs each call as a job: a tiled network upscale (espcn-x3 from the mirror) moves
+ * the progress bar tile by tile to its end before the result shows, and Cancel stops a running job.
  */
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -14,12 +16,15 @@ import sharp from "sharp";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
-import { hasTestPhotos, testPhoto } from "../support/test-assets.js";
+import { installedModelsDir } from "../support/installed-models.js";
+import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { describeViolations, signIn, watchProblems, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
 import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
 
 const skip = skipWithoutChromium("playground-usage");
+const TILED_MODEL = "espcn-x3";
+const hasTiledModel = hasMirrorModel("superres-espcn-x3");
 let service: TestService;
 let browser: Browser;
 let member: SignedInPage;
@@ -31,7 +36,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-playground-"));
 
 beforeAll(async () => {
   if (skip) return;
-  service = await startTestService();
+  service = await startTestService(hasTiledModel ? { ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]) } : {});
   const { accounts, keys } = service.services;
   const alice = await accounts.createUser({ email: "alice@example.com", displayName: "Alice", password: PASSWORD, role: "member" });
   const bob = await accounts.createUser({ email: "bob@example.com", displayName: "Bob", password: PASSWORD, role: "member" });
@@ -46,7 +51,7 @@ beforeAll(async () => {
   photo = { file, width: meta.width!, height: meta.height! };
   browser = await launchChromium();
   member = await signIn(browser, service.url, "alice@example.com", PASSWORD);
-});
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -79,7 +84,10 @@ describe.skipIf(skip)("playground", () => {
     await page.getByRole("button", { name: "Run" }).click();
     const status = page.getByRole("status").filter({ hasText: /Done in|Failed/ });
     await status.waitFor({ timeout: 30_000 });
-    expect(await status.textContent()).toMatch(/Done in [\d.]+ s \(HTTP 200, request .+\)\. This key has 49 of 50 requests left this hour\./);
+    expect(await status.textContent()).toMatch(/Done in [\d.]+ s \(job .+, request .+\)\. This key has 49 of 50 requests left this hour\./);
+    // Lanczos has no tiles: the bar stays indeterminate until the job ends, then shows its end.
+    await expect(page.locator("#playground-progress-bar").evaluate((bar: unknown) => (bar as { value: number }).value)).resolves.toBe(1);
+    await expect(page.locator("#playground-progress-label").textContent()).resolves.toBe("Finished (100%)");
 
     const result = page.locator("#playground-result figure");
     await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([photo.width * 2, photo.height * 2]);
@@ -199,4 +207,88 @@ describe.skipIf(skip)("usage", () => {
     expect(admin.problems).toEqual([]);
     await admin.context.close();
   });
+});
+
+/** Records every label and value the progress bar shows, from before the run starts. */
+async function watchProgress(page: SignedInPage["page"]): Promise<void> {
+  await page.evaluate(`(() => {
+    const bar = document.getElementById("playground-progress-bar");
+    const label = document.getElementById("playground-progress-label");
+    window.seenProgress = [];
+    const record = () => window.seenProgress.push({ label: label.textContent, value: bar.hasAttribute("value") ? bar.value : null });
+    const observer = new MutationObserver(record);
+    observer.observe(label, { childList: true, characterData: true, subtree: true });
+    observer.observe(bar, { attributes: true });
+  })()`);
+}
+
+async function seenProgress(page: SignedInPage["page"]): Promise<Array<{ label: string; value: number | null }>> {
+  return (await page.evaluate("window.seenProgress")) as Array<{ label: string; value: number | null }>;
+}
+
+// After the usage tests, so these calls leave the counted ones above as they are.
+describe.skipIf(skip || !hasTiledModel)("playground jobs with progress (espcn-x3)", () => {
+  it("moves the progress bar tile by tile to its end, then shows the upscaled image", async () => {
+    const { page } = member;
+    await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
+    const file = path.join(work, "tiles.png");
+    await sharp({ create: { width: 420, height: 300, channels: 3, background: "#3b6d8a" } }).png().toFile(file);
+    await page.goto("/playground/upscale");
+    await page.getByLabel("API key").fill(memberKey);
+    await page.getByLabel("Image file").setInputFiles(file);
+    await page.locator("#imageUrl-preview img").waitFor();
+    await page.getByLabel("Scale").fill("3");
+    await page.getByLabel("Model").fill(TILED_MODEL);
+    await watchProgress(page);
+    await page.getByRole("button", { name: "Run" }).click();
+    const status = page.getByRole("status").filter({ hasText: /Done in|Failed/ });
+    await status.waitFor({ timeout: 60_000 });
+    expect(await status.textContent()).toMatch(/^Done in [\d.]+ s \(job .+, request .+\)\./);
+
+    const seen = await seenProgress(page);
+    const tiles = seen.map((entry) => /^Tiles: (\d+) of (\d+) \(\d+%\)$/.exec(entry.label)).filter((match) => match !== null);
+    expect(tiles.length).toBeGreaterThanOrEqual(2);
+    const total = Number(tiles[0]![2]);
+    expect(total).toBeGreaterThanOrEqual(4);
+    const steps = tiles.map((match) => Number(match![1]));
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(seen.at(-1)).toEqual({ label: "Finished (100%)", value: 1 });
+    await expect(page.getByRole("progressbar", { name: "Finished (100%)" }).evaluate((bar: unknown) => (bar as { value: number }).value)).resolves.toBe(1);
+
+    await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([420 * 3, 300 * 3]);
+    expect(await page.locator("#playground-result .playground-size").textContent()).toMatch(/^1260 × 900 px, image\/png, /);
+    // The curl command stays the synchronous call.
+    expect(await page.locator("#playground-curl").textContent()).not.toContain("respond-async");
+    expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+    expect(member.problems).toEqual([]);
+  });
+
+  it("cancels a running job with Cancel: the job ends canceled and no result shows", async () => {
+    const { page } = member;
+    // Many tiles, so the job is still running when Cancel is pressed.
+    const file = path.join(work, "large.png");
+    await sharp({ create: { width: 1200, height: 900, channels: 3, background: "#8a3b6d" } }).png().toFile(file);
+    await page.goto("/playground/upscale");
+    await page.getByLabel("API key").fill(memberKey);
+    await page.getByLabel("Image file").setInputFiles(file);
+    await page.locator("#imageUrl-preview img").waitFor();
+    await page.getByLabel("Scale").fill("3");
+    await page.getByLabel("Model").fill(TILED_MODEL);
+    await page.getByRole("button", { name: "Run" }).click();
+    const label = page.locator("#playground-progress-label");
+    await label.filter({ hasText: /^(Tiles: \d+ of \d+|Finished|Failed)/ }).waitFor({ timeout: 60_000 });
+    expect(`${await label.textContent()} / ${await page.getByRole("status").textContent()}`).toMatch(/^Tiles: \d+ of \d+/);
+    await screenshotWidths(page, "console-playground-job-running");
+    await page.getByRole("button", { name: "Cancel" }).click();
+    const status = page.getByRole("status").filter({ hasText: /Canceled after|Done in|Failed/ });
+    await status.waitFor({ timeout: 60_000 });
+    const text = (await status.textContent())!;
+    expect(text).toMatch(/^Canceled after [\d.]+ s \(job .+\)\.$/);
+    await expect(page.locator("#playground-progress-label").textContent()).resolves.toBe("Canceled");
+    await expect(page.locator("#playground-result figure").count()).resolves.toBe(0);
+    const jobId = /\(job (.+)\)\.$/.exec(text)![1]!;
+    const job = (await (await fetch(`${service.url}/api/v1/jobs/${jobId}`, { headers: { authorization: `Bearer ${memberKey}` } })).json()) as { status: string };
+    expect(job.status).toBe("canceled");
+    expect(member.problems).toEqual([]);
+  }, 120_000);
 });
