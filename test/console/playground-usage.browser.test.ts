@@ -263,6 +263,34 @@ describe.skipIf(skip || !hasTiledModel)("playground jobs with progress (espcn-x3
     expect(member.problems).toEqual([]);
   });
 
+  it("falls back to polling the job when the event stream fails", async () => {
+    const { page } = member;
+    const eventStreams = "**/api/v1/jobs/*/events";
+    await page.route(eventStreams, (route) => route.abort("connectionfailed"));
+    const polls: string[] = [];
+    const onRequest = (request: { url(): string; method(): string }) => {
+      if (request.method() === "GET" && /\/api\/v1\/jobs\/[^/]+$/.test(new URL(request.url()).pathname)) polls.push(request.url());
+    };
+    page.on("request", onRequest);
+    try {
+      await page.goto("/playground/upscale");
+      await page.getByLabel("API key").fill(memberKey);
+      await page.getByLabel("Image file").setInputFiles(photo.file);
+      await page.locator("#imageUrl-preview img").waitFor();
+      await page.getByLabel("Model").fill("lanczos");
+      await page.getByRole("button", { name: "Run" }).click();
+      const status = page.getByRole("status").filter({ hasText: /Done in|Failed|request failed/ });
+      await status.waitFor({ timeout: 60_000 });
+      expect(await status.textContent()).toMatch(/^Done in [\d.]+ s \(job .+, request .+\)\./);
+      expect(polls.length).toBeGreaterThanOrEqual(1);
+      await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([photo.width * 2, photo.height * 2]);
+    } finally {
+      page.off("request", onRequest);
+      await page.unroute(eventStreams);
+    }
+    expect(member.problems).toEqual([]);
+  });
+
   it("cancels a running job with Cancel: the job ends canceled and no result shows", async () => {
     const { page } = member;
     // Many tiles, so the job is still running when Cancel is pressed.
