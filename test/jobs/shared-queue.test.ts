@@ -8,7 +8,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JOB_ATTEMPTS } from "../../jobs/job-runner.js";
 import { RedisJobStore } from "../../jobs/redis-job-store.js";
@@ -221,6 +224,43 @@ describe.skipIf(!hasClipMerges() || skipWithoutRedis("shared job queue"))("two r
       expect(done.map((job) => job.status)).toEqual(Array(5).fill("succeeded"));
     } finally {
       await c.close();
+    }
+  }, 120_000);
+
+  it("delivers each webhook once, from one router, signed with the key's one secret", async () => {
+    const received: { body: string; headers: Record<string, string> }[] = [];
+    // The first attempt of each delivery fails, so retries are due on both routers at once.
+    const failedOnce = new Set<string>();
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        received.push({ body: Buffer.concat(chunks).toString("utf8"), headers: req.headers as Record<string, string> });
+        const id = req.headers["webhook-id"] as string;
+        res.statusCode = failedOnce.has(id) ? 200 : 500;
+        failedOnce.add(id);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    const [a, b] = await startPair({ ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1", ATELIER_WEBHOOK_RETRY_BASE_MS: "100" });
+    try {
+      const key = await a.createKey("webhooks");
+      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const jobs = [];
+      for (const prompt of ["a lantern", "a kettle", "a harbour"]) jobs.push(await submitAsync(a, "/prompt/improve", { prompt, webhookUrl }, key));
+      for (const job of jobs) {
+        const done = await jobWhere(b, key, job.id, (current) => (current as { webhook?: { status: string } }).webhook?.status === "delivered");
+        expect((done as { webhook?: { attempts: unknown[] } }).webhook?.attempts).toHaveLength(2);
+      }
+      // Both routers keep polling for due deliveries: nothing is sent twice.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(received).toHaveLength(6);
+      const secret = ((await (await call(b, "GET", "/webhooks/secret", key)).json()) as { secret: string }).secret;
+      for (const delivery of received) expect(() => new Webhook(secret).verify(delivery.body, delivery.headers)).not.toThrow();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      await new Promise((resolve) => receiver.close(resolve));
     }
   }, 120_000);
 
