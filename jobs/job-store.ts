@@ -87,6 +87,11 @@ export interface JobStore {
   get(id: string): Promise<JobRecord | null>;
   /** The key's jobs, newest first. `cursor` is the last id of the previous page. */
   list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
+  /**
+   * The jobs of any of these keys (one console user's keys), newest first in one sequence, paged as
+   * {@link list}: `cursor` is the last id of the previous page, and an id of no listed key ends it.
+   */
+  listForKeys(apiKeyIds: string[], options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
   setProgress(id: string, progress: JobProgress): Promise<void>;
   /** Records the outcome of a queued or running job; false when it had already finished. */
   finish(id: string, outcome: JobOutcome, nowMs: number, resultExpiresAtMs: number): Promise<boolean>;
