@@ -105,7 +105,7 @@ describe.skipIf(!hasClipMerges() || skipWithoutRedis("shared job queue"))("two r
   const startRouter = (extra: Record<string, string> = {}) => startTestService(env(extra), dataDir);
   const startPair = (extra: Record<string, string> = {}) => Promise.all([startRouter(extra), startRouter(extra)]);
 
-  it("shares work, and shows, lists, streams and cancels a job through the other router", async () => {
+  it("shares work, and shows, lists and streams (resumably) a job through the other router", async () => {
     const [a, b] = await startPair();
     try {
       const key = await a.createKey("shared");
