@@ -15,24 +15,13 @@
  * learns each model's real cost; loads and runs are measured here because this thread does them one
  * at a time, so a change in resident memory during one is that operation's.
  */
-import v8 from "node:v8";
-import vm from "node:vm";
 import { parentPort } from "node:worker_threads";
 import ort from "onnxruntime-node";
-import { peakSinceReset, processPeakBytes, residentBytes, resetPeak } from "./process-memory.mjs";
+import { collectGarbage, peakSinceReset, processPeakBytes, residentBytes, resetPeak } from "./process-memory.mjs";
 
 if (!parentPort) throw new Error("inference-thread.mjs must run in a worker thread");
 const port = parentPort;
 
-/**
- * A full collection of this thread's heap. The heap itself stays tiny, but it holds the big external
- * buffers a session is made from (a model's bytes: 84 MB for ISNet) and fed with, which V8 would keep
- * until some later collection; freeing them right after a load or a release keeps them out of the
- * next peak (measured on ISNet: the load peaked 0.5 GB over baseline with them alive). A collection
- * of a heap this small takes about a millisecond.
- */
-v8.setFlagsFromString("--expose-gc");
-const collectGarbage = /** @type {() => void} */ (vm.runInNewContext("gc"));
 
 /** @type {Map<number, ort.InferenceSession>} */
 const sessions = new Map();

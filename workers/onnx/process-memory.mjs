@@ -12,6 +12,18 @@
  * which remembers the marks read before each reset.
  */
 import fs from "node:fs";
+import v8 from "node:v8";
+import vm from "node:vm";
+
+/**
+ * A full collection of the calling thread's heap. The heaps here stay small, but they hold the big
+ * external buffers a session is made from (a model's bytes: 84 MB for ISNet, read, then copied for
+ * the inference thread) and fed with, which V8 would keep until some later collection; freeing them
+ * right after a load or a release keeps them out of the next peak (measured on ISNet: the load peaked
+ * 0.5 GB over baseline with them alive). A collection of a small heap takes milliseconds.
+ */
+v8.setFlagsFromString("--expose-gc");
+export const collectGarbage = /** @type {() => void} */ (vm.runInNewContext("gc"));
 
 /** Resident bytes of the whole process now. */
 export function residentBytes() {
