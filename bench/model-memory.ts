@@ -4,7 +4,7 @@
  * inputs, through the worker's own code paths (runRemoval, upscale), every model we can install:
  *
  *   npm run bench:memory [-- --only isnet-general,lsdir-compact-x4] [--skip-mixed] [--allocator both|tuned|default]
- *                        [--soak SECONDS] [--allocator-timing ROUNDS]
+ *                        [--soak SECONDS] [--allocator-timing ROUNDS [--settings "mmap 4 MiB,mmap 16 MiB"]]
  *
  * 1. One fresh child process per workload: resident memory before (runtime started, nothing loaded),
  *    after the call, the process's peak (the kernel's high-water mark, which includes the run), and
@@ -152,9 +152,9 @@ const ALLOCATOR_CANDIDATES: Record<string, Record<string, string>> = {
   "mmap 16 MiB": { MALLOC_MMAP_THRESHOLD_: "16777216", MALLOC_ARENA_MAX: "2" },
 };
 
-async function allocatorTiming(rounds: number, only: string[] | undefined): Promise<void> {
+async function allocatorTiming(rounds: number, only: string[] | undefined, settings: string[] | undefined): Promise<void> {
   const timed = TIMED_WORKLOADS.filter((workload) => !only || only.includes(workload.model));
-  const names = Object.keys(ALLOCATOR_CANDIDATES).filter((name, index, all) => all.findIndex((other) => JSON.stringify(ALLOCATOR_CANDIDATES[other]) === JSON.stringify(ALLOCATOR_CANDIDATES[name])) === index);
+  const names = Object.keys(ALLOCATOR_CANDIDATES).filter((name) => name === "glibc defaults" || !settings || settings.includes(name)).filter((name, index, all) => all.findIndex((other) => JSON.stringify(ALLOCATOR_CANDIDATES[other]) === JSON.stringify(ALLOCATOR_CANDIDATES[name])) === index);
   console.log(`\nCall time by malloc setting: ${rounds} rounds, settings alternating within each round, 3 calls per process after a warm one (load ${load()}):`);
   console.log("| workload | setting | median ms | median ratio to glibc defaults | peak MiB | load |\n|---|---|---:|---:|---:|---|");
   for (const workload of timed) {
@@ -248,6 +248,7 @@ async function main(): Promise<void> {
       "mixed-only": { type: "boolean" },
       soak: { type: "string", default: "60" },
       "allocator-timing": { type: "string" },
+      settings: { type: "string" },
     },
   });
   if (values.child) return child(values.child);
@@ -260,7 +261,7 @@ async function main(): Promise<void> {
   console.log(`service configuration: ${config.inference.threads} onnxruntime threads, model budget ${budgetMiB} MiB\n`);
   console.log("| workload | what | malloc | RSS before | after call | peak (VmHWM) | after eviction | budget estimate | ms | load |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|");
   const only = values.only?.split(",");
-  if (values["allocator-timing"]) return allocatorTiming(Number(values["allocator-timing"]), only);
+  if (values["allocator-timing"]) return allocatorTiming(Number(values["allocator-timing"]), only, values.settings?.split(","));
   const allocators = values.allocator === "both" ? ["tuned", "default"] : [values.allocator!];
   for (const workload of WORKLOADS.filter((candidate) => !only || only.includes(candidate.model))) {
     for (const allocator of allocators) {

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 const MiB = 1024 * 1024;
 
 async function probe(scenario: string): Promise<any> {
-  const { stdout } = await promisify(execFile)(process.execPath, ["--expose-gc", "--import", "tsx", "test/onnx/measured-budget-probe.ts", scenario], { timeout: 90_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, ["--expose-gc", "--import", "tsx", "test/onnx/measured-budget-probe.ts", scenario], { timeout: 180_000 });
   return JSON.parse(stdout.trim().split("\n").at(-1)!);
 }
 
@@ -25,7 +25,7 @@ describe("a model budget governed by measured memory", () => {
     // Both estimates fit the 100 MiB budget together; the measured cost does not.
     expect(reading.evictions).toBe(1);
     expect(reading.keys).toEqual(["small"]);
-  }, 120_000);
+  }, 240_000);
 
   it("evicts an idle model when the process's resident memory plus the next model's cost passes the budget plus margin", async () => {
     const [live, control] = await Promise.all([probe("live"), probe("live-control")]);
@@ -33,5 +33,5 @@ describe("a model budget governed by measured memory", () => {
     expect(live.chargedBytes).toBeLessThan(live.budgetBytes);
     expect(control).toMatchObject({ evictions: 0, keys: ["a", "b"] });
     expect(live).toMatchObject({ evictions: 1, keys: ["b"] });
-  }, 120_000);
+  }, 240_000);
 });
