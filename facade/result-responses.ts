@@ -4,7 +4,6 @@
  * a raw image (`Accept: image/png`) is decoded from its data URL a slice at a time.
  */
 import { randomUUID } from "node:crypto";
-import { once } from "node:events";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Response } from "express";
 import { rawImageOf } from "../jobs/raw-image.js";
@@ -15,7 +14,15 @@ const SLICE_CHARACTERS = 256 * 1024;
 /** Writes `piece`, waiting for the socket to drain (or close) when its buffer is full. */
 async function write(res: Response, piece: string | Buffer): Promise<void> {
   if (res.write(piece)) return;
-  await Promise.race([once(res, "drain"), once(res, "close")]);
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
 }
 
 /**
