@@ -16,6 +16,8 @@ interface Span {
   start: number;
   /** The closing quote. */
   end: number;
+  /** Only ASCII bytes: read as Latin-1, a plain copy, rather than decoded as UTF-8. */
+  ascii: boolean;
 }
 
 export class JsonBodyScanner {
@@ -29,6 +31,7 @@ export class JsonBodyScanner {
   private escaping = false;
   private stringStart = 0;
   private stringPlain = true;
+  private stringAscii = true;
 
   constructor(private readonly longStringBytes: number) {}
 
@@ -41,15 +44,17 @@ export class JsonBodyScanner {
         else if (c === 0x22) {
           this.inString = false;
           const end = base + i;
-          if (this.stringPlain && end - this.stringStart >= this.longStringBytes) this.longStrings.push({ start: this.stringStart, end });
+          if (this.stringPlain && end - this.stringStart >= this.longStringBytes) this.longStrings.push({ start: this.stringStart, end, ascii: this.stringAscii });
         } else if (c === 0x5c) {
           this.escaping = true;
           this.stringPlain = false;
         } else if (c < 0x20) this.stringPlain = false;
+        else if (c > 0x7f) this.stringAscii = false;
       } else if (c === 0x22) {
         this.inString = true;
         this.stringStart = base + i + 1;
         this.stringPlain = true;
+        this.stringAscii = true;
       } else if (c === 0x5b || c === 0x7b) {
         if (++this.depth > this.maxDepth) this.maxDepth = this.depth;
       } else if (c === 0x5d || c === 0x7d) this.depth--;
@@ -88,6 +93,6 @@ export function parseScannedJson(body: Buffer, from: number, longStrings: readon
   return putBack(JSON.parse(text) as unknown, (candidate) => {
     if (!candidate.startsWith(marker)) return undefined;
     const span = longStrings[Number(candidate.slice(marker.length))];
-    return span && body.toString("utf8", span.start, span.end);
+    return span && body.toString(span.ascii ? "latin1" : "utf8", span.start, span.end);
   });
 }
