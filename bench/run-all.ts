@@ -23,6 +23,7 @@ const BENCHES: [name: string, script: string, args: string[]][] = [
   ["style", "bench/style-transfer.ts", []],
   ["png", "bench/png-encode.ts", []],
   ["router-memory", "bench/router-memory.ts", []],
+  ["router-event-loop", "bench/router-event-loop.ts", ["--runs", "3"]],
   ["jobs", "bench/jobs.ts", ["100", "5"]],
   ["soak", "bench/soak.ts", ["60", "4"]],
 ];
