@@ -42,7 +42,8 @@ import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "
 const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" } } });
 const MiB = 1024 * 1024;
 const modelsDir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
-const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" });
+// Ports the system picks: the bench must not collide with a service (or another bench) already running.
+const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent", PORT: "0", ATELIER_METRICS_PORT: "0" });
 
 /** Issue 19's goals for this service. */
 const GOALS = { isnetRatio: { "1 MP": 1.1, "12 MP": 1.25 } as Record<string, number>, portraitMs: 150 };
