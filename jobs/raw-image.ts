@@ -7,7 +7,7 @@
 import { AtelierError } from "../core/errors.js";
 import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
 
-const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+export const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
 
 interface MediaRange {
   type: string;
@@ -70,12 +70,18 @@ function headerName(field: string): string {
   return `X-Atelier-${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`).replace(/^./, (first) => first.toUpperCase())}`;
 }
 
+/** The bytes and media type of a base64 `data:` URL (as image results carry them), or null for any other URL. */
+export function dataUrlBytes(url: string): { bytes: Buffer; mediaType: string } | null {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return match ? { bytes: Buffer.from(match[2]!, "base64"), mediaType: match[1]! } : null;
+}
+
 /** The first image of an image operation's body as bytes, the other fields as headers. */
 export function rawImageOf(body: unknown): RawImage {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
   const image = data?.[0];
-  const match = image ? /^data:([^;,]+);base64,(.*)$/s.exec(image.url) : null;
-  if (!image || !match) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
+  const decoded = image ? dataUrlBytes(image.url) : null;
+  if (!image || !decoded) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
   const headers: Record<string, string> = {
     "X-Atelier-Width": String(image.width),
     "X-Atelier-Height": String(image.height),
@@ -84,5 +90,5 @@ export function rawImageOf(body: unknown): RawImage {
     if (typeof value === "string" || typeof value === "number") headers[headerName(field)] = encodeURIComponent(String(value)).replace(/%20/g, " ");
     else if (Array.isArray(value)) headers[headerName(field)] = value.map((item) => encodeURIComponent(String(item)).replace(/%20/g, " ")).join(", ");
   }
-  return { bytes: Buffer.from(match[2]!, "base64"), mediaType: match[1]!, headers };
+  return { ...decoded, headers };
 }
