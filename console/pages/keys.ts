@@ -294,7 +294,7 @@ function signingSecretPanel(page: PageRequest, key: ApiKeyRecord, shown: { secre
       ${shown ? html`` : html`<form method="post" action="/keys/${key.id}/webhook-secret" class="inline-form">${csrfField(page.csrfToken)}<button type="submit" name="action" value="show" class="button">Show signing secret</button></form>`}
       <form method="post" action="/keys/${key.id}/webhook-secret" class="inline-form">${csrfField(page.csrfToken)}<button type="submit" name="action" value="rotate" class="button button-quiet">Rotate signing secret</button></form>
     </div>
-    <p class="hint">Rotating replaces the secret at once: webhooks signed before still carry the old signature.</p>
+    <p class="hint">Rotating replaces the secret at once: every delivery from then on, retries of earlier jobs included, is signed with the new one.</p>
   </section>`;
 }
 
