@@ -38,8 +38,8 @@ function show(id, state) {
 
 async function poll(element) {
   const id = element.getAttribute("data-job-live");
-  const response = await fetch(`/jobs/${encodeURIComponent(id)}/state`, { credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } });
-  // Signed out or gone: stop following it, the page as loaded stays.
+  const response = await fetch(`/jobs/${encodeURIComponent(id)}/state`, { credentials: "same-origin", cache: "no-store", redirect: "manual", headers: { accept: "application/json" } });
+  // Signed out (a redirect to sign in) or gone: stop following it, the page as loaded stays.
   if (!response.ok) return false;
   const state = await response.json();
   show(id, state);

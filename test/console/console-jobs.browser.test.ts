@@ -21,7 +21,7 @@ import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { finishedJob, getJob, submitAsync, type JobBody } from "../jobs/job-helpers.js";
 import { describeViolations, signIn, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
-import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
+import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium, tableOverflow } from "./support/console-browser.js";
 import { signInHttp } from "./support/console-service.js";
 
 const skip = skipWithoutChromium("console-jobs");
@@ -91,6 +91,11 @@ describe.skipIf(skip)("jobs list and detail", () => {
     await expect(page.getByRole("row", { name: new RegExp(upscaleJob.id) }).getByRole("cell").first().textContent()).resolves.toBe("alpha");
     await expect(page.getByText(bobJob.id).count()).resolves.toBe(0);
     expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+    expect(await tableOverflow(page)).toBe(0);
+    await page.setViewportSize({ width: WIDTHS.phone, height: 800 });
+    expect(await horizontalOverflow(page)).toBe(0);
+    expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+    await page.setViewportSize({ width: WIDTHS.desktop, height: 900 });
   });
 
   it("filters by key and by status", async () => {
