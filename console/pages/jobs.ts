@@ -110,8 +110,9 @@ async function jobsPage(page: PageRequest, jobs: JobService): Promise<Html | Pag
     </nav>`;
 }
 
+/** A JSON body in a box that scrolls when long; focusable, so keyboard users can scroll it too. */
 function json(value: unknown): Html {
-  return html`<pre class="job-json"><code>${JSON.stringify(abbreviateDataUrls(value), null, 2)}</code></pre>`;
+  return html`<pre class="job-json" tabindex="0"><code>${JSON.stringify(abbreviateDataUrls(value), null, 2)}</code></pre>`;
 }
 
 interface ImageResult {

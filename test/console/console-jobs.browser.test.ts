@@ -9,9 +9,12 @@
  * page, under the strict CSP.
  */
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
+import { Webhook } from "standardwebhooks";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
@@ -19,7 +22,7 @@ import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
-import { finishedJob, getJob, submitAsync, type JobBody } from "../jobs/job-helpers.js";
+import { finishedJob, getJob, jobWhere, submitAsync, type JobBody } from "../jobs/job-helpers.js";
 import { describeViolations, signIn, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
 import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium, tableOverflow } from "./support/console-browser.js";
 import { signInHttp } from "./support/console-service.js";
@@ -46,7 +49,9 @@ const upscaleBody = async () => ({ imageUrl: dataUrl(await gradientPng(96, 64)),
 beforeAll(async () => {
   if (skip) return;
   // Output pixels raised for the long job below: enough tiles that it is still upscaling when canceled.
-  service = await startTestService(hasTiledModel ? { ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]), ATELIER_MAX_OUTPUT_PIXELS: String(SLOW_JOB.width * SLOW_JOB.height * 9) } : {});
+  // Webhooks may reach a receiver on loopback, retried quickly.
+  const webhooks = { ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1", ATELIER_WEBHOOK_RETRY_BASE_MS: "100" };
+  service = await startTestService(hasTiledModel ? { ...webhooks, ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]), ATELIER_MAX_OUTPUT_PIXELS: String(SLOW_JOB.width * SLOW_JOB.height * 9) } : webhooks);
   const { accounts, keys } = service.services;
   const aliceUser = await accounts.createUser({ email: "alice@example.com", displayName: "Alice", password: PASSWORD, role: "member" });
   const bob = await accounts.createUser({ email: "bob@example.com", displayName: "Bob", password: PASSWORD, role: "member" });
@@ -308,5 +313,47 @@ describe.skipIf(skip)("webhook signing secret on the key page", () => {
     expect(bobShow.status).toBe(404);
     expect(await bobShow.text()).not.toContain(rotated);
     expect(alice.problems).toEqual([]);
+  });
+
+  it("lists a job's webhook attempts, and its deliveries verify with the secret the key page shows", async () => {
+    // A receiver on loopback that fails the first delivery and takes the second.
+    const received: Array<{ body: string; headers: Record<string, string> }> = [];
+    const plan = [500];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        received.push({ body: Buffer.concat(chunks).toString("utf8"), headers: req.headers as Record<string, string> });
+        res.statusCode = plan.shift() ?? 200;
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    try {
+      const webhookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const response = await service.post("/prompt/improve", { prompt: "a lantern", webhookUrl }, alpha, { prefer: "respond-async" });
+      expect(response.status).toBe(202);
+      const job = (await response.json()) as JobBody;
+      await jobWhere(service, alpha, job.id, (current) => (current as JobBody & { webhook?: { status: string } }).webhook?.status === "delivered");
+
+      const { page } = alice;
+      await page.goto(`/keys/${keyIdOf(alpha)}`);
+      await page.getByRole("button", { name: "Show signing secret" }).click();
+      const secret = await page.getByRole("textbox", { name: "Signing secret" }).inputValue();
+      expect(received).toHaveLength(2);
+      for (const delivery of received) expect(new Webhook(secret).verify(delivery.body, delivery.headers)).toMatchObject({ type: "job.succeeded", data: { id: job.id, status: "succeeded" } });
+
+      await page.goto(`/jobs/${job.id}`);
+      const webhook = page.locator("section").filter({ has: page.getByRole("heading", { name: "Webhook" }) });
+      await expect(webhook.locator("dd").allTextContents()).resolves.toEqual([webhookUrl, "delivered"]);
+      const attempts = page.getByRole("table", { name: "Delivery attempts" }).locator("tbody tr");
+      await expect(attempts.count()).resolves.toBe(2);
+      await expect(attempts.nth(0).locator("td").nth(1).textContent()).resolves.toBe("500");
+      await expect(attempts.nth(1).locator("td").nth(1).textContent()).resolves.toBe("200");
+      expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
+      expect(alice.problems).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 });
