@@ -138,7 +138,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   }
 
   // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
-  if (services.config.console.enabled) app.use(createConsoleRouter(services));
+  if (services.config.console.enabled) app.use(createConsoleRouter(services, jobs));
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));
