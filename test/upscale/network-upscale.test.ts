@@ -185,6 +185,17 @@ describe("pipeline mechanics (fake network)", () => {
     expect(fake.runs()).toBe(2); // of 4 tiles (2 x 2 at 192 px every 180)
   });
 
+  it("checks the signal during the enlargement after the network: an abort there stops it with CANCELLED", async () => {
+    const controller = new AbortController();
+    // One tile: the abort comes after the last network run, so only the Lanczos step to x6 can see it.
+    const fake = fakeNetwork(() => controller.abort());
+    const image: RawImage = { data: new Uint8Array(120 * 90 * 3).fill(77), width: 120, height: 90, channels: 3 };
+    const failure = await run(fake, image, "lsdir-compact-x4", 6, { signal: controller.signal }).catch((error: unknown) => error);
+    expect(fake.runs()).toBe(1);
+    expect(failure).toBeInstanceOf(AtelierError);
+    expect((failure as AtelierError).code).toBe("CANCELLED");
+  });
+
   it("returns the image the fake network made, sized and with steps for an enlarged path", async () => {
     const fake = fakeNetwork();
     const image: RawImage = { data: new Uint8Array(20 * 10 * 3).fill(77), width: 20, height: 10, channels: 3 };
