@@ -332,6 +332,9 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
     // A bare run at 12 MP lasts longer than the default 5 s keep-alive: the client would reuse a
     // connection the server is closing and fail with ECONNRESET.
     ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: "600000",
+    // A 12 MP call on a loaded 2-core machine can outlast the default two-minute deadlines.
+    ATELIER_WORKER_DEADLINE_MS: "1800000",
+    ATELIER_HTTP_REQUEST_TIMEOUT_MS: "1800000",
   });
   const key = await service.createKey("bench");
   const rows: (string | number)[][] = [];
