@@ -401,12 +401,13 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
     }
   } finally {
     await service.close();
+    // Also when a later case failed (on a loaded machine a 12 MP call can outlast fetch's 300 s header timeout).
+    printTable(
+      `REST end to end (POST /api/v1/tools/upscale with a PNG data URL, PNG out; default model unless named) vs a bare onnxruntime session running the same graph once on the whole image; interleaved runs after a first call; load average ${fixed(loadBefore, 1)} before, ${fixed(os.loadavg()[0]!, 1)} after`,
+      ["image", "output MP", "model", "steps", "REST median ms", "bare median ms", "REST / bare (medians)", "REST / bare (best)", "added CPU ms (median)", "PNG encode ms"],
+      rows,
+    );
   }
-  printTable(
-    `REST end to end (POST /api/v1/tools/upscale with a PNG data URL, PNG out; default model unless named) vs a bare onnxruntime session running the same graph once on the whole image; interleaved runs after a first call; load average ${fixed(loadBefore, 1)} before, ${fixed(os.loadavg()[0]!, 1)} after`,
-    ["image", "output MP", "model", "steps", "REST median ms", "bare median ms", "REST / bare (medians)", "REST / bare (best)", "added CPU ms (median)", "PNG encode ms"],
-    rows,
-  );
 }
 
 /** CPU time of this process so far, every thread, in milliseconds. */
