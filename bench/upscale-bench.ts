@@ -4,7 +4,7 @@
  * onnxruntime session. Prints Markdown tables; the README's upscaling table and the default order in
  * workers/upscale/upscale-choice.ts come from them.
  *
- *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals]     (default: all five)
+ *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all five)
  *
  * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos) and, for LSDIR and ESPCN,
  * the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
@@ -23,8 +23,8 @@
  *   UpscalerJS's own layer code) and through onnxruntime, on the same small crop.
  * - rest: POST /api/v1/tools/upscale through a real service against the same graph run once, whole,
  *   in a bare onnxruntime session with the same thread count; runs interleaved, REST / bare as the
- *   ratio of medians. `rest-goals` runs only the issue's goal cases (1 MP and 12 MP output). Besides wall time, the
- *   process CPU time each takes (every thread; the service runs in this process): the CPU the service
+ *   ratio of medians. `rest-goals` runs only the issue's goal cases (1 MP and 12 MP output),
+ *   `rest-1mp` the first of them. Besides wall time, the process CPU time each takes (every thread; the service runs in this process): the CPU the service
  *   adds per call is the steadier figure when other work shares the cores.
  */
 import fs from "node:fs";
@@ -434,6 +434,7 @@ try {
   if (wanted("classical")) await classicalSpeed();
   if (wanted("tfjs")) await tfjsComparison(bench);
   if (wanted("rest") || wanted("rest-goals")) await restOverhead(bench, wanted("rest") ? [...GOAL_CASES, ...OTHER_CASES] : GOAL_CASES);
+  if (wanted("rest-1mp")) await restOverhead(bench, GOAL_CASES.slice(0, 1));
 } finally {
   await bench.runtime.dispose();
 }

@@ -11,6 +11,7 @@ import type { RawImage } from "../../workers/image/raw-image.js";
 import { toGrey } from "../../workers/upscale/colour-planes.js";
 import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
 import {
+  imageTiling,
   MAX_TILE_WORKING_BYTES,
   runUpscaleNetwork,
   tileGeometry,
@@ -171,6 +172,17 @@ describe("pipeline mechanics (fake network)", () => {
     for (const candidate of ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "espcn-x3"]) {
       for (const scale of entry(candidate).upscale!.nativeScales) expect(tileWorkingBytes(entry(candidate), scale)).toBeLessThanOrEqual(MAX_TILE_WORKING_BYTES);
     }
+  });
+
+  it("runs an image with no more pixels than one tile as one tile, whatever its longest side", async () => {
+    const strip: RawImage = { data: new Uint8Array(300 * 100 * 3).fill(90), width: 300, height: 100, channels: 3 };
+    const fake = fakeNetwork();
+    await run(fake, strip, "esrgan-slim", 2);
+    expect(fake.runs()).toBe(1); // 192 px tiles would take two
+    expect(imageTiling(entry("esrgan-slim"), 2, strip)).toEqual({ tileSize: 300, tileOverlap: 12 });
+    const square: RawImage = { data: new Uint8Array(200 * 200 * 3).fill(90), width: 200, height: 200, channels: 3 };
+    expect(imageTiling(entry("esrgan-slim"), 2, square)).toEqual(tileGeometry(entry("esrgan-slim"), 2));
+    expect(imageTiling(entry("espcn-x3"), 3, { width: 300, height: 100 })).toEqual(entry("espcn-x3").geometry);
   });
 
   it("checks the signal between tiles: an abort stops after the running tile with CANCELLED", async () => {
