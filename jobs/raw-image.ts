@@ -4,6 +4,7 @@
  * rest of the body in `X-Atelier-*` headers. Content negotiation follows RFC 9110 q-values; JSON
  * stays the answer whenever the client does not prefer an image.
  */
+import { decodeBase64 } from "../core/base64-slices.js";
 import { AtelierError } from "../core/errors.js";
 import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
 
@@ -70,12 +71,14 @@ function headerName(field: string): string {
   return `X-Atelier-${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`).replace(/^./, (first) => first.toUpperCase())}`;
 }
 
-/** The first image of an image operation's body as bytes, the other fields as headers. */
-export function rawImageOf(body: unknown): RawImage {
+/** The first image of an image operation's body as bytes (decoded a slice at a time), the other fields as headers. */
+export async function rawImageOf(body: unknown): Promise<RawImage> {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
   const image = data?.[0];
-  const match = image ? /^data:([^;,]+);base64,(.*)$/s.exec(image.url) : null;
-  if (!image || !match) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
+  // data:<media type>;base64,<payload>, read by position: a regular expression would copy the payload.
+  const payloadAt = image?.url.startsWith("data:") ? image.url.indexOf(";base64,") + ";base64,".length : -1;
+  const mediaType = image && payloadAt > 0 ? image.url.slice("data:".length, payloadAt - ";base64,".length) : "";
+  if (!image || mediaType === "" || /[;,]/.test(mediaType)) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
   const headers: Record<string, string> = {
     "X-Atelier-Width": String(image.width),
     "X-Atelier-Height": String(image.height),
@@ -84,5 +87,5 @@ export function rawImageOf(body: unknown): RawImage {
     if (typeof value === "string" || typeof value === "number") headers[headerName(field)] = encodeURIComponent(String(value)).replace(/%20/g, " ");
     else if (Array.isArray(value)) headers[headerName(field)] = value.map((item) => encodeURIComponent(String(item)).replace(/%20/g, " ")).join(", ");
   }
-  return { bytes: Buffer.from(match[2]!, "base64"), mediaType: match[1]!, headers };
+  return { bytes: await decodeBase64(image.url, payloadAt), mediaType, headers };
 }
