@@ -3,7 +3,8 @@
  * what the pictures look like, and how the fixed-size nc16 networks compare run at the working size
  * versus at their native 256x256.
  *
- *   npx tsx bench/style-transfer.ts
+ *   npx tsx bench/style-transfer.ts             (everything below)
+ *   npx tsx bench/style-transfer.ts overhead    (only the REST / bare ratio at 1 MP, the issue's goal)
  *
  * Models: ATELIER_MODELS_DIR when it holds every style, else a temporary folder pulled from the model
  * mirror (ATELIER_MODEL_MIRROR, default ../shared/models). Photos: data/test-photos
@@ -33,6 +34,7 @@ import { runTiled } from "../workers/image/tiling.js";
 import { ModelLoader } from "../workers/models/model-loader.js";
 import { ModelStore } from "../workers/models/model-store.js";
 import { ModelRuntime } from "../workers/onnx/onnx-runtime.js";
+import { addReflectedMargin } from "../workers/style/edge-margin.js";
 import { resizeImage } from "../workers/style/resample.js";
 import { STYLE_FAMILIES, styleFamily } from "../workers/style/style-families.js";
 import { paintWithStyle } from "../workers/style/style-network.js";
@@ -162,6 +164,71 @@ async function modelsFolder(): Promise<string> {
   return installedModelsDir(STYLE_ENTRIES.map((entry) => entry.id));
 }
 
+/** Interleaved runs of REST and bare per style, after one warm-up of each. */
+const OVERHEAD_RUNS = Math.max(3, REPEATS);
+
+/**
+ * The goal of issue 19 (style transfer overhead <= 10 %): REST end to end on a 1024x1024 photo
+ * (1.05 MP, the default working size, so painted whole and never resized) against a bare session
+ * running the same graph on the same pixels, interleaved, ratio of medians. The ml5 family paints a
+ * 48 px mirrored margin as well (edge-margin.ts: 20 % more network work at this size); its ratio is
+ * also given against a bare run on the framed image, the network work the service has to do.
+ */
+async function overheadAtOneMegapixel(modelsDir: string, bareRun: (entry: CatalogEntry, image: RawImage) => Promise<unknown>): Promise<void> {
+  const size = DEFAULT_STYLE_SETTINGS.workingSize;
+  say(`## REST / bare session at 1 MP: ${size}x${size} photo, PNG in and out, ${OVERHEAD_RUNS} interleaved runs, medians`);
+  say();
+  const image = await photo(testPhoto("motorcycle_left.png"), { width: size, height: size });
+  const imageUrl = dataUrl(await pngOf(image));
+  const service = await startTestService({ ATELIER_MODELS_DIR: modelsDir, ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: "600000",
+    // On a loaded 2-core machine a call can outlast the default two-minute deadlines.
+    ATELIER_WORKER_DEADLINE_MS: "1800000",
+    ATELIER_HTTP_REQUEST_TIMEOUT_MS: "1800000",
+  });
+  const key = await service.createKey("bench", 1_000_000);
+  const loadBefore = os.loadavg()[0]!;
+  const rows: (string | number)[][] = [];
+  try {
+    for (const id of ["udnie", "candy-lite"]) {
+      const entry = STYLE_ENTRIES.find((candidate) => candidate.id === id)!;
+      const margin = styleFamily(entry).edgeMargin;
+      const framed = addReflectedMargin(image, margin);
+      const post = async () => {
+        const response = await service.post("/tools/style-transfer", { imageUrl, style: id }, key);
+        if (response.status !== 200) throw new Error(`${id}: HTTP ${response.status} ${await response.text()}`);
+        return response.json();
+      };
+      await post();
+      await bareRun(entry, image);
+      if (margin > 0) await bareRun(entry, framed);
+      const rest: { ms: number; cpuMs: number }[] = [];
+      const bare: { ms: number; cpuMs: number }[] = [];
+      const bareFramed: { ms: number; cpuMs: number }[] = [];
+      for (let i = 0; i < OVERHEAD_RUNS; i++) {
+        rest.push(await timed(post));
+        bare.push(await timed(() => bareRun(entry, image)));
+        if (margin > 0) bareFramed.push(await timed(() => bareRun(entry, framed)));
+      }
+      const wall = (runs: { ms: number }[]) => median(runs.map((run) => run.ms));
+      const cpu = (runs: { cpuMs: number }[]) => median(runs.map((run) => run.cpuMs));
+      rows.push([
+        id,
+        margin > 0 ? `${margin} px` : "none",
+        ms(wall(rest)),
+        ms(wall(bare)),
+        `${(wall(rest) / wall(bare)).toFixed(2)}x`,
+        margin > 0 ? `${(wall(rest) / wall(bareFramed)).toFixed(2)}x` : "—",
+        ms(cpu(rest) - cpu(bare)),
+      ]);
+    }
+  } finally {
+    await service.close();
+  }
+  table(["style", "edge margin", "REST median ms", "bare median ms", "REST / bare", "REST / bare on the framed image", "added CPU ms (median)"], rows);
+  say(`Load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0]!.toFixed(1)} after.`);
+  say();
+}
+
 async function main(): Promise<void> {
   fs.mkdirSync(OUTPUT, { recursive: true });
   const modelsDir = await modelsFolder();
@@ -185,6 +252,11 @@ async function main(): Promise<void> {
   say(`${os.cpus()[0]?.model ?? "cpu"}, ${os.availableParallelism()} cores, onnxruntime threads ${THREADS}, load average ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}; median of ${REPEATS} runs after a warm-up.`);
   say(`Working size ${DEFAULT_STYLE_SETTINGS.workingSize} px (long side), tile limit ${DEFAULT_STYLE_SETTINGS.tileSize} px.`);
   say();
+  if (process.argv.includes("overhead")) {
+    await overheadAtOneMegapixel(modelsDir, bareRun);
+    await runtime.dispose();
+    return;
+  }
 
   // 1. Memory one run keeps (the runtime's arena), for the families' bytesPerTilePixel.
   say("## Memory kept by a session after one 1024x1024 run");

@@ -67,6 +67,28 @@ describe("reflected edge margin", () => {
     expect([...framed.data.subarray(0, 8)]).toEqual([30, 20, 10, 20, 30, 40, 30, 20]);
   });
 
+  it("mirrors every pixel of the margin, colour images and margins wider than the image included", () => {
+    // Reference: each framed pixel looked up on its own (…c b | a b c… on both axes).
+    const mirror = (position: number, size: number) => {
+      if (size === 1) return 0;
+      const period = 2 * (size - 1);
+      const folded = ((position % period) + period) % period;
+      return folded < size ? folded : period - folded;
+    };
+    for (const [width, height, margin] of [[7, 5, 3], [5, 3, 9], [1, 4, 2]] as const) {
+      const image = noiseImage(width, height, 3);
+      const framed = addReflectedMargin(image, margin);
+      const expected = new Uint8Array(framed.data.length);
+      for (let y = 0; y < framed.height; y++) {
+        for (let x = 0; x < framed.width; x++) {
+          const from = (mirror(y - margin, height) * width + mirror(x - margin, width)) * 3;
+          for (let c = 0; c < 3; c++) expected[(y * framed.width + x) * 3 + c] = image.data[from + c]!;
+        }
+      }
+      expect(Buffer.from(framed.data).equals(Buffer.from(expected))).toBe(true);
+    }
+  });
+
   it("handles margins larger than the image, and comes back exactly", () => {
     const image = noiseImage(5, 3);
     const framed = addReflectedMargin(image, 9);

@@ -11,6 +11,7 @@ import type { RawImage } from "../../workers/image/raw-image.js";
 import { toGrey } from "../../workers/upscale/colour-planes.js";
 import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
 import {
+  imageTiling,
   MAX_TILE_WORKING_BYTES,
   runUpscaleNetwork,
   tileGeometry,
@@ -173,6 +174,17 @@ describe("pipeline mechanics (fake network)", () => {
     }
   });
 
+  it("runs an image with no more pixels than one tile as one tile, whatever its longest side", async () => {
+    const strip: RawImage = { data: new Uint8Array(300 * 100 * 3).fill(90), width: 300, height: 100, channels: 3 };
+    const fake = fakeNetwork();
+    await run(fake, strip, "esrgan-slim", 2);
+    expect(fake.runs()).toBe(1); // 192 px tiles would take two
+    expect(imageTiling(entry("esrgan-slim"), 2, strip)).toEqual({ tileSize: 300, tileOverlap: 12 });
+    const square: RawImage = { data: new Uint8Array(200 * 200 * 3).fill(90), width: 200, height: 200, channels: 3 };
+    expect(imageTiling(entry("esrgan-slim"), 2, square)).toEqual(tileGeometry(entry("esrgan-slim"), 2));
+    expect(imageTiling(entry("espcn-x3"), 3, { width: 300, height: 100 })).toEqual(entry("espcn-x3").geometry);
+  });
+
   it("checks the signal between tiles: an abort stops after the running tile with CANCELLED", async () => {
     const controller = new AbortController();
     const fake = fakeNetwork((runs) => {
@@ -183,6 +195,17 @@ describe("pipeline mechanics (fake network)", () => {
     expect(failure).toBeInstanceOf(AtelierError);
     expect((failure as AtelierError).code).toBe("CANCELLED");
     expect(fake.runs()).toBe(2); // of 4 tiles (2 x 2 at 192 px every 180)
+  });
+
+  it("checks the signal during the enlargement after the network: an abort there stops it with CANCELLED", async () => {
+    const controller = new AbortController();
+    // One tile: the abort comes after the last network run, so only the Lanczos step to x6 can see it.
+    const fake = fakeNetwork(() => controller.abort());
+    const image: RawImage = { data: new Uint8Array(120 * 90 * 3).fill(77), width: 120, height: 90, channels: 3 };
+    const failure = await run(fake, image, "lsdir-compact-x4", 6, { signal: controller.signal }).catch((error: unknown) => error);
+    expect(fake.runs()).toBe(1);
+    expect(failure).toBeInstanceOf(AtelierError);
+    expect((failure as AtelierError).code).toBe("CANCELLED");
   });
 
   it("returns the image the fake network made, sized and with steps for an enlarged path", async () => {

@@ -45,11 +45,6 @@ function sourceChannel(format: ImageTensorFormat, t: number): number {
   return format.channelOrder === "BGR" ? 2 - t : t;
 }
 
-/** Element offset of (tensor channel `t`, pixel `p`) in a tensor of `pixels` pixels and `channels` channels. */
-function indexer(layout: ImageTensorFormat["layout"], pixels: number, channels: number): (t: number, p: number) => number {
-  return layout === "NCHW" ? (t, p) => t * pixels + p : (t, p) => p * channels + t;
-}
-
 /**
  * A `[1, C, H, W]` (NCHW) or `[1, H, W, C]` (NHWC) tensor of `image`. RGB and BGR need a 3-channel
  * image; Y takes a 3-channel image (luma computed) or a 1-channel one (used as is). Split alpha first
@@ -69,21 +64,20 @@ export function imageToTensor(image: RawImage, format: ImageTensorFormat): Tenso
   const { scale, offset } = affine(format);
   const pixels = width * height;
   const out = new Float32Array(pixels * channels);
-  const at = indexer(format.layout, pixels, channels);
   if (format.channelOrder === "Y") {
     const [kr, kg, kb] = LUMA_WEIGHTS;
     const s = scale[0]!;
     const o = offset[0]!;
-    for (let p = 0; p < pixels; p++) {
-      const luma = image.channels === 1 ? data[p]! : kr * data[p * 3]! + kg * data[p * 3 + 1]! + kb * data[p * 3 + 2]!;
-      out[p] = luma * s + o;
-    }
+    if (image.channels === 1) for (let p = 0; p < pixels; p++) out[p] = data[p]! * s + o;
+    else for (let p = 0, i = 0; p < pixels; p++, i += 3) out[p] = (kr * data[i]! + kg * data[i + 1]! + kb * data[i + 2]!) * s + o;
   } else {
+    // One plain strided loop per tensor channel: this runs over every input pixel of every call.
+    const planar = format.layout === "NCHW";
     for (let t = 0; t < 3; t++) {
-      const from = sourceChannel(format, t);
       const s = scale[t]!;
       const o = offset[t]!;
-      for (let p = 0; p < pixels; p++) out[at(t, p)] = data[p * 3 + from]! * s + o;
+      const step = planar ? 1 : 3;
+      for (let p = 0, from = sourceChannel(format, t), to = planar ? t * pixels : t; p < pixels; p++, from += 3, to += step) out[to] = data[from]! * s + o;
     }
   }
   const dims = format.layout === "NCHW" ? [1, channels, height, width] : [1, height, width, channels];
@@ -158,10 +152,16 @@ export function tensorImage(tensor: TensorData, format: ImageTensorFormat): Tens
       const t = sourceChannel(format, c);
       const s = scale[t]!;
       const o = offset[t]!;
+      const out = target.data;
       for (let j = 0; j < region.height; j++) {
         let from = first(c, (region.y + j) * width + region.x);
         let to = ((y + j) * target.width + x) * channels + c;
-        for (let i = 0; i < region.width; i++, from += step, to += channels) target.data[to] = toSample(Math.fround((data[from]! - o) / s));
+        const end = from + region.width * step;
+        // toSample inlined by hand: this loop writes every output sample of every call.
+        for (; from < end; from += step, to += channels) {
+          const value = Math.fround((data[from]! - o) / s);
+          out[to] = value >= 255 ? 255 : value > 0 ? (value + 0.5) | 0 : 0;
+        }
       }
     }
   };

@@ -89,12 +89,16 @@ function cutTile(image: RawImage, column: AxisTile, row: AxisTile, edge: EdgeMod
   const width = column.padded;
   const height = row.padded;
   const data = new Uint8Array(width * height * channels);
+  // The part inside the image is copied row by row; only the padding is looked up pixel by pixel.
+  const inside = Math.min(width, image.width - column.start);
   for (let ty = 0; ty < height; ty++) {
-    const sy = edgeIndex(row.start + ty, image.height, edge);
-    for (let tx = 0; tx < width; tx++) {
-      const from = (sy * image.width + edgeIndex(column.start + tx, image.width, edge)) * channels;
+    const rowStart = edgeIndex(row.start + ty, image.height, edge) * image.width;
+    const from = (rowStart + column.start) * channels;
+    data.set(image.data.subarray(from, from + inside * channels), ty * width * channels);
+    for (let tx = inside; tx < width; tx++) {
+      const source = (rowStart + edgeIndex(column.start + tx, image.width, edge)) * channels;
       const to = (ty * width + tx) * channels;
-      for (let c = 0; c < channels; c++) data[to + c] = image.data[from + c]!;
+      for (let c = 0; c < channels; c++) data[to + c] = image.data[source + c]!;
     }
   }
   return { data, width, height, channels };

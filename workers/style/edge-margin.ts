@@ -24,13 +24,18 @@ export function addReflectedMargin(image: RawImage, margin: number): RawImage {
   const height = image.height + 2 * margin;
   const data = new Uint8Array(width * height * channels);
   const columns = Int32Array.from({ length: width }, (_, x) => reflected(x - margin, image.width));
+  const rowBytes = image.width * channels;
+  // Each row's picture part is one copy; only the mirrored columns beside it go pixel by pixel.
+  const mirrored = (y: number, row: number, x: number) => {
+    const from = (row + columns[x]!) * channels;
+    const to = (y * width + x) * channels;
+    for (let c = 0; c < channels; c++) data[to + c] = image.data[from + c]!;
+  };
   for (let y = 0; y < height; y++) {
     const row = reflected(y - margin, image.height) * image.width;
-    for (let x = 0; x < width; x++) {
-      const from = (row + columns[x]!) * channels;
-      const to = (y * width + x) * channels;
-      for (let c = 0; c < channels; c++) data[to + c] = image.data[from + c]!;
-    }
+    data.set(image.data.subarray(row * channels, row * channels + rowBytes), (y * width + margin) * channels);
+    for (let x = 0; x < margin; x++) mirrored(y, row, x);
+    for (let x = margin + image.width; x < width; x++) mirrored(y, row, x);
   }
   return { data, width, height, channels };
 }

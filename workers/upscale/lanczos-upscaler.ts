@@ -4,7 +4,7 @@
  */
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import { greyKeepingAlpha } from "./colour-planes.js";
-import { resample, resampleAsync } from "./resample.js";
+import { resampleAsync } from "./resample.js";
 
 export interface LanczosUpscaleOptions {
   /**
@@ -30,12 +30,14 @@ export async function lanczosUpscale(source: RawImage, scale: number, options: L
 /**
  * Resizes raw pixels to exactly `width` x `height` with pixel centres aligned. RGB reductions go
  * through libvips, whose reduction is centred (within 0.2 levels on average of resample.ts) and
- * about 30 times faster; enlargements, and planes libvips would reinterpret (grey, alpha), use resample.ts.
+ * about 30 times faster; enlargements, and planes libvips would reinterpret (grey, alpha), use
+ * resample.ts in bands, giving the event loop a turn between them (an enlargement to 12 MP is about
+ * a second of work on the thread that also answers gRPC) and stopping there when `signal` aborts.
  */
-export async function lanczosResize(image: RawImage, width: number, height: number): Promise<RawImage> {
+export async function lanczosResize(image: RawImage, width: number, height: number, signal?: AbortSignal): Promise<RawImage> {
   if (width === image.width && height === image.height) return image;
   if (image.channels === 3 && width <= image.width && height <= image.height) {
     return readRawImage(rawImagePipeline(image).resize(width, height, { kernel: "lanczos3", fit: "fill" }));
   }
-  return resample(image, width, height, "lanczos3");
+  return resampleAsync(image, width, height, "lanczos3", { signal });
 }

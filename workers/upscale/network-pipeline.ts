@@ -63,7 +63,7 @@ export async function upscaleWithNetwork(
     steps.push(`${entry.id} x${nativeScale}`);
   } else if (lumaNetwork) {
     const luma = await runUpscaleNetwork(rgb, entry, nativeScale, deps, signal);
-    const colour = await lanczosResize(rgb, rgb.width * nativeScale, rgb.height * nativeScale);
+    const colour = await lanczosResize(rgb, rgb.width * nativeScale, rgb.height * nativeScale, signal);
     image = replaceLuma(colour, luma);
     steps.push(`${entry.id} x${nativeScale} (luma)`, `chroma: lanczos3 x${nativeScale}`);
   } else {
@@ -74,13 +74,13 @@ export async function upscaleWithNetwork(
   const width = source.width * scale;
   const height = source.height * scale;
   if (path.finalResample !== "none") {
-    image = await lanczosResize(image, width, height);
+    image = await lanczosResize(image, width, height, signal);
     steps.push(`lanczos3 to x${scale}`);
   }
   if (grey) image = toGrey(image);
   if (!alpha) return { image, steps };
 
-  const resizedAlpha = await lanczosResize(alpha, width, height);
+  const resizedAlpha = await lanczosResize(alpha, width, height, signal);
   steps.push(`alpha: lanczos3 x${scale}`);
   return { image: grey ? mergeGreyAlpha(image, resizedAlpha) : mergeAlpha(image, resizedAlpha), steps };
 }

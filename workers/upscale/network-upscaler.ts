@@ -51,6 +51,18 @@ export function tileGeometry(entry: CatalogEntry, scale: number): InferenceGeome
   return { ...geometry, tileSize: side };
 }
 
+/**
+ * The tiling for an image of `size`: one tile for the whole image when it has no more pixels than a
+ * tile of {@link tileGeometry} (activation memory grows with pixels, not with the longest side, so a
+ * 300x100 strip fits where a 192x192 tile does), else {@link tileGeometry}'s tiles. One tile spares
+ * the overlaps' repeated work and the blending.
+ */
+export function imageTiling(entry: CatalogEntry, scale: number, size: { width: number; height: number }): InferenceGeometry {
+  const geometry = tileGeometry(entry, scale);
+  if (geometry.fixedSize || geometry.tileSize === undefined || size.width * size.height > geometry.tileSize ** 2) return geometry;
+  return { ...geometry, tileSize: Math.max(size.width, size.height) };
+}
+
 /** Estimated activation memory of one tile of `entry` at `scale`, for the runtime's memory budget. */
 export function tileWorkingBytes(entry: CatalogEntry, scale: number): number {
   const geometry = tileGeometry(entry, scale);
@@ -84,7 +96,7 @@ export async function runUpscaleNetwork(
       runTiled(image, {
         format,
         scale: nativeScale,
-        geometry: tileGeometry(entry, nativeScale),
+        geometry: imageTiling(entry, nativeScale, image),
         signal,
         runTile: async (tile) => {
           const result = (await session.run({ [input]: tile }, { signal }))[output];
