@@ -5,18 +5,25 @@
  * workers/upscale/upscale-choice.ts come from them.
  *
  *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest]     (default: all five)
+ *     quality options: --scales=2,4 (default) --sets=tuning,reporting (default both)
+ *                      --models=ID,"ID ×8",... (default: every network, LSDIR also as a self-ensemble)
  *
- * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos) and, for LSDIR and ESPCN,
- * the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
- * ATELIER_ONNX_THREADS (default: every core). About 8 minutes on 2 cores, most of it ESRGAN thick
- * (quality) and TensorFlow.js (tfjs).
+ * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos); the quality section
+ * fetches its own (bench/bench-photos.ts, into data/bench-photos). LSDIR and ESPCN come from the model
+ * mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
+ * ATELIER_ONNX_THREADS (default: every core). ESRGAN thick and the self-ensembles take most of the
+ * time: run the quality section with --models to keep it short on 2 cores.
  *
- * - quality: for each photo, a 256 px centre crop (rounded down to a multiple of the factor) is
- *   reduced by the factor with bicubic and upscaled back; PSNR and SSIM on luma, factor-wide border
- *   shaved (bench/upscale-quality.ts). Every model runs through the service's own pipeline.
+ * - quality: for each photo of the tuning and reporting sets (bench/bench-photos.ts), a 256 px centre
+ *   crop (rounded down to a multiple of the factor) is reduced by the factor with bicubic, used as is
+ *   and JPEG-compressed (quality 75), and upscaled back; RGB PSNR (the goal's measure), luma PSNR and
+ *   SSIM, factor-wide border shaved (bench/upscale-quality.ts). Every model runs through the service's
+ *   own pipeline; "default" is what upscale-choice.ts picks for the input at the configured time
+ *   budget. Per set and input kind: mean and worst gain over Lanczos-3, and a per-photo table.
  * - speed: one 256x256 crop (128x128 for ESRGAN thick) per native factor through the service's
  *   pipeline (tiles, blending), after a warm-up on a small image; milliseconds per output megapixel,
- *   best and median of 3 runs (the best is the steadier figure when other work shares the cores).
+ *   best and median of 3 runs (the best is the steadier figure when other work shares the cores); then
+ *   the time budget's upgrades (upscale-choice.ts AFFORDABLE_UPGRADES) on a 128x128 crop, as run.
  * - classical: the lanczos model (resample.ts, one thread) on a large image, beside libvips' own
  *   lanczos3 resize (its thread pool), with the process's peak resident memory.
  * - tfjs: the same ESRGAN graph through @tensorflow/tfjs (CPU backend, the fastest that installs here;
@@ -109,7 +116,7 @@ interface QualityOptions {
   scales: number[];
   /** Which of BENCH_PHOTOS' sets. */
   sets: string[];
-  /** Networks to measure (ids); the baselines and the default choice are always measured. */
+  /** Methods to measure besides the baselines and the default choice: model ids, "ID ×8" for a self-ensemble. */
   models: string[];
 }
 
@@ -160,7 +167,7 @@ async function qualityInputs(sets: string[], scale: number): Promise<QualityInpu
 async function quality(bench: BenchModels, options: QualityOptions): Promise<void> {
   const timeBudgetMs = loadConfig().images.upscaleTimeBudgetMs ?? 0;
   const all = [...methods(bench), defaultMethod(bench, timeBudgetMs)].filter(
-    (method) => BASELINES.includes(method.name) || method.name === "default" || options.models.some((id) => method.name.startsWith(id)),
+    (method) => BASELINES.includes(method.name) || method.name === "default" || options.models.includes(method.name),
   );
   const summary: (string | number)[][] = [];
   for (const scale of options.scales) {
@@ -519,7 +526,7 @@ const { values: flags, positionals: sections } = parseArgs({
   options: {
     scales: { type: "string", default: "2,4" },
     sets: { type: "string", default: "tuning,reporting" },
-    models: { type: "string", default: MODEL_IDS.join(",") },
+    models: { type: "string", default: [...MODEL_IDS, ...ENSEMBLE_MODELS.map((id) => `${id} ×8`)].join(",") },
   },
 });
 const wanted = (name: string) => sections.length === 0 || sections.includes(name);

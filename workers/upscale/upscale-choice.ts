@@ -22,7 +22,11 @@ export interface AffordableUpgrade {
   id: string;
   /** Run as a self-ensemble of eight orientations (self-ensemble.ts). */
   selfEnsemble: boolean;
-  /** Measured milliseconds per output megapixel on 2 cores (bench/upscale-bench.ts, speed), ensemble included. */
+  /**
+   * Milliseconds per output megapixel on 2 cores, ensemble included, from the speed table of
+   * bench/upscale-bench.ts (README): ESRGAN thick x4 4703 as measured; LSDIR x8-ensemble at x2 from
+   * LSDIR's 528 per native-output MP, times 4 (its x4 output is 4 times the x2 one) and 8 runs.
+   */
   msPerOutputMegapixel: number;
 }
 
@@ -41,7 +45,7 @@ export interface AffordableUpgrade {
  * prediction exceeds the budget, the fast default of {@link DEFAULT_PREFERENCE}.
  */
 export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpgrade[]>> = {
-  2: [{ id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: 17000 }],
+  2: [{ id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: 528 * 4 * 8 }],
   4: [{ id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: 4703 }],
 };
 
