@@ -87,6 +87,11 @@ export interface JobStore {
   get(id: string): Promise<JobRecord | null>;
   /** The key's jobs, newest first. `cursor` is the last id of the previous page. */
   list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
+  /**
+   * The jobs of any of these keys (one console user's keys), newest first in one sequence, paged as
+   * {@link list}: `cursor` is the last id of the previous page, and an id of no listed key ends it.
+   */
+  listForKeys(apiKeyIds: string[], options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
   /** The oldest queued job of every key that has one. */
   queueHeads(): Promise<QueueHead[]>;
   /** Marks a queued job running; null when another runner took it or it was canceled. */

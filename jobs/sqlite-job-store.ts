@@ -191,15 +191,23 @@ export class SqliteJobStore implements JobStore {
   }
 
   async list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage> {
+    return this.listForKeys([apiKeyId], options);
+  }
+
+  async listForKeys(apiKeyIds: string[], options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage> {
+    // The key ids travel as one JSON array parameter, however many there are.
+    const keys = JSON.stringify(apiKeyIds);
     const after = options.cursor
-      ? (this.db.prepare<[string, string], { seq: number }>("SELECT seq FROM jobs WHERE id = ? AND api_key_id = ?").get(options.cursor, apiKeyId)?.seq ?? 0)
+      ? (this.db
+          .prepare<[string, string], { seq: number }>("SELECT seq FROM jobs WHERE id = ? AND api_key_id IN (SELECT value FROM json_each(?))")
+          .get(options.cursor, keys)?.seq ?? 0)
       : Number.MAX_SAFE_INTEGER;
     const rows = this.db
       .prepare<[string, number, string | null, string | null, number], JobRow>(
-        `SELECT * FROM jobs WHERE api_key_id = ? AND seq < ? AND (? IS NULL OR status = ?)
+        `SELECT * FROM jobs WHERE api_key_id IN (SELECT value FROM json_each(?)) AND seq < ? AND (? IS NULL OR status = ?)
          ORDER BY seq DESC LIMIT ?`,
       )
-      .all(apiKeyId, after, options.status ?? null, options.status ?? null, options.limit + 1);
+      .all(keys, after, options.status ?? null, options.status ?? null, options.limit + 1);
     const jobs = rows.slice(0, options.limit).map(fromRow);
     return { jobs, nextCursor: rows.length > options.limit ? jobs[jobs.length - 1]!.id : null };
   }
