@@ -224,7 +224,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/
     const budget = String(loadConfig({}).images.upscaleTimeBudgetMs);
     service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["lsdir-compact-x4"]), ATELIER_UPSCALE_TIME_BUDGET_MS: budget });
     key = await service.createKey("upscale-budget");
-  });
+  }, 180_000);
   afterAll(async () => {
     await service?.close();
   });
