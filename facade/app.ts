@@ -18,7 +18,7 @@ import { Readiness } from "../operations/health/readiness.js";
 import { refuseWhileDraining } from "../operations/shutdown/graceful-shutdown.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
-import { earlyAuthentication } from "./early-authentication.js";
+import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
 import { jsonBodies } from "./json-body.js";
 import { sendTrpcError } from "./trpc-error-response.js";
@@ -40,6 +40,7 @@ export function contextFor(services: AtelierServices, req: Request, res: Respons
   return {
     requestId: requestIdOf(res),
     authorization: req.get("authorization"),
+    authenticated: earlyAuthenticatedKeys(res),
     setHeader: (name, value) => {
       if (!res.headersSent) res.setHeader(name, value);
     },
@@ -137,7 +138,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   }
 
   // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
-  if (services.config.console.enabled) app.use(createConsoleRouter(services));
+  if (services.config.console.enabled) app.use(createConsoleRouter(services, jobs));
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));

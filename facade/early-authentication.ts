@@ -1,13 +1,15 @@
 /**
  * Authentication and the quota check from the request headers alone, before the body is read: a
  * caller without a valid key, or with its quota spent, is refused without the server receiving
- * (let alone parsing) its upload. The procedure's own middleware (server/middleware) still
- * authenticates and counts the request; this is the same check made early, for metered operations.
+ * (let alone parsing) its upload. The keys found are handed to the procedure's context
+ * (`authenticated`, through {@link earlyAuthenticatedKeys}), so its middleware (server/middleware)
+ * counts the request without reading the key store again; tRPC callers that do not pass through
+ * here are authenticated by that middleware alone.
  */
 import type { NextFunction, Request, Response } from "express";
 import { asAtelierError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
-import { effectiveHourlyLimit } from "../server/keys/api-key-store.js";
+import { effectiveHourlyLimit, type ApiKeyRecord } from "../server/keys/api-key-store.js";
 import { apiKeyFromAuthorization } from "../server/middleware/authenticate.js";
 import { rateLimitedError, rateLimitHeaders } from "../server/middleware/meter-quota.js";
 import { operationName } from "../server/middleware/record-usage.js";
@@ -24,6 +26,11 @@ export function meteredProcedures(): Set<string> {
   return new Set(Object.entries(procedures).filter(([, procedure]) => procedure._def.meta?.openapi?.protect === true).map(([path]) => path));
 }
 
+/** The keys earlyAuthentication accepted for this request, by operation; absent when it checked none. */
+export function earlyAuthenticatedKeys(res: Response): ReadonlyMap<string, ApiKeyRecord> | undefined {
+  return (res.locals as { authenticatedKeys?: Map<string, ApiKeyRecord> }).authenticatedKeys;
+}
+
 /**
  * Middleware refusing metered calls with a missing or invalid key (401) or a spent quota (429)
  * before their body is read. `operationsOf` names the procedures a request calls (several for a
@@ -36,9 +43,11 @@ export function earlyAuthentication(services: AtelierServices, operationsOf: (re
     if (req.method !== "POST") return next();
     const operations = operationsOf(req).filter((operation) => metered.has(operation));
     if (operations.length === 0) return next();
+    const accepted = new Map<string, ApiKeyRecord>();
     try {
       for (const operation of operations) {
         const apiKey = await apiKeyFromAuthorization(req.get("authorization"), services.keys, operation);
+        accepted.set(operation, apiKey);
         const limit = effectiveHourlyLimit(apiKey, services.config.quota.defaultLimit);
         const decision = await services.quota.peek(apiKey.id, limit);
         if (decision.remaining <= 0) {
@@ -53,6 +62,7 @@ export function earlyAuthentication(services: AtelierServices, operationsOf: (re
       res.setHeader("Connection", "close");
       return sendFailure(req, res, asAtelierError(error));
     }
+    (res.locals as { authenticatedKeys?: Map<string, ApiKeyRecord> }).authenticatedKeys = accepted;
     next();
   };
 }

@@ -21,10 +21,11 @@ import { isFinished, JOB_STATUSES, publicJob, type JobRecord } from "../jobs/job
 import { newJobId, type JobService } from "../jobs/job-service.js";
 import type { JobEvent } from "../jobs/job-store.js";
 import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
-import { negotiateRawFormat, rawImageOf } from "../jobs/raw-image.js";
+import { negotiateRawFormat } from "../jobs/raw-image.js";
 import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
 import { newSigningSecret } from "../jobs/webhooks/webhook-signature.js";
 import { sendError } from "./error-responses.js";
+import { answerRawImages, sendImage, sendJson } from "./result-responses.js";
 
 type ContextFor = (services: AtelierServices, req: Request, res: Response) => RequestContext;
 
@@ -60,17 +61,11 @@ const webhookUrlField = z
 
 const webhookField = z.object({ webhookUrl: webhookUrlField });
 
-function sendImage(res: Response, body: unknown): void {
-  const raw = rawImageOf(body);
-  for (const [name, value] of Object.entries(raw.headers)) res.setHeader(name, value);
-  res.status(200).type(raw.mediaType).send(raw.bytes);
-}
-
 /** A finished job's synchronous answer: its body (raw when asked) or its error. */
-function sendOutcome(res: Response, job: JobRecord, rawFormat: OutputFormatName | undefined): void {
+async function sendOutcome(res: Response, job: JobRecord, rawFormat: OutputFormatName | undefined): Promise<void> {
   if (job.status === "succeeded") {
-    if (rawFormat) sendImage(res, job.result);
-    else res.status(200).json(job.result);
+    if (rawFormat) await sendImage(res, job.result);
+    else await sendJson(res, 200, job.result);
     return;
   }
   const error = job.error!;
@@ -187,16 +182,6 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
   };
 }
 
-/** Makes the synchronous JSON success of an image operation go out as the raw image instead. */
-function answerRawImages(res: Response): void {
-  const json = res.json.bind(res);
-  res.json = ((body: unknown) => {
-    if (res.statusCode !== 200) return json(body);
-    sendImage(res, body);
-    return res;
-  }) as Response["json"];
-}
-
 const listQuery = z.strictObject({
   status: z.enum(JOB_STATUSES, { error: `Expected one of ${JOB_STATUSES.join(", ")} for status` }).optional(),
   cursor: z.string().max(100).optional(),
@@ -258,7 +243,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
         throw new AtelierError("JOB_CONFLICT", `Job ${job.id} ${job.status} and has no result; its error is in ${jobLocation(job.id)}.`);
       }
       if (job.result === null) throw new AtelierError("RESULT_GONE", `The result of job ${job.id} was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).`);
-      if (JOB_OPERATIONS.get(job.operation)?.returnsImages) sendImage(res, job.result);
+      if (JOB_OPERATIONS.get(job.operation)?.returnsImages) await sendImage(res, job.result);
       else res.json(job.result);
     }),
   );

@@ -8,11 +8,16 @@
  *   `maxConcurrentLargeBodies` the next one is refused with 503 and Retry-After, unread;
  * - nesting deeper than {@link MAX_JSON_DEPTH} is refused (400) before JSON.parse builds it;
  * - text that is not UTF-8 or not JSON is 400 MALFORMED_JSON.
+ * Bodies are scanned as their chunks arrive (facade/json-body-scanner.ts): nesting is known at the
+ * end without a pass over the text, and long plain strings (data URLs) are cut out of the text
+ * JSON.parse sees and put back, so a 20 MB body is not parsed in one block on the event loop.
  * Early refusals close the connection, so the unread rest of the upload is not drained.
  */
 import type { NextFunction, Request, Response } from "express";
 import { parse as parseContentType, type ContentType } from "content-type";
+import { isUtf8 } from "node:buffer";
 import { AtelierError } from "../core/errors.js";
+import { JsonBodyScanner, parseScannedJson } from "./json-body-scanner.js";
 
 /** Writes a refusal in the transport's error shape (REST or tRPC). */
 export type SendFailure = (req: Request, res: Response, error: AtelierError) => void;
@@ -21,6 +26,9 @@ export type SendFailure = (req: Request, res: Response, error: AtelierError) => 
 export const LARGE_BODY_BYTES = 1024 * 1024;
 /** Deepest nesting of arrays and objects accepted; request bodies here are at most a few levels deep. */
 export const MAX_JSON_DEPTH = 32;
+/** Strings at least this long (in bytes) are kept out of JSON.parse's text (see parseScannedJson). */
+export const LONG_STRING_BYTES = 64 * 1024;
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 export interface JsonBodyLimits {
   /** Largest body in bytes (ATELIER_MAX_BODY_BYTES). */
@@ -48,23 +56,6 @@ function mediaTypeProblem(req: Request): AtelierError | undefined {
   const encoding = (req.headers["content-encoding"] ?? "identity").toLowerCase();
   if (encoding !== "identity") return new AtelierError("UNSUPPORTED_MEDIA_TYPE", `${MEDIA_TYPE_MESSAGE}, without Content-Encoding (received ${encoding.slice(0, 40)}).`);
   return undefined;
-}
-
-/** True when `text` nests arrays and objects deeper than `maxDepth` (strings are skipped). */
-export function nestsDeeperThan(text: string, maxDepth: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) {
-      if (++depth > maxDepth) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -104,6 +95,7 @@ export function jsonBodies(limits: JsonBodyLimits) {
     if (declared !== undefined && declared > LARGE_BODY_BYTES && !takeLargeSlot()) return refuseUnread(res, busy());
 
     const chunks: Buffer[] = [];
+    const scanner = new JsonBodyScanner(LONG_STRING_BYTES);
     let received = 0;
     let done = false;
     const finish = (outcome: () => void) => {
@@ -119,6 +111,7 @@ export function jsonBodies(limits: JsonBodyLimits) {
       if (received > limits.maxBodyBytes) return finish(() => refuseUnread(res, tooLarge()));
       if (received > LARGE_BODY_BYTES && !takeLargeSlot()) return finish(() => refuseUnread(res, busy()));
       chunks.push(chunk);
+      scanner.scan(chunk);
     };
     req.on("data", onData);
     req.once("error", () => finish(() => {}));
@@ -126,18 +119,22 @@ export function jsonBodies(limits: JsonBodyLimits) {
     req.once("close", () => finish(() => {}));
     req.once("end", () =>
       finish(() => {
-        let text: string;
-        try {
-          text = utf8.decode(Buffer.concat(chunks, received));
-        } catch {
-          return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid UTF-8."));
+        const body = Buffer.concat(chunks, received);
+        if (!isUtf8(body)) return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid UTF-8."));
+        let parse: () => unknown;
+        if (scanner.longStrings.length === 0) {
+          const text = utf8.decode(body);
+          if (text.trim() === "") return next();
+          parse = () => JSON.parse(text) as unknown;
+        } else {
+          // The decoder drops a leading byte order mark; so does this.
+          parse = () => parseScannedJson(body, body.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0, scanner.longStrings);
         }
-        if (text.trim() === "") return next();
-        if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+        if (scanner.maxDepth > MAX_JSON_DEPTH) {
           return sendError(res, new AtelierError("INVALID_INPUT", `Invalid request: the body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`));
         }
         try {
-          req.body = JSON.parse(text) as unknown;
+          req.body = parse();
         } catch {
           return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid JSON."));
         }

@@ -11,6 +11,7 @@ import type { RequestContext } from "../server/context.js";
 import { appRouter } from "../server/router.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
+import { sendResult } from "./result-responses.js";
 
 export interface RestRoute {
   method: "GET" | "POST";
@@ -42,7 +43,7 @@ export function restHandler(route: RestRoute, contextFor: (req: Request, res: Re
     const call = route.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as Call;
     try {
       const data = await call(route.method === "POST" ? req.body : undefined);
-      if (!res.headersSent) res.status(200).json(data);
+      if (!res.headersSent) await sendResult(res, data);
     } catch (error) {
       // Every procedure error passes through the router's translateErrors middleware as a TRPCError.
       const failure = error instanceof Error && error.name === "TRPCError" ? atelierErrorOf(error as TRPCError) : asAtelierError(error);

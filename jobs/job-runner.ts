@@ -1,8 +1,9 @@
 /**
- * Runs queued jobs: at most `concurrency` at once, keys taking turns (the key served longest ago
- * goes next, so one key's 500 jobs never starve another key's one), each job calling the router's
- * own procedure in a job context (job-context.ts). Every state change is stored first, then
- * published to live listeners.
+ * Runs claimed jobs, each calling the router's own procedure in a job context (job-context.ts).
+ * Which job runs when is the scheduler's choice: local-job-scheduler.ts (keys take turns on this
+ * router's embedded queue) or bullmq-job-scheduler.ts (routers sharing one Redis queue). Every
+ * state change is stored first, then published to listeners; a job canceled anywhere is stopped
+ * here when its `canceled` status event arrives.
  */
 import { TRPCError } from "@trpc/server";
 import { AtelierError, ERROR_KINDS, toPublicError } from "../core/errors.js";
@@ -20,11 +21,28 @@ import type { JobEvent, JobOutcome, JobStore } from "./job-store.js";
 /** A job is started at most this many times; a second runner death fails it. */
 export const MAX_JOB_ATTEMPTS = 2;
 
-/** The abort reason when this router shuts down: the job stays `running` in the store and is recovered. */
+/** The abort reason when this router shuts down: the job is left to be retried (see the schedulers). */
 const SHUTDOWN = new AtelierError("CANCELLED", "The router is shutting down.");
 
+/** The outcome of a job whose runner died {@link MAX_JOB_ATTEMPTS} times. */
+export function interruptedOutcome(requestId: string): JobOutcome & { status: "failed" } {
+  const lost = new AtelierError(
+    "INTERNAL",
+    `The job was interrupted ${MAX_JOB_ATTEMPTS} times (the router running it stopped); it will not be retried. Submit it again.`,
+  );
+  return { status: "failed", error: { status: lost.httpStatus, body: toPublicError(lost, requestId) } };
+}
+
+/** Decides which queued job runs next and hands it to {@link JobRunner.run}. */
+export interface JobScheduler {
+  start(runner: JobRunner): Promise<void>;
+  /** A job was stored as queued. */
+  queued(jobId: string): Promise<void>;
+  /** Stops taking jobs (resolves once the jobs it handed out have returned). */
+  stop(): Promise<void>;
+}
+
 export interface JobRunnerOptions {
-  concurrency: number;
   resultRetentionMs: number;
   recordRetentionMs: number;
   /** Called once a job has finished, after its outcome is stored (webhooks). */
@@ -33,63 +51,53 @@ export interface JobRunnerOptions {
 }
 
 export class JobRunner {
-  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
-  /** The turn each key was last served at; keys never served go first. */
-  private readonly lastTurn = new Map<string, number>();
-  private turn = 0;
-  private pumping = false;
-  private pumpAgain = false;
+  private readonly running = new Map<string, { controller: AbortController; done: Promise<unknown> }>();
   private stopped = false;
   private purgeTimer: NodeJS.Timeout | undefined;
-  private readonly now: () => number;
+  readonly now: () => number;
 
   constructor(
-    private readonly store: JobStore,
+    readonly store: JobStore,
     private readonly services: AtelierServices,
     private readonly progress: ProgressClients,
     private readonly hub: JobEventHub,
+    private readonly scheduler: JobScheduler,
     private readonly options: JobRunnerOptions,
   ) {
     this.now = options.now ?? Date.now;
   }
 
-  /** Recovers jobs a previous runner left running, then starts taking jobs. */
+  get logger(): AtelierServices["logger"] {
+    return this.services.logger;
+  }
+
+  /** Starts purging old jobs and the scheduler. */
   async start(): Promise<void> {
-    const lost = new AtelierError(
-      "INTERNAL",
-      `The job was interrupted ${MAX_JOB_ATTEMPTS} times (the router running it stopped); it will not be retried. Submit it again.`,
-    );
-    const { requeued, failed } = await this.store.recover(MAX_JOB_ATTEMPTS, { status: lost.httpStatus, body: toPublicError(lost, "recovery") }, this.now());
-    for (const id of requeued) await this.emit(id, "status", { status: "queued" });
-    for (const id of failed) await this.emit(id, "status", { status: "failed" });
-    if (requeued.length + failed.length > 0) {
-      this.services.logger.warn({ requeued: requeued.length, failed: failed.length }, "recovered interrupted jobs");
-    }
     this.purgeTimer = setInterval(() => void this.purge(), 60_000);
     this.purgeTimer.unref();
     await this.purge();
-    this.wake();
+    await this.scheduler.start(this);
   }
 
-  /** Looks for work; call after a job is queued. */
-  wake(): void {
-    void this.pump().catch((error: unknown) => this.services.logger.error({ err: error }, "job queue failed"));
+  /** Announces a stored queued job and hands it to the scheduler. */
+  async queued(jobId: string): Promise<void> {
+    await this.emit(jobId, "status", { status: "queued" });
+    await this.scheduler.queued(jobId);
   }
 
-  /** Stops the job if it is running here. */
-  abort(id: string, reason: AtelierError): void {
-    this.running.get(id)?.controller.abort(reason);
-  }
-
-  /** Stops taking jobs and abandons running ones, which stay `running` and are recovered on the next start. */
+  /**
+   * Stops taking jobs and abandons running ones: they stay `running` in the store for the
+   * scheduler to retry (counting as an interruption).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.purgeTimer);
+    const scheduling = this.scheduler.stop();
     const done = [...this.running.values()].map((entry) => {
       entry.controller.abort(SHUTDOWN);
       return entry.done;
     });
-    await Promise.allSettled(done);
+    await Promise.allSettled([...done, scheduling]);
   }
 
   /** Stores the outcome unless the job already finished, then announces it. False when it had. */
@@ -108,49 +116,33 @@ export class JobRunner {
     this.hub.publish(await this.store.appendEvent(jobId, type, data));
   }
 
-  private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.pumpAgain = true;
-      return;
-    }
-    this.pumping = true;
+  /**
+   * Runs a job the scheduler claimed until it has an outcome (`finished`), or until this router
+   * stops (`abandoned`: the job is still `running` in the store).
+   */
+  async run(job: JobRecord): Promise<"finished" | "abandoned"> {
+    if (this.stopped) return "abandoned";
+    const controller = new AbortController();
+    // A cancel recorded by any router reaches this one as the job's `canceled` status event.
+    const unsubscribe = this.hub.subscribe(job.id, (event) => {
+      if (event.type === "status" && (event.data as { status?: string }).status === "canceled") {
+        controller.abort(new AtelierError("CANCELLED", "The job was canceled."));
+      }
+    });
+    const done = this.execute(job, controller.signal).catch((error: unknown) => {
+      this.services.logger.error({ err: error, jobId: job.id }, "job bookkeeping failed");
+      return "finished" as const;
+    });
+    this.running.set(job.id, { controller, done });
     try {
-      do {
-        this.pumpAgain = false;
-        while (!this.stopped && this.running.size < this.options.concurrency) {
-          if (!(await this.startNext())) break;
-        }
-      } while (this.pumpAgain && !this.stopped);
+      return await done;
     } finally {
-      this.pumping = false;
+      unsubscribe();
+      this.running.delete(job.id);
     }
   }
 
-  /** Claims the head of the key served longest ago; false when nothing is queued. */
-  private async startNext(): Promise<boolean> {
-    const heads = await this.store.queueHeads();
-    const order = heads
-      .map((head, index) => ({ head, index, turn: this.lastTurn.get(head.apiKeyId) ?? -1 }))
-      .sort((a, b) => a.turn - b.turn || a.index - b.index);
-    for (const { head } of order) {
-      const job = await this.store.claim(head.jobId, this.now());
-      if (!job) continue;
-      this.lastTurn.set(head.apiKeyId, ++this.turn);
-      const controller = new AbortController();
-      const entry = { controller, done: Promise.resolve() };
-      this.running.set(job.id, entry);
-      entry.done = this.execute(job, controller.signal)
-        .catch((error: unknown) => this.services.logger.error({ err: error, jobId: job.id }, "job bookkeeping failed"))
-        .finally(() => {
-          this.running.delete(job.id);
-          this.wake();
-        });
-      return true;
-    }
-    return false;
-  }
-
-  private async execute(job: JobRecord, signal: AbortSignal): Promise<void> {
+  private async execute(job: JobRecord, signal: AbortSignal): Promise<"finished" | "abandoned"> {
     await this.emit(job.id, "status", { status: "running" });
     const operation = JOB_OPERATIONS.get(job.operation);
     const apiKey = await this.services.keys.get(job.apiKeyId);
@@ -164,13 +156,14 @@ export class JobRunner {
       const result = await (procedure as (input: unknown) => Promise<unknown>)(job.input);
       outcome = { status: "succeeded", result };
     } catch (error) {
-      if (signal.reason === SHUTDOWN) return;
+      if (signal.reason === SHUTDOWN) return "abandoned";
       const failure = atelierErrorOf(error instanceof TRPCError ? error : toTRPCError(error));
       const canceled = signal.aborted && failure.code === "CANCELLED";
       outcome = { status: canceled ? "canceled" : "failed", error: { status: failure.httpStatus, body: toPublicError(failure, job.requestId) } };
       if (!canceled && ERROR_KINDS[failure.code].http >= 500 && apiKey) await this.refund(apiKey);
     }
     await this.record(job, outcome);
+    return "finished";
   }
 
   private async refund(apiKey: ApiKeyRecord): Promise<void> {

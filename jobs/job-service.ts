@@ -53,8 +53,7 @@ export class JobService {
         retryAfterSeconds: FULL_RETRY_AFTER_SECONDS,
       });
     }
-    await this.runner.emit(id, "status", { status: "queued" });
-    this.runner.wake();
+    await this.runner.queued(id);
     return outcome.inserted;
   }
 
@@ -77,7 +76,10 @@ export class JobService {
     return this.store.list(apiKeyId, options);
   }
 
-  /** Cancels a queued or running job; 409 once it has finished. */
+  /**
+   * Cancels a queued or running job; 409 once it has finished. The router running it stops it when
+   * the `canceled` status event reaches it (job-runner.ts).
+   */
   async cancel(apiKeyId: string, id: string): Promise<JobRecord> {
     const job = await this.get(apiKeyId, id);
     const reason = new AtelierError("CANCELLED", "The job was canceled.");
@@ -86,7 +88,6 @@ export class JobService {
       const current = await this.get(apiKeyId, id);
       throw new AtelierError("JOB_CONFLICT", `Job ${id} has already finished (${current.status}); there is nothing to cancel.`);
     }
-    this.runner.abort(id, reason);
     return this.get(apiKeyId, id);
   }
 

@@ -92,18 +92,9 @@ export interface JobStore {
    * {@link list}: `cursor` is the last id of the previous page, and an id of no listed key ends it.
    */
   listForKeys(apiKeyIds: string[], options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
-  /** The oldest queued job of every key that has one. */
-  queueHeads(): Promise<QueueHead[]>;
-  /** Marks a queued job running; null when another runner took it or it was canceled. */
-  claim(id: string, nowMs: number): Promise<JobRecord | null>;
   setProgress(id: string, progress: JobProgress): Promise<void>;
   /** Records the outcome of a queued or running job; false when it had already finished. */
   finish(id: string, outcome: JobOutcome, nowMs: number, resultExpiresAtMs: number): Promise<boolean>;
-  /**
-   * Jobs left `running` by a runner that stopped: requeued when they have been tried fewer than
-   * `maxAttempts` times, else failed with `error`. Returns the ids of both groups.
-   */
-  recover(maxAttempts: number, error: { status: number; body: PublicError }, nowMs: number): Promise<{ requeued: string[]; failed: string[] }>;
   /** Queued jobs that will run before this one when keys take turns (1 = next). */
   queuePosition(job: JobRecord): Promise<number>;
   appendEvent(jobId: string, type: JobEvent["type"], data: unknown): Promise<JobEvent>;
@@ -119,7 +110,10 @@ export interface JobStore {
   /** Replaces the key's signing secret. */
   rotateSigningSecret(apiKeyId: string, secret: string): Promise<void>;
   createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void>;
-  /** Pending deliveries whose next attempt is due. */
+  /**
+   * Pending deliveries whose next attempt is due. A store shared by several routers hands each one
+   * to a single caller (for long enough to attempt it), so exactly one router delivers it.
+   */
   dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]>;
   recordAttempt(id: number, attempt: WebhookAttempt, next: { status: WebhookDelivery["status"]; nextAttemptAtMs: number }): Promise<void>;
   /** The job's webhook delivery, if it has one. */
@@ -127,4 +121,21 @@ export interface JobStore {
   /** Drops results past their expiry and records (with their events) finished before `recordsBeforeMs`. */
   purge(nowMs: number, recordsBeforeMs: number, idempotencyBeforeMs: number): Promise<{ results: number; records: number }>;
   close(): Promise<void>;
+}
+
+/**
+ * The embedded queue's scheduling (local-job-scheduler.ts): one router claims the heads it picks
+ * and, when it starts, recovers the jobs it left running. A shared queue schedules through BullMQ
+ * instead (bullmq-job-scheduler.ts).
+ */
+export interface LocalJobQueue {
+  /** The oldest queued job of every key that has one. */
+  queueHeads(): Promise<QueueHead[]>;
+  /** Marks a queued job running; null when another runner took it or it was canceled. */
+  claim(id: string, nowMs: number): Promise<JobRecord | null>;
+  /**
+   * Jobs left `running` by a runner that stopped: requeued when they have been tried fewer than
+   * `maxAttempts` times, else failed with `error`. Returns the ids of both groups.
+   */
+  recover(maxAttempts: number, error: { status: number; body: PublicError }, nowMs: number): Promise<{ requeued: string[]; failed: string[] }>;
 }

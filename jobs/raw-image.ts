@@ -4,10 +4,11 @@
  * rest of the body in `X-Atelier-*` headers. Content negotiation follows RFC 9110 q-values; JSON
  * stays the answer whenever the client does not prefer an image.
  */
+import { decodeBase64 } from "../core/base64-slices.js";
 import { AtelierError } from "../core/errors.js";
 import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
 
-const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
+export const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
 
 interface MediaRange {
   type: string;
@@ -70,12 +71,26 @@ function headerName(field: string): string {
   return `X-Atelier-${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`).replace(/^./, (first) => first.toUpperCase())}`;
 }
 
+/** Where a base64 `data:` URL's payload starts and its media type, read by position (a regular expression would copy the payload); null for any other URL. */
+function dataUrlParts(url: string): { payloadAt: number; mediaType: string } | null {
+  const marker = ";base64,";
+  const payloadAt = url.startsWith("data:") ? url.indexOf(marker) + marker.length : -1;
+  const mediaType = payloadAt > marker.length ? url.slice("data:".length, payloadAt - marker.length) : "";
+  return mediaType === "" || /[;,]/.test(mediaType) ? null : { payloadAt, mediaType };
+}
+
+/** The bytes and media type of a base64 `data:` URL (as image results carry them, decoded a slice at a time), or null for any other URL. */
+export async function dataUrlBytes(url: string): Promise<{ bytes: Buffer; mediaType: string } | null> {
+  const parts = dataUrlParts(url);
+  return parts ? { bytes: await decodeBase64(url, parts.payloadAt), mediaType: parts.mediaType } : null;
+}
+
 /** The first image of an image operation's body as bytes, the other fields as headers. */
-export function rawImageOf(body: unknown): RawImage {
+export async function rawImageOf(body: unknown): Promise<RawImage> {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
   const image = data?.[0];
-  const match = image ? /^data:([^;,]+);base64,(.*)$/s.exec(image.url) : null;
-  if (!image || !match) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
+  const decoded = image ? await dataUrlBytes(image.url) : null;
+  if (!image || !decoded) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
   const headers: Record<string, string> = {
     "X-Atelier-Width": String(image.width),
     "X-Atelier-Height": String(image.height),
@@ -84,5 +99,5 @@ export function rawImageOf(body: unknown): RawImage {
     if (typeof value === "string" || typeof value === "number") headers[headerName(field)] = encodeURIComponent(String(value)).replace(/%20/g, " ");
     else if (Array.isArray(value)) headers[headerName(field)] = value.map((item) => encodeURIComponent(String(item)).replace(/%20/g, " ")).join(", ");
   }
-  return { bytes: Buffer.from(match[2]!, "base64"), mediaType: match[1]!, headers };
+  return { ...decoded, headers };
 }

@@ -9,7 +9,7 @@ import Database from "better-sqlite3";
 import type { PublicError } from "../core/errors.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
-import type { IdempotencyEntry, InsertOutcome, WebhookAttempt, WebhookDelivery, JobEvent, JobListPage, JobOutcome, JobStore, NewJob, QueueHead, QueueLimits } from "./job-store.js";
+import type { IdempotencyEntry, InsertOutcome, WebhookAttempt, WebhookDelivery, JobEvent, JobListPage, JobOutcome, JobStore, LocalJobQueue, NewJob, QueueHead, QueueLimits } from "./job-store.js";
 
 export const JOBS_DATABASE_FILE = "jobs.db";
 
@@ -148,7 +148,7 @@ function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
   };
 }
 
-export class SqliteJobStore implements JobStore {
+export class SqliteJobStore implements JobStore, LocalJobQueue {
   private readonly db: Database.Database;
 
   constructor(dataDir: string) {

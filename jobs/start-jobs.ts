@@ -1,14 +1,17 @@
 /**
- * The jobs system of one router: the store (SQLite in the data folder), the live event hub, the
- * runner and the service the HTTP routes use.
+ * The jobs system of one router: the store, the live event hub and the scheduler (SQLite in the
+ * data folder, or shared by every router through Redis when ATELIER_REDIS_URL is set), the runner
+ * and the service the HTTP routes use.
  */
 import type { WorkerServiceName } from "../core/config.js";
 import type { AtelierServices } from "../server/context.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { createProgressClients } from "../server/workers/progress-clients.js";
 import { JobEventHub } from "./job-events.js";
-import { JobRunner } from "./job-runner.js";
+import { JobRunner, type JobScheduler } from "./job-runner.js";
 import { JobService } from "./job-service.js";
+import type { JobStore } from "./job-store.js";
+import { LocalJobScheduler } from "./local-job-scheduler.js";
 import { SqliteJobStore } from "./sqlite-job-store.js";
 import { WebhookDeliverer } from "./webhooks/webhook-deliverer.js";
 
@@ -23,10 +26,28 @@ export interface RunningJobs {
   close(): Promise<void>;
 }
 
+interface JobQueueBackend {
+  store: JobStore;
+  hub: JobEventHub;
+  scheduler: JobScheduler;
+  close(): Promise<void>;
+}
+
+async function openBackend(services: AtelierServices): Promise<JobQueueBackend> {
+  const { config } = services;
+  if (config.jobs.redisUrl !== undefined) {
+    // Loaded only when used: BullMQ is large and the embedded queue never needs it.
+    const { openRedisJobQueue } = await import("./redis-job-queue.js");
+    return openRedisJobQueue(config.jobs.redisUrl, config.jobs, services.logger.child({ part: "jobs" }));
+  }
+  const store = new SqliteJobStore(config.dataDir);
+  return { store, hub: new JobEventHub(), scheduler: new LocalJobScheduler(store, config.jobs.concurrency), close: () => store.close() };
+}
+
 export async function startJobs(services: AtelierServices, addresses: Record<WorkerServiceName, string>): Promise<RunningJobs> {
   const { config } = services;
-  const store = new SqliteJobStore(config.dataDir);
-  const hub = new JobEventHub();
+  const backend = await openBackend(services);
+  const { store, hub } = backend;
   const progress = createProgressClients(config, addresses);
   const webhooks = new WebhookDeliverer(
     store,
@@ -34,9 +55,8 @@ export async function startJobs(services: AtelierServices, addresses: Record<Wor
     { retryBaseMs: config.jobs.webhookRetryBaseMs, timeoutMs: config.jobs.webhookTimeoutMs, windowMs: WEBHOOK_RETRY_WINDOW_MS },
     services.logger.child({ part: "webhooks" }),
   );
-  const runner = new JobRunner(store, services, progress, hub, {
+  const runner = new JobRunner(store, services, progress, hub, backend.scheduler, {
     onFinished: (job) => void webhooks.enqueue(job).catch((error: unknown) => services.logger.warn({ err: error, jobId: job.id }, "webhook not queued")),
-    concurrency: config.jobs.concurrency,
     resultRetentionMs: config.jobs.resultRetentionMs,
     recordRetentionMs: config.jobs.recordRetentionMs,
   });
@@ -45,8 +65,9 @@ export async function startJobs(services: AtelierServices, addresses: Record<Wor
     await runner.start();
     webhooks.start();
   } catch (error) {
+    await runner.stop();
     progress.close();
-    await store.close();
+    await backend.close();
     throw error;
   }
   return {
@@ -59,7 +80,7 @@ export async function startJobs(services: AtelierServices, addresses: Record<Wor
     close: async () => {
       await runner.stop();
       progress.close();
-      await store.close();
+      await backend.close();
     },
   };
 }

@@ -89,7 +89,7 @@ interface QueueLike {
   readonly running: number;
 }
 interface RuntimeLike {
-  stats(): { estimatedBytes: number; loadedSessions: number };
+  stats(): { chargedBytes: number; loadedSessions: number; processLimitBytes: number; peakResidentBytes: number };
 }
 const queues = new Set<WeakRef<QueueLike>>();
 const runtimes = new Set<WeakRef<RuntimeLike>>();
@@ -109,7 +109,7 @@ export function observeQueue(queue: QueueLike): void {
   queues.add(new WeakRef(queue));
 }
 
-/** Reports `runtime`'s loaded sessions and their estimated memory from now on. */
+/** Reports `runtime`'s loaded sessions, their memory and the process's limit and peak from now on. */
 export function observeRuntime(runtime: RuntimeLike): void {
   runtimes.add(new WeakRef(runtime));
 }
@@ -127,9 +127,27 @@ new Gauge({
 
 new Gauge({
   name: "atelier_model_memory_bytes",
-  help: "Estimated resident memory of the loaded model sessions (the figure ATELIER_MODEL_MEMORY_MB bounds).",
+  help: "Memory the loaded model sessions are charged, as measured in this process where measured, else estimated (the figure ATELIER_MODEL_MEMORY_MB bounds).",
   collect() {
-    this.set(live(runtimes).reduce((sum, runtime) => sum + runtime.stats().estimatedBytes, 0));
+    this.set(live(runtimes).reduce((sum, runtime) => sum + runtime.stats().chargedBytes, 0));
+  },
+});
+
+new Gauge({
+  name: "atelier_model_memory_limit_bytes",
+  help: "Resident memory a model load may not push this process past: ATELIER_MODEL_MEMORY_MB plus the process margin.",
+  collect() {
+    const limits = live(runtimes).map((runtime) => runtime.stats().processLimitBytes);
+    if (limits.length > 0) this.set(Math.min(...limits));
+  },
+});
+
+new Gauge({
+  name: "atelier_process_peak_resident_bytes",
+  help: "Peak resident memory of this process since it started (the kernel's high-water mark, across the model runtime's resets of it).",
+  collect() {
+    const peaks = live(runtimes).map((runtime) => runtime.stats().peakResidentBytes);
+    if (peaks.length > 0) this.set(Math.max(...peaks));
   },
 });
 

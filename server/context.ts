@@ -2,7 +2,7 @@
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
 import type { AccountStore } from "./accounts/account-store.js";
-import type { ApiKeyStore } from "./keys/api-key-store.js";
+import type { ApiKeyRecord, ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";
 import type { QuotaStore } from "./quota/quota-store.js";
 import type { ModelInstalls } from "./model-installs/model-installs.js";
@@ -29,6 +29,12 @@ export interface RequestContext {
   requestId: string;
   /** The raw `Authorization` header, if any. */
   authorization: string | undefined;
+  /**
+   * Keys the facade already checked against the store for this request's `Authorization`, by
+   * operation (tRPC path), before reading the body (facade/early-authentication.ts): the
+   * procedure's authentication takes them instead of reading the store a second time.
+   */
+  authenticated?: ReadonlyMap<string, ApiKeyRecord>;
   /** Sets a response header (rate-limit headers, `WWW-Authenticate`). */
   setHeader: (name: string, value: string) => void;
   /** Aborts when the client disconnects, so workers stop early. */

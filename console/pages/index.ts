@@ -4,8 +4,10 @@
  * here (see console/README.md).
  */
 import type express from "express";
+import type { JobService } from "../../jobs/job-service.js";
 import type { AtelierServices } from "../../server/context.js";
 import { registerAccountPages } from "./account.js";
+import { registerJobPages } from "./jobs.js";
 import { registerKeyPages } from "./keys.js";
 import { registerSignInPages } from "./sign-in.js";
 import { registerUserPages } from "./users.js";
@@ -14,12 +16,13 @@ import { registerModelPages } from "./models.js";
 import { registerPlaygroundPages } from "./playground.js";
 import { registerUsagePages } from "./usage.js";
 
-export function registerConsolePages(router: express.Router, services: AtelierServices): void {
+export function registerConsolePages(router: express.Router, services: AtelierServices, jobs: JobService | undefined): void {
   registerSignInPages(router, services);
-  registerKeyPages(router, services);
+  registerKeyPages(router, services, jobs);
   registerUserPages(router, services);
   registerAccountPages(router, services);
   registerUsagePages(router, services);
+  if (jobs) registerJobPages(router, services, jobs);
   registerPlaygroundPages(router, services);
   registerModelPages(router, services);
   registerApiReferencePage(router, services);

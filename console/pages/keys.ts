@@ -2,7 +2,9 @@
  * The API Keys area: a member sees and manages their own keys, an admin everyone's (CLI keys
  * included). Another user's key answers 404, exactly like a key that does not exist. The secret is
  * shown once, in the response to the creating POST (never in a URL, never stored), with a copy
- * button; afterwards only the recognisable prefix `atl_<id>_` is ever displayed.
+ * button; afterwards only the recognisable prefix `atl_<id>_` is ever displayed. A key's webhook
+ * signing secret is shown only on request (a POST, so it never sits in a URL or a cached page) and
+ * can be rotated there, as `GET`/`POST /api/v1/webhooks/secret` do for the key itself.
  */
 import type express from "express";
 import { API_KEY_HOURLY_LIMIT_MAX } from "../../server/keys/api-key-format.js";
@@ -10,6 +12,8 @@ import { API_KEY_SCOPE_LABELS, API_KEY_SCOPES, type ApiKeyScope } from "../../se
 import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
 import type { User } from "../../server/accounts/account-store.js";
 import type { AtelierServices } from "../../server/context.js";
+import type { JobService } from "../../jobs/job-service.js";
+import { newSigningSecret } from "../../jobs/webhooks/webhook-signature.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
@@ -172,7 +176,13 @@ function parseCreate(page: PageRequest): { input?: { name: string; hourlyLimit: 
   return { input: { name: page.form.name ?? "", hourlyLimit, expiresAt, scopes: scopes as ApiKeyScope[] }, errors };
 }
 
-export function registerKeyPages(router: express.Router, services: AtelierServices): void {
+async function ownerLabel(services: AtelierServices, key: ApiKeyRecord): Promise<string> {
+  if (key.ownerId === null) return "CLI (operator)";
+  return (await services.accounts.getUser(key.ownerId))?.email ?? "Deleted user";
+}
+
+/** `jobs`: absent when the router runs no jobs, and then there are no webhooks to sign either. */
+export function registerKeyPages(router: express.Router, services: AtelierServices, jobs: JobService | undefined): void {
   registerPage(router, services, {
     path: "/keys",
     title: "API keys",
@@ -201,8 +211,7 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
     get: async (page) => {
       const key = await visibleKey(services, page.user!, page.params.id!);
       if (!key) return notFound();
-      const owner = key.ownerId === null ? null : await services.accounts.getUser(key.ownerId);
-      return keyDetail(page, key, {}, key.ownerId === null ? "CLI (operator)" : (owner?.email ?? "Deleted user"));
+      return keyDetail(page, key, {}, await ownerLabel(services, key), jobs !== undefined);
     },
     post: async (page) => {
       const key = await visibleKey(services, page.user!, page.params.id!);
@@ -210,11 +219,33 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
       try {
         await services.keys.rename(key.id, page.form.name ?? "");
       } catch (error) {
-        return keyDetail(page, key, fieldErrors(error), null);
+        return keyDetail(page, key, fieldErrors(error), await ownerLabel(services, key), jobs !== undefined);
       }
       return redirect(`/keys/${key.id}`, "Key renamed.");
     },
   });
+
+  if (jobs) {
+    registerPage(router, services, {
+      path: "/keys/:id/webhook-secret",
+      title: "Webhook signing secret",
+      access: "signed-in",
+      post: async (page) => {
+        const key = await visibleKey(services, page.user!, page.params.id!);
+        if (!key) return notFound();
+        const rotate = page.form.action === "rotate";
+        let secret: string;
+        if (rotate) {
+          secret = newSigningSecret();
+          await jobs.store.rotateSigningSecret(key.id, secret);
+          services.logger.info({ part: "console", userId: page.user!.id, keyId: key.id }, "webhook signing secret rotated in the console");
+        } else {
+          secret = await jobs.store.signingSecret(key.id, newSigningSecret);
+        }
+        return keyDetail(page, key, {}, await ownerLabel(services, key), true, { secret, rotated: rotate });
+      },
+    });
+  }
 
   registerPage(router, services, {
     path: "/keys/:id/revoke",
@@ -244,14 +275,44 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
   });
 }
 
-function keyDetail(page: PageRequest, key: ApiKeyRecord, errors: Record<string, string>, owner: string | null): PageResponse {
+function signingSecretPanel(page: PageRequest, key: ApiKeyRecord, shown: { secret: string; rotated: boolean } | undefined): Html {
+  return html`<section class="panel${shown ? " panel-success" : ""}" aria-labelledby="webhook-secret-heading"${shown ? html` data-autofocus tabindex="-1"` : html``}>
+    <h2 id="webhook-secret-heading">Webhook signing secret</h2>
+    <p>Atelier signs the webhooks of this key's jobs (<code>webhookUrl</code>) as Standard Webhooks do: HMAC-SHA256 with this secret, in the <code>webhook-signature</code> header. Verify them with it.</p>
+    ${
+      shown
+        ? html`${shown.rotated ? html`<p class="warning"><strong>Secret rotated.</strong> Webhooks are signed with this new secret from now on; give it to your receivers.</p>` : html``}
+          <div class="secret-row">
+            <label for="webhook-secret">Signing secret</label>
+            <input id="webhook-secret" type="text" readonly value="${shown.secret}" class="secret" spellcheck="false" autocomplete="off">
+            <button type="button" class="button" data-copy-target="webhook-secret">Copy</button>
+            <span class="copy-status" role="status" aria-live="polite"></span>
+          </div>`
+        : html``
+    }
+    <div class="actions">
+      ${shown ? html`` : html`<form method="post" action="/keys/${key.id}/webhook-secret" class="inline-form">${csrfField(page.csrfToken)}<button type="submit" name="action" value="show" class="button">Show signing secret</button></form>`}
+      <form method="post" action="/keys/${key.id}/webhook-secret" class="inline-form">${csrfField(page.csrfToken)}<button type="submit" name="action" value="rotate" class="button button-quiet">Rotate signing secret</button></form>
+    </div>
+    <p class="hint">Rotating replaces the secret at once: every delivery from then on, retries of earlier jobs included, is signed with the new one.</p>
+  </section>`;
+}
+
+function keyDetail(
+  page: PageRequest,
+  key: ApiKeyRecord,
+  errors: Record<string, string>,
+  owner: string,
+  webhooks: boolean,
+  shownSecret?: { secret: string; rotated: boolean },
+): PageResponse {
   const status = statusOf(key, Date.now());
   return {
     status: Object.keys(errors).length > 0 ? 400 : 200,
     title: `API key “${key.name}”`,
     main: html`<dl class="details">
         <dt>Key</dt><dd><code>${keyPrefix(key)}</code></dd>
-        ${owner !== null && page.user!.role === "admin" ? html`<dt>Owner</dt><dd>${owner}</dd>` : html``}
+        ${page.user!.role === "admin" ? html`<dt>Owner</dt><dd>${owner}</dd>` : html``}
         <dt>Status</dt><dd><span class="status status-${status}">${status}</span></dd>
         <dt>Created</dt><dd>${time(key.createdAt)}</dd>
         <dt>Last used</dt><dd>${time(key.lastUsedAt)}${key.lastUsedOperation ? html` (${key.lastUsedOperation})` : html``}</dd>
@@ -268,7 +329,8 @@ function keyDetail(page: PageRequest, key: ApiKeyRecord, errors: Record<string, 
           <button type="submit" class="button">Rename</button>
         </form>
       </section>
+      ${webhooks ? signingSecretPanel(page, key, shownSecret) : html``}
       ${key.revokedAt ? html`` : html`<form method="get" action="/keys/${key.id}/revoke" class="form"><button type="submit" class="button button-danger">Revoke</button></form>`}
-      <p><a href="/keys">Back to API keys</a></p>`,
+      <p>${webhooks ? html`<a href="/jobs?key=${key.id}">Jobs of this key</a> · ` : html``}<a href="/keys">Back to API keys</a></p>`,
   };
 }

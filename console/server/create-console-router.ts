@@ -5,6 +5,7 @@
  * Paths the console does not know fall through to the facade's JSON 404.
  */
 import express, { type NextFunction, type Request, type Response } from "express";
+import type { JobService } from "../../jobs/job-service.js";
 import type { AtelierServices } from "../../server/context.js";
 import { registerConsolePages } from "../pages/index.js";
 import { serveAssets } from "./assets.js";
@@ -21,7 +22,8 @@ function isConsolePath(path: string): boolean {
   return !path.startsWith("/api/") && path !== "/api" && !path.startsWith("/trpc");
 }
 
-export function createConsoleRouter(services: AtelierServices): express.Router {
+/** `jobs`: the router's jobs, for the Jobs pages and webhook signing secrets; absent, those are left out. */
+export function createConsoleRouter(services: AtelierServices, jobs?: JobService): express.Router {
   const router = express.Router();
   const consoleOnly = express.Router();
   const pages = express.Router();
@@ -35,7 +37,7 @@ export function createConsoleRouter(services: AtelierServices): express.Router {
   pages.use(loadSession(services));
   pages.use(requireCsrfToken);
   pages.get("/", (_req, res) => res.redirect(303, res.locals.session ? "/keys" : "/sign-in"));
-  registerConsolePages(pages, services);
+  registerConsolePages(pages, services, jobs);
 
   pages.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);

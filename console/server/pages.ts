@@ -64,7 +64,7 @@ type Handler = (page: PageRequest) => PageResult | Promise<PageResult>;
 
 export interface NavEntry {
   label: string;
-  /** Position in the navigation: API keys 10, Usage 20, Playground 30, Models 40, API reference 50, Users 60, Account 70. */
+  /** Position in the navigation: API keys 10, Usage 20, Jobs 25, Playground 30, Models 40, API reference 50, Users 60, Account 70. */
   order: number;
 }
 

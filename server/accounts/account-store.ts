@@ -68,7 +68,7 @@ export interface AccountStorage {
   listUsers(): Promise<StoredUser[]>;
   countUsers(): Promise<number>;
   /** Each returns false for an unknown id. */
-  updateUser(id: string, changes: Partial<Pick<StoredUser, "displayName" | "role" | "passwordHash" | "disabledAtMs" | "keyAllowance">>): Promise<boolean>;
+  updateUser(id: string, changes: UserChanges): Promise<boolean>;
   insertSession(session: StoredSession): Promise<void>;
   sessionByHash(idHash: Buffer): Promise<StoredSession | null>;
   /** Sets lastSeenAt when it is older than `staleBeforeMs`. */
@@ -90,11 +90,55 @@ export interface AccountStorage {
   close(): Promise<void>;
 }
 
+/** The fields of a stored user that can change after it is created. */
+export type UserChanges = Partial<Pick<StoredUser, "displayName" | "role" | "passwordHash" | "disabledAtMs" | "keyAllowance">>;
+
+/** The column of each {@link UserChanges} field; both storages name them alike. */
+const USER_CHANGE_COLUMNS: Readonly<Record<keyof UserChanges, string>> = {
+  displayName: "display_name",
+  role: "role",
+  passwordHash: "password_hash",
+  disabledAtMs: "disabled_at",
+  keyAllowance: "key_allowance",
+};
+
+/** The changes to write, as [column, value]; fields other than {@link UserChanges}' are left out. */
+export function changedUserColumns(changes: UserChanges): [column: string, value: unknown][] {
+  return Object.entries(changes)
+    .filter(([field]) => field in USER_CHANGE_COLUMNS)
+    .map(([field, value]) => [USER_CHANGE_COLUMNS[field as keyof UserChanges], value]);
+}
+
 /** What {@link AccountStorage.rateLimiter} needs: a key prefix, the budget, and its window (also the block time). */
 export interface RateLimiterOptions {
   keyPrefix: string;
   points: number;
   durationSeconds: number;
+}
+
+/** rate-limiter-flexible's settings for {@link RateLimiterOptions}: a block lasts as long as the window. */
+export interface LimiterSettings {
+  keyPrefix: string;
+  points: number;
+  duration: number;
+  blockDuration: number;
+}
+
+/**
+ * A database-backed limiter, once it is ready: rate-limiter-flexible's store limiters create their
+ * table in the background and report it through a callback, which `create` passes on.
+ */
+export async function readyRateLimiter<L extends RateLimiterAbstract>(
+  options: RateLimiterOptions,
+  create: (settings: LimiterSettings, ready: (error?: Error) => void) => L,
+): Promise<L> {
+  const settings = { keyPrefix: options.keyPrefix, points: options.points, duration: options.durationSeconds, blockDuration: options.durationSeconds };
+  let limiter: L | undefined;
+  // The callback may come before the constructor returns, so the limiter is read only afterwards.
+  await new Promise<void>((resolve, reject) => {
+    limiter = create(settings, (error) => (error ? reject(error) : resolve()));
+  });
+  return limiter!;
 }
 
 /** How long sessions live. */

@@ -4,11 +4,9 @@
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
-import { describeDatabaseUrl, isDatabaseUnreachable, KeyDatabaseOpenError } from "../keys/postgres-api-key-store.js";
-import { migratePostgres } from "../keys/postgres-migrations.js";
-import { AtelierError } from "../../core/errors.js";
+import { openMigratedPool, queryReachable } from "../keys/postgres-pool.js";
 import { RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
-import type { AccountStorage, RateLimiterOptions, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
+import { changedUserColumns, readyRateLimiter, type AccountStorage, type RateLimiterOptions, type StoredInvite, type StoredSession, type StoredUser, type UserChanges, type UserRole } from "./account-store.js";
 
 const SCHEMA_COMPONENT = "accounts";
 
@@ -67,14 +65,6 @@ function userFromRow(row: UserRow): StoredUser {
   };
 }
 
-const USER_COLUMNS: Record<string, string> = {
-  displayName: "display_name",
-  role: "role",
-  passwordHash: "password_hash",
-  disabledAtMs: "disabled_at",
-  keyAllowance: "key_allowance",
-};
-
 const USER_SELECT = "SELECT id, email, display_name, role, password_hash, created_at, disabled_at, key_allowance FROM atelier_users";
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
@@ -83,36 +73,20 @@ export class PostgresAccountStorage implements AccountStorage {
   private constructor(private readonly pool: pg.Pool) {}
 
   static async open(url: string, options: { logger?: Logger } = {}): Promise<PostgresAccountStorage> {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: 5,
-      connectionTimeoutMillis: 5_000,
-      query_timeout: 5_000,
-      idleTimeoutMillis: 30_000,
-      application_name: "atelier-accounts",
+    const pool = await openMigratedPool(url, {
+      component: SCHEMA_COMPONENT,
+      migrations: MIGRATIONS,
+      applicationName: "atelier-accounts",
+      label: "account database",
+      maxConnections: 5,
+      queryTimeoutMs: 5_000,
+      logger: options.logger,
     });
-    pool.on("error", (error) => {
-      options.logger?.warn({ err: error, database: describeDatabaseUrl(url) }, "PostgreSQL connection lost; the pool will reconnect");
-    });
-    try {
-      await migratePostgres(pool, SCHEMA_COMPONENT, MIGRATIONS);
-    } catch (error) {
-      await pool.end().catch(() => {});
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new KeyDatabaseOpenError(`Could not open the account database ${describeDatabaseUrl(url)}: ${reason}`, { cause: error });
-    }
     return new PostgresAccountStorage(pool);
   }
 
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (error) {
-      if (isDatabaseUnreachable(error)) {
-        throw new AtelierError("STORE_UNAVAILABLE", "The account store is unreachable. Retry in a few seconds.", { retryAfterSeconds: 5, cause: error });
-      }
-      throw error;
-    }
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return queryReachable<R>(this.pool, "accounts", text, values);
   }
 
   async insertUser(user: StoredUser): Promise<boolean> {
@@ -144,11 +118,11 @@ export class PostgresAccountStorage implements AccountStorage {
     return rows[0]!.n;
   }
 
-  async updateUser(id: string, changes: Partial<Pick<StoredUser, "displayName" | "role" | "passwordHash" | "disabledAtMs" | "keyAllowance">>): Promise<boolean> {
-    const entries = Object.entries(changes).filter(([field]) => field in USER_COLUMNS);
-    if (entries.length === 0) return (await this.userById(id)) !== null;
-    const assignments = entries.map(([field], index) => `${USER_COLUMNS[field]} = $${index + 2}`).join(", ");
-    const values = entries.map(([field, value]) => (field === "disabledAtMs" ? date(value as number | null) : value));
+  async updateUser(id: string, changes: UserChanges): Promise<boolean> {
+    const columns = changedUserColumns(changes);
+    if (columns.length === 0) return (await this.userById(id)) !== null;
+    const assignments = columns.map(([column], index) => `${column} = $${index + 2}`).join(", ");
+    const values = columns.map(([column, value]) => (column === "disabled_at" ? date(value as number | null) : value));
     const { rowCount } = await this.query(`UPDATE atelier_users SET ${assignments} WHERE id = $1`, [id, ...values]);
     return rowCount === 1;
   }
@@ -221,22 +195,11 @@ export class PostgresAccountStorage implements AccountStorage {
     return rowCount === 1;
   }
 
-  async rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
-    let limiter: RateLimiterPostgres | undefined;
-    await new Promise<void>((resolve, reject) => {
-      limiter = new RateLimiterPostgres(
-        {
-          storeClient: this.pool,
-          tableName: "atelier_login_attempts",
-          keyPrefix: options.keyPrefix,
-          points: options.points,
-          duration: options.durationSeconds,
-          blockDuration: options.durationSeconds,
-        },
-        (error?: Error) => (error ? reject(error) : resolve()),
-      );
-    });
-    return limiter!;
+  rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
+    return readyRateLimiter(
+      options,
+      (settings, ready) => new RateLimiterPostgres({ storeClient: this.pool, tableName: "atelier_login_attempts", ...settings }, ready),
+    );
   }
 
   async close(): Promise<void> {

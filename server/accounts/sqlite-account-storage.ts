@@ -2,13 +2,10 @@
  * The embedded account storage: tables `users`, `sessions` and `invites` in `<dataDir>/atelier.db`
  * beside `api_keys` (component `accounts` in `schema_versions`).
  */
-import fs from "node:fs";
-import path from "node:path";
 import Database from "better-sqlite3";
-import { DATABASE_FILE_NAME } from "../keys/sqlite-api-key-store.js";
-import { migrateSqlite } from "../keys/sqlite-migrations.js";
+import { openMigratedSqlite } from "../keys/sqlite-migrations.js";
 import { RateLimiterSQLite, type RateLimiterAbstract } from "rate-limiter-flexible";
-import type { AccountStorage, RateLimiterOptions, StoredInvite, StoredSession, StoredUser, UserRole } from "./account-store.js";
+import { changedUserColumns, readyRateLimiter, type AccountStorage, type RateLimiterOptions, type StoredInvite, type StoredSession, type StoredUser, type UserChanges, type UserRole } from "./account-store.js";
 
 const SCHEMA_COMPONENT = "accounts";
 
@@ -83,30 +80,15 @@ function userFromRow(row: UserRow): StoredUser {
   };
 }
 
-const USER_COLUMNS: Record<string, string> = {
-  displayName: "display_name",
-  role: "role",
-  passwordHash: "password_hash",
-  disabledAtMs: "disabled_at",
-  keyAllowance: "key_allowance",
-};
-
 export class SqliteAccountStorage implements AccountStorage {
   private constructor(private readonly db: Database.Database) {}
 
   static open(dataDir: string): SqliteAccountStorage {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const db = new Database(path.join(dataDir, DATABASE_FILE_NAME));
-    try {
-      db.pragma("journal_mode = WAL");
-      db.pragma("busy_timeout = 5000");
-      db.pragma("foreign_keys = ON");
-      migrateSqlite(db, SCHEMA_COMPONENT, MIGRATIONS);
-      return new SqliteAccountStorage(db);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    return openMigratedSqlite(
+      dataDir,
+      { component: SCHEMA_COMPONENT, migrations: MIGRATIONS, foreignKeys: true },
+      (db) => new SqliteAccountStorage(db),
+    );
   }
 
   async insertUser(user: StoredUser): Promise<boolean> {
@@ -142,11 +124,11 @@ export class SqliteAccountStorage implements AccountStorage {
     return this.db.prepare<[], { n: number }>("SELECT count(*) AS n FROM users").get()!.n;
   }
 
-  async updateUser(id: string, changes: Partial<Pick<StoredUser, "displayName" | "role" | "passwordHash" | "disabledAtMs" | "keyAllowance">>): Promise<boolean> {
-    const entries = Object.entries(changes).filter(([field]) => field in USER_COLUMNS);
-    if (entries.length === 0) return (await this.userById(id)) !== null;
-    const assignments = entries.map(([field]) => `${USER_COLUMNS[field]} = ?`).join(", ");
-    return this.db.prepare(`UPDATE users SET ${assignments} WHERE id = ?`).run(...entries.map(([, value]) => value), id).changes > 0;
+  async updateUser(id: string, changes: UserChanges): Promise<boolean> {
+    const columns = changedUserColumns(changes);
+    if (columns.length === 0) return (await this.userById(id)) !== null;
+    const assignments = columns.map(([column]) => `${column} = ?`).join(", ");
+    return this.db.prepare(`UPDATE users SET ${assignments} WHERE id = ?`).run(...columns.map(([, value]) => value), id).changes > 0;
   }
 
   async insertSession(session: StoredSession): Promise<void> {
@@ -204,23 +186,11 @@ export class SqliteAccountStorage implements AccountStorage {
     );
   }
 
-  async rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
-    let limiter: RateLimiterSQLite | undefined;
-    await new Promise<void>((resolve, reject) => {
-      limiter = new RateLimiterSQLite(
-        {
-          storeClient: this.db,
-          storeType: "better-sqlite3",
-          tableName: "login_attempts",
-          keyPrefix: options.keyPrefix,
-          points: options.points,
-          duration: options.durationSeconds,
-          blockDuration: options.durationSeconds,
-        },
-        (error?: Error) => (error ? reject(error) : resolve()),
-      );
-    });
-    return limiter!;
+  rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {
+    return readyRateLimiter(
+      options,
+      (settings, ready) => new RateLimiterSQLite({ storeClient: this.db, storeType: "better-sqlite3", tableName: "login_attempts", ...settings }, ready),
+    );
   }
 
   async close(): Promise<void> {

@@ -3,12 +3,10 @@
  * database as the service ({@link openAccountStore}). Passwords are read from standard input
  * (`--password-stdin`), never taken as arguments, which other users could see in the process list.
  *
- * Exit codes: 0 success, 1 failure (unknown user, database trouble), 2 usage.
+ * Exit codes and messages as for every operator CLI ({@link runOperatorCli}).
  */
-import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../../core/config.js";
-import { AtelierError } from "../../core/errors.js";
-import { KeyDatabaseOpenError } from "../keys/postgres-api-key-store.js";
+import { loadConfig } from "../../core/config.js";
+import { CommandError, parseCommandLine, print, runOperatorCli, UsageError } from "../operator-cli.js";
 import { USER_ROLES, type AccountStore, type User, type UserRole } from "./account-store.js";
 import { openAccountStore } from "./open-account-store.js";
 
@@ -31,9 +29,6 @@ The password is the first line of standard input, e.g.:
 Environment: ATELIER_DATABASE_URL or ATELIER_DATA_DIR, as for the service.
 `;
 
-class UsageError extends Error {}
-class CommandError extends Error {}
-
 async function readPassword(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write("Password (input is not hidden; prefer piping it): ");
   const chunks: Buffer[] = [];
@@ -44,10 +39,6 @@ async function readPassword(): Promise<string> {
   const line = Buffer.concat(chunks).toString("utf8").split(/\r?\n/)[0] ?? "";
   if (line.length === 0) throw new UsageError("No password on standard input.");
   return line;
-}
-
-function print(text: string): void {
-  process.stdout.write(`${text}\n`);
 }
 
 function describe(user: User): Record<string, unknown> {
@@ -70,26 +61,14 @@ async function userByEmail(store: AccountStore, email: string | undefined): Prom
 }
 
 async function run(argv: string[]): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        email: { type: "string" },
-        name: { type: "string" },
-        admin: { type: "boolean", default: false },
-        "password-stdin": { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const [command, ...args] = parsed.positionals;
-  const options = parsed.values;
+  const { command, args, values: options } = parseCommandLine(argv, {
+    email: { type: "string" },
+    name: { type: "string" },
+    admin: { type: "boolean", default: false },
+    "password-stdin": { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  });
   if (options.help || command === "help") return print(USAGE.trimEnd());
   if (!command) throw new UsageError("Missing command.");
   const known = ["create", "list", "set-role", "disable", "enable", "set-allowance", "reset-password"];
@@ -147,21 +126,4 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
-function report(error: unknown): number {
-  if (error instanceof UsageError) {
-    process.stderr.write(`users: ${error.message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (error instanceof AtelierError && error.code === "INVALID_INPUT") {
-    process.stderr.write(`users: ${error.message}\n`);
-    return 2;
-  }
-  if (error instanceof CommandError || error instanceof ConfigError || error instanceof AtelierError || error instanceof KeyDatabaseOpenError) {
-    process.stderr.write(`users: ${error.message}\n`);
-    return 1;
-  }
-  process.stderr.write(`users: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return 1;
-}
-
-process.exitCode = await run(process.argv.slice(2)).then(() => 0, report);
+await runOperatorCli("users", USAGE, () => run(process.argv.slice(2)));

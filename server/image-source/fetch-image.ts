@@ -11,6 +11,7 @@ import dns from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import net, { type LookupFunction } from "node:net";
+import { decodeBase64, mapSlices, someSlice } from "../../core/base64-slices.js";
 import type { AtelierConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { AddressPolicy, HOSTNAME_PATTERN } from "./address-policy.js";
@@ -85,9 +86,14 @@ export async function fetchImage(
 // data: URLs
 
 const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9.+-]*$/;
-const BASE64_PAYLOAD = /^[A-Za-z0-9+/]*={0,2}$/;
+const NOT_BASE64_ALPHABET = /[^A-Za-z0-9+/]/;
+const WHITESPACE = /\s/;
 
-function decodeDataUrl(dataUrl: string, maxBytes: number): FetchedImage {
+/**
+ * Decodes a data URL's base64 payload. The checks and the decoding go a slice at a time
+ * (core/base64-slices.ts): a 20 MB payload never holds the event loop for the whole of it.
+ */
+async function decodeDataUrl(dataUrl: string, maxBytes: number): Promise<FetchedImage> {
   const comma = dataUrl.indexOf(",");
   if (comma < 0) {
     throw invalidUrl(
@@ -106,17 +112,18 @@ function decodeDataUrl(dataUrl: string, maxBytes: number): FetchedImage {
 
   let payload = dataUrl.slice(comma + 1);
   // Base64 in data URLs may be wrapped; whitespace carries no data (WHATWG forgiving-base64).
-  if (/\s/.test(payload)) payload = payload.replace(/\s+/g, "");
+  if (await someSlice(payload, (slice) => WHITESPACE.test(slice))) payload = await mapSlices(payload, (slice) => slice.replace(/\s+/g, ""));
   // Judge the size by the base64 length so an oversized payload is refused before it is decoded.
   const padding = payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0;
   const decodedBytes = Math.floor((payload.length * 3) / 4) - padding;
   if (decodedBytes > maxBytes) throw tooLargeError(maxBytes);
   if (decodedBytes <= 0) throw invalidUrl("imageUrl data URL carries no image bytes.");
   const badLength = payload.length % 4 === 1 || (padding > 0 && payload.length % 4 !== 0);
-  if (badLength || !BASE64_PAYLOAD.test(payload)) {
+  // Before its padding, the payload holds only the base64 alphabet.
+  if (badLength || (await someSlice(payload.slice(0, payload.length - padding), (slice) => NOT_BASE64_ALPHABET.test(slice)))) {
     throw invalidUrl("imageUrl data URL payload is not valid base64.");
   }
-  return { bytes: Buffer.from(payload, "base64"), contentType: mediaType, source: "data" };
+  return { bytes: await decodeBase64(payload), contentType: mediaType, source: "data" };
 }
 
 // ---------------------------------------------------------------------------------------------

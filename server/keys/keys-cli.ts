@@ -1,17 +1,12 @@
 /**
  * `npm run keys -- <command>`: the operator's shell over the key store the service uses
- * ({@link openApiKeyStore}: PostgreSQL when `ATELIER_DATABASE_URL` is set, else SQLite).
- *
- * Exit codes: 0 success, 1 failure (unknown id, bad configuration, database trouble), 2 usage
- * (unknown command or option, missing or invalid argument). Messages go to stderr, so stdout
- * carries only results and `--json` output stays machine-readable.
+ * ({@link openApiKeyStore}: PostgreSQL when `ATELIER_DATABASE_URL` is set, else SQLite). Exit codes
+ * and messages as for every operator CLI ({@link runOperatorCli}).
  */
-import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../../core/config.js";
-import { AtelierError } from "../../core/errors.js";
+import { loadConfig } from "../../core/config.js";
+import { CommandError, parseCommandLine, print, runOperatorCli, UsageError } from "../operator-cli.js";
 import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
 import { openApiKeyStore } from "./open-api-key-store.js";
-import { KeyDatabaseOpenError } from "./postgres-api-key-store.js";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 
@@ -27,15 +22,6 @@ Environment:
   ATELIER_DATA_DIR      folder holding atelier.db when ATELIER_DATABASE_URL is unset (default: ./data)
 `;
 
-const EXIT_FAILURE = 1;
-const EXIT_USAGE = 2;
-
-/** A mistake in how the CLI was called; answered with the message and exit code 2. */
-class UsageError extends Error {}
-
-/** A command that ran but could not do what was asked; exit code 1. */
-class CommandError extends Error {}
-
 interface Options {
   name?: string;
   limit?: string;
@@ -50,26 +36,15 @@ const ALLOWED_OPTIONS: Record<string, readonly (keyof Options)[]> = {
   "set-limit": [],
 };
 
-function parseCommandLine(argv: string[]): { command: string | undefined; args: string[]; options: Options; help: boolean } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      strict: true,
-      options: {
-        name: { type: "string" },
-        limit: { type: "string" },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
-  const [command, ...args] = parsed.positionals;
-  const { name, limit, json, help } = parsed.values;
-  return { command, args, options: { name, limit, json: json === true }, help: help === true };
+function readCommandLine(argv: string[]): { command: string | undefined; args: string[]; options: Options; help: boolean } {
+  const { command, args, values } = parseCommandLine(argv, {
+    name: { type: "string" },
+    limit: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  });
+  const { name, limit, json, help } = values;
+  return { command, args, options: { name, limit, json }, help };
 }
 
 function checkOptions(command: string, options: Options): void {
@@ -115,10 +90,6 @@ function formatTable(rows: string[][]): string {
   return rows
     .map((row) => row.map((cell, column) => cell + " ".repeat(widths[column]! - [...cell].length)).join("  ").trimEnd())
     .join("\n");
-}
-
-function print(text: string): void {
-  process.stdout.write(`${text}\n`);
 }
 
 async function createKey(store: ApiKeyStore, options: Options, defaultLimit: number): Promise<void> {
@@ -187,7 +158,7 @@ async function setLimit(store: ApiKeyStore, id: string, limitText: string, defau
 }
 
 async function run(argv: string[]): Promise<void> {
-  const { command, args, options, help } = parseCommandLine(argv);
+  const { command, args, options, help } = readCommandLine(argv);
   if (help || command === "help") {
     print(USAGE.trimEnd());
     return;
@@ -221,28 +192,4 @@ async function run(argv: string[]): Promise<void> {
   }
 }
 
-/** Maps a failure to its message and exit code; stack traces are for bugs, not for operators. */
-function report(error: unknown): number {
-  if (error instanceof UsageError) {
-    process.stderr.write(`keys: ${error.message}\n\n${USAGE}`);
-    return EXIT_USAGE;
-  }
-  if (error instanceof AtelierError && error.code === "INVALID_INPUT") {
-    process.stderr.write(`keys: ${error.message}\n`);
-    return EXIT_USAGE;
-  }
-  if (
-    error instanceof CommandError ||
-    error instanceof ConfigError ||
-    error instanceof AtelierError ||
-    error instanceof KeyDatabaseOpenError
-  ) {
-    process.stderr.write(`keys: ${error.message}\n`);
-    return EXIT_FAILURE;
-  }
-  process.stderr.write(`keys: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return EXIT_FAILURE;
-}
-
-// exitCode rather than process.exit(), so piped stdout is flushed before the process ends.
-process.exitCode = await run(process.argv.slice(2)).then(() => 0, report);
+await runOperatorCli("keys", USAGE, () => run(process.argv.slice(2)));

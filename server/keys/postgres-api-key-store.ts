@@ -10,8 +10,8 @@ import pg from "pg";
 import type { Logger } from "../../core/logger.js";
 import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
 import type { ApiKeyScope } from "./api-key-scopes.js";
-import { migratePostgres, POSTGRES_SCHEMA_TABLE } from "./postgres-migrations.js";
-import { storeUnavailable } from "./store-unavailable.js";
+import { POSTGRES_SCHEMA_TABLE } from "./postgres-migrations.js";
+import { openMigratedPool, queryReachable } from "./postgres-pool.js";
 
 /** The keys table; prefixed, since the database may be shared with other applications. */
 export const POSTGRES_KEYS_TABLE = "atelier_api_keys";
@@ -75,44 +75,12 @@ function fromRow(row: ApiKeyRow): StoredApiKey {
   };
 }
 
-const NETWORK_ERROR_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
-// SQLSTATE: class 08 is "connection exception"; the 57P0x codes are server shutdown and start-up;
-// 53300 is "too many connections".
-const UNAVAILABLE_SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
-const DRIVER_CONNECTION_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error/i;
-
-/** True when `error` says the database could not be reached, rather than that a statement failed. */
-export function isDatabaseUnreachable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === "string" && (NETWORK_ERROR_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return true;
-  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnreachable);
-  return DRIVER_CONNECTION_MESSAGES.test(error.message);
-}
-
-/** `host:port/database` of a connection URL, without user or password, for messages and logs. */
-export function describeDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const host = parsed.host || parsed.searchParams.get("host") || "local socket";
-    return `postgresql://${host}${parsed.pathname}`;
-  } catch {
-    return "the configured PostgreSQL database";
-  }
-}
-
 /** {@link ApiKeyStorage} on a pg connection pool; each method is one statement. */
 class PostgresApiKeyStorage implements ApiKeyStorage {
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Runs one statement; an unreachable database becomes the 503 clients can act on. */
-  private async query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>(text, values);
-    } catch (error) {
-      if (isDatabaseUnreachable(error)) throw storeUnavailable("api-keys", error);
-      throw error;
-    }
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return queryReachable<R>(this.pool, "api-keys", text, values);
   }
 
   async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean> {
@@ -183,14 +151,6 @@ class PostgresApiKeyStorage implements ApiKeyStorage {
   }
 }
 
-/** The key database could not be reached or migrated at open; its message is for operators. */
-export class KeyDatabaseOpenError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "KeyDatabaseOpenError";
-  }
-}
-
 /** Options for {@link PostgresApiKeyStore.open}. */
 export interface PostgresApiKeyStoreOptions extends ApiKeyStoreOptions {
   /** Connections this process keeps at most; default 10. */
@@ -205,31 +165,22 @@ export interface PostgresApiKeyStoreOptions extends ApiKeyStoreOptions {
 export class PostgresApiKeyStore extends StorageBackedApiKeyStore {
   /**
    * Connects to `url` (`postgresql://user:password@host:5432/database`), creates or migrates the
-   * tables, and returns the store. Throws {@link KeyDatabaseOpenError} naming the database (never
-   * its password) when it cannot be reached or migrated: that stops start-up.
+   * tables, and returns the store. Throws {@link openMigratedPool}'s DatabaseOpenError naming the
+   * database (never its password) when it cannot be reached or migrated: that stops start-up.
    */
   static async open(url: string, options: PostgresApiKeyStoreOptions = {}): Promise<PostgresApiKeyStore> {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    const pool = await openMigratedPool(url, {
+      component: SCHEMA_COMPONENT,
+      migrations: MIGRATIONS,
+      applicationName: "atelier",
+      label: "API key database",
+      maxConnections: options.maxConnections ?? 10,
+      connectTimeoutMs: options.connectTimeoutMs,
       // A statement that outlives this is treated like a dropped connection (503), not waited on.
-      query_timeout: 5_000,
-      idleTimeoutMillis: 30_000,
+      queryTimeoutMs: 5_000,
       keepAlive: true,
-      application_name: "atelier",
+      logger: options.logger,
     });
-    // An idle connection dropped by the server is reported here; unhandled, it would end the process.
-    pool.on("error", (error) => {
-      options.logger?.warn({ err: error, database: describeDatabaseUrl(url) }, "PostgreSQL connection lost; the pool will reconnect");
-    });
-    try {
-      await migratePostgres(pool, SCHEMA_COMPONENT, MIGRATIONS);
-    } catch (error) {
-      await pool.end().catch(() => {});
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new KeyDatabaseOpenError(`Could not open the API key database ${describeDatabaseUrl(url)}: ${reason}`, { cause: error });
-    }
     return new PostgresApiKeyStore(new PostgresApiKeyStorage(pool), options);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Append-only schema migrations for the components that share the PostgreSQL database (API keys,
- * accounts). Each open runs the missing ones in one transaction holding an advisory lock, so
+ * accounts, usage). Each open runs the missing ones in one transaction holding an advisory lock, so
  * routers starting at once against a fresh database migrate it exactly once.
  */
 import type pg from "pg";

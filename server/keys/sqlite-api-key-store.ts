@@ -2,15 +2,10 @@
  * The embedded key storage: table `api_keys` in `<dataDir>/atelier.db` (SQLite, WAL mode), shared
  * by the service and the keys CLI on one machine.
  */
-import fs from "node:fs";
-import path from "node:path";
 import Database from "better-sqlite3";
 import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
 import type { ApiKeyScope } from "./api-key-scopes.js";
-import { migrateSqlite } from "./sqlite-migrations.js";
-
-/** The database file inside the data folder, shared with other embedded tables. */
-export const DATABASE_FILE_NAME = "atelier.db";
+import { openMigratedSqlite } from "./sqlite-migrations.js";
 
 /** The component's row in `schema_versions`; other tables in the same file keep their own rows. */
 const SCHEMA_COMPONENT = "api_keys";
@@ -148,17 +143,10 @@ export type SqliteApiKeyStoreOptions = ApiKeyStoreOptions;
 export class SqliteApiKeyStore extends StorageBackedApiKeyStore {
   /** Opens (creating the folder and file if needed) and migrates the database in `dataDir`. */
   static open(dataDir: string, options: SqliteApiKeyStoreOptions = {}): SqliteApiKeyStore {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const db = new Database(path.join(dataDir, DATABASE_FILE_NAME));
-    try {
-      db.pragma("journal_mode = WAL");
-      // The CLI and the server share the file; wait briefly for the other's write lock.
-      db.pragma("busy_timeout = 5000");
-      migrateSqlite(db, SCHEMA_COMPONENT, MIGRATIONS);
-      return new SqliteApiKeyStore(new SqliteApiKeyStorage(db), options);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    return openMigratedSqlite(
+      dataDir,
+      { component: SCHEMA_COMPONENT, migrations: MIGRATIONS },
+      (db) => new SqliteApiKeyStore(new SqliteApiKeyStorage(db), options),
+    );
   }
 }

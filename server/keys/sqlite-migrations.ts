@@ -1,8 +1,43 @@
 /**
- * Append-only schema migrations for the components that share the embedded `atelier.db` (API keys,
- * accounts): each keeps its own row in `schema_versions`, so they migrate independently.
+ * The embedded `atelier.db` shared by the API keys, accounts and usage: opening it, and each
+ * component's append-only schema migrations (each keeps its own row in `schema_versions`, so they
+ * migrate independently).
  */
-import type Database from "better-sqlite3";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+
+/** The database file inside the data folder, shared by the embedded stores. */
+export const DATABASE_FILE_NAME = "atelier.db";
+
+/** The component being opened (see {@link migrateSqlite}). */
+export interface SqliteComponent {
+  component: string;
+  migrations: readonly string[];
+  /** Enforce REFERENCES clauses on this connection; default off (SQLite's own default). */
+  foreignKeys?: boolean;
+}
+
+/**
+ * Opens `<dataDir>/atelier.db` (creating the folder and file if needed) in WAL mode, runs the
+ * component's missing migrations and hands the connection to `wrap`; the connection is closed
+ * again when any of that fails.
+ */
+export function openMigratedSqlite<T>(dataDir: string, schema: SqliteComponent, wrap: (db: Database.Database) => T): T {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, DATABASE_FILE_NAME));
+  try {
+    db.pragma("journal_mode = WAL");
+    // The CLIs and the server share the file; wait briefly for the other's write lock.
+    db.pragma("busy_timeout = 5000");
+    if (schema.foreignKeys) db.pragma("foreign_keys = ON");
+    migrateSqlite(db, schema.component, schema.migrations);
+    return wrap(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
 
 /**
  * Runs the migrations of `component` that have not run yet. Migration N (0-based) takes the schema

@@ -1,6 +1,6 @@
 /**
  * The one failure for "a shared store the router depends on cannot be reached" (Redis for quota
- * counters, PostgreSQL for API keys). The service fails closed: without the store a request can be
+ * counters, PostgreSQL for API keys and accounts). The service fails closed: without the store a request can be
  * neither authenticated nor metered, so it is refused with 503 and `Retry-After`, never let through.
  */
 import { AtelierError, type ErrorCode } from "../../core/errors.js";
@@ -16,11 +16,12 @@ export const STORE_UNAVAILABLE_CODE: ErrorCode = "STORE_UNAVAILABLE";
 export const STORE_UNAVAILABLE_RETRY_SECONDS = 5;
 
 /** Which store is down, as told to clients (no host names or URLs: those are for logs). */
-export type SharedStore = "quota" | "api-keys";
+export type SharedStore = "quota" | "api-keys" | "accounts";
 
 const PUBLIC_MESSAGES: Record<SharedStore, string> = {
   quota: "The quota store is unreachable, so the request cannot be metered. Retry in a few seconds.",
   "api-keys": "The API key store is unreachable, so the key cannot be checked. Retry in a few seconds.",
+  accounts: "The account store is unreachable. Retry in a few seconds.",
 };
 
 /** A 503 for `store`, with the driver's error kept as `cause` for logs. */

@@ -30,7 +30,7 @@ export async function apiKeyFromAuthorization(header: string | undefined, keys: 
 }
 
 export const authenticate = middleware(async ({ ctx, path, next }) => {
-  const apiKey = await apiKeyFromAuthorization(ctx.authorization, ctx.services.keys, path);
+  const apiKey = ctx.authenticated?.get(path) ?? (await apiKeyFromAuthorization(ctx.authorization, ctx.services.keys, path));
   ctx.note?.({ keyId: apiKey.id });
   return next({ ctx: { apiKey } });
 });

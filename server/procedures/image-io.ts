@@ -1,5 +1,6 @@
 /** Conversions between the REST/tRPC image fields and the workers' protobuf images. */
 import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
+import { encodeBase64 } from "../../core/base64-slices.js";
 import { AtelierError } from "../../core/errors.js";
 import type { RequestContext } from "../context.js";
 import type { OutputFormatName } from "../schemas/field-schemas.js";
@@ -21,13 +22,16 @@ export async function loadSourceImage(ctx: RequestContext, imageUrl: string): Pr
   return { data: source.bytes, mimeType: source.contentType ?? "", width: 0, height: 0 };
 }
 
-/** A worker's output image as the response's `data[]` entry: a data URL clients can pass back. */
-export function toImageResult(image: Image | undefined) {
+/**
+ * A worker's output image as the response's `data[]` entry: a data URL clients can pass back. The
+ * bytes are encoded where they lie, a slice at a time (a 12 MP PNG is about 20 MB).
+ */
+export async function toImageResult(image: Image | undefined) {
   if (!image) throw new AtelierError("INTERNAL", "The worker returned no image.");
   const mimeType = OUTPUT_MIME_TYPES.find((type) => type === image.mimeType);
   if (!mimeType) throw new AtelierError("INTERNAL", `The worker returned an image of an unexpected type (${image.mimeType}).`);
   return {
-    url: `data:${image.mimeType};base64,${Buffer.from(image.data).toString("base64")}`,
+    url: `data:${image.mimeType};base64,${await encodeBase64(image.data)}`,
     mimeType,
     width: image.width,
     height: image.height,

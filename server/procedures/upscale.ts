@@ -89,7 +89,7 @@ export const upscaleProcedure = meteredProcedure
     );
     return {
       ...envelope(ctx, result.model),
-      data: [toImageResult(result.image)],
+      data: [await toImageResult(result.image)],
       scale: result.scale,
       nativeScale: result.nativeScale,
       steps: result.steps,

@@ -5,13 +5,11 @@
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
-import { describeDatabaseUrl, POSTGRES_SCHEMA_TABLE } from "../keys/postgres-api-key-store.js";
+import { openMigratedPool } from "../keys/postgres-pool.js";
 import { hourStart, type KeyUsage, type UsageExportRow, type UsageFilter, type UsageIncrement, type UsageRow, type UsageStore } from "./usage-store.js";
 
 export const POSTGRES_USAGE_TABLE = "atelier_api_usage";
 const SCHEMA_COMPONENT = "api_usage";
-/** Advisory lock serialising this component's migrations ("usage" read as an integer). */
-const MIGRATION_LOCK_ID = "500152149861";
 
 /** Migration N takes the schema from version N to N+1. Append, never edit. */
 const MIGRATIONS: readonly string[] = [
@@ -26,33 +24,6 @@ const MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX ${POSTGRES_USAGE_TABLE}_by_key ON ${POSTGRES_USAGE_TABLE} (key_id, hour_start)`,
 ];
-
-async function migrate(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  let failure: unknown;
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock($1::bigint)", [MIGRATION_LOCK_ID]);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${POSTGRES_SCHEMA_TABLE} (component TEXT PRIMARY KEY, version INTEGER NOT NULL)`);
-    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${POSTGRES_SCHEMA_TABLE} WHERE component = $1`, [SCHEMA_COMPONENT]);
-    const current = rows[0]?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new Error(`${SCHEMA_COMPONENT} schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`);
-    }
-    for (const migration of MIGRATIONS.slice(current)) await client.query(migration);
-    await client.query(
-      `INSERT INTO ${POSTGRES_SCHEMA_TABLE} (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
-      [SCHEMA_COMPONENT, MIGRATIONS.length],
-    );
-    await client.query("COMMIT");
-  } catch (error) {
-    failure = error;
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release(failure instanceof Error ? failure : undefined);
-  }
-}
 
 /** `AND key_id = ANY($n)` for a key filter; `values` receives its parameter. */
 function keyClause(filter: UsageFilter, values: unknown[]): string {
@@ -82,25 +53,16 @@ export class PostgresUsageStore implements UsageStore {
 
   /** Connects to `url`, creates or migrates the table; throws naming the database (never its password). */
   static async open(url: string, options: { logger?: Logger } = {}): Promise<PostgresUsageStore> {
-    // Batches and console queries only: a few connections are plenty.
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: 3,
-      connectionTimeoutMillis: 5_000,
-      query_timeout: 30_000,
-      idleTimeoutMillis: 30_000,
-      application_name: "atelier-usage",
+    const pool = await openMigratedPool(url, {
+      component: SCHEMA_COMPONENT,
+      migrations: MIGRATIONS,
+      applicationName: "atelier-usage",
+      label: "usage table in",
+      // Batches and console queries only: a few connections are plenty.
+      maxConnections: 3,
+      queryTimeoutMs: 30_000,
+      logger: options.logger,
     });
-    pool.on("error", (error) => {
-      options.logger?.warn({ err: error, database: describeDatabaseUrl(url) }, "PostgreSQL connection lost; the pool will reconnect");
-    });
-    try {
-      await migrate(pool);
-    } catch (error) {
-      await pool.end().catch(() => {});
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new Error(`Could not open the usage table in ${describeDatabaseUrl(url)}: ${reason}`, { cause: error });
-    }
     return new PostgresUsageStore(pool);
   }
 

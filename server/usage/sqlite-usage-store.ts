@@ -3,10 +3,8 @@
  * Batches arrive from the recorder every few seconds, so one transaction of upserts per batch is
  * all the writing there is.
  */
-import fs from "node:fs";
-import path from "node:path";
-import Database from "better-sqlite3";
-import { DATABASE_FILE_NAME } from "../keys/sqlite-api-key-store.js";
+import type Database from "better-sqlite3";
+import { openMigratedSqlite } from "../keys/sqlite-migrations.js";
 import { hourStart, type KeyUsage, type UsageExportRow, type UsageFilter, type UsageIncrement, type UsageRow, type UsageStore } from "./usage-store.js";
 
 const SCHEMA_COMPONENT = "api_usage";
@@ -24,22 +22,6 @@ const MIGRATIONS: readonly string[] = [
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX api_usage_by_key ON api_usage (key_id, hour_start)`,
 ];
-
-function migrate(db: Database.Database): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT`);
-  const run = db.transaction(() => {
-    const row = db.prepare<[string], { version: number }>("SELECT version FROM schema_versions WHERE component = ?").get(SCHEMA_COMPONENT);
-    const current = row?.version ?? 0;
-    if (current > MIGRATIONS.length) {
-      throw new Error(`${SCHEMA_COMPONENT} schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`);
-    }
-    for (const migration of MIGRATIONS.slice(current)) db.exec(migration);
-    db.prepare(
-      `INSERT INTO schema_versions (component, version) VALUES (?, ?) ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
-    ).run(SCHEMA_COMPONENT, MIGRATIONS.length);
-  });
-  run.immediate();
-}
 
 /** `AND key_id IN (?, ?, …)` for a key filter, with its parameters. */
 function keyClause(filter: UsageFilter): { sql: string; params: string[] } {
@@ -67,17 +49,7 @@ export class SqliteUsageStore implements UsageStore {
 
   /** Opens (creating if needed) and migrates `<dataDir>/atelier.db`. */
   static open(dataDir: string): SqliteUsageStore {
-    fs.mkdirSync(dataDir, { recursive: true });
-    const db = new Database(path.join(dataDir, DATABASE_FILE_NAME));
-    try {
-      db.pragma("journal_mode = WAL");
-      db.pragma("busy_timeout = 5000");
-      migrate(db);
-      return new SqliteUsageStore(db);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    return openMigratedSqlite(dataDir, { component: SCHEMA_COMPONENT, migrations: MIGRATIONS }, (db) => new SqliteUsageStore(db));
   }
 
   async add(increments: readonly UsageIncrement[]): Promise<void> {

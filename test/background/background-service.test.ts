@@ -278,4 +278,20 @@ describe.runIf(ready)("background worker with the portrait models", () => {
       /^Replacement background: /,
     );
   });
+
+  it("refuses a truncated image as undecodable, with no decode left failing unobserved", async () => {
+    // The header is intact, so opening succeeds and the three decodes start; each then fails.
+    const truncated = { ...request(person), image: { data: person.png.subarray(0, Math.floor(person.png.length / 2)), mimeType: "image/png", width: 0, height: 0 } };
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", record);
+    try {
+      await expectRefusal(removeBackground(truncated, context, signal), "IMAGE_UNDECODABLE", /corrupt or truncated/);
+      // Let the decodes nobody awaited settle and any unhandled rejection surface.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      process.off("unhandledRejection", record);
+    }
+    expect(unhandled).toEqual([]);
+  });
 });

@@ -217,6 +217,7 @@ describe.skipIf(skip)("console in a real browser", () => {
         [admin.page, "/account", "console-account"],
         [admin.page, "/users", "console-users"],
         [admin.page, `/users/${user.id}`, "console-user-detail"],
+        [admin.page, "/jobs", "console-jobs-empty"],
       ];
       for (const [tab, path, name] of pages) {
         const response = await tab.goto(`${atelier.url}${path}`);
@@ -236,5 +237,6 @@ describe.skipIf(skip)("console in a real browser", () => {
       await admin.context.close();
       await anonymous.close();
     }
-  });
+    // Ten pages, each scanned twice and photographed at two widths: minutes on a loaded machine.
+  }, 300_000);
 });

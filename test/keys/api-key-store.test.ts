@@ -13,13 +13,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AtelierError } from "../../core/errors.js";
 import { LAST_USED_RESOLUTION_MS, type ApiKeyStore } from "../../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../../server/keys/open-api-key-store.js";
-import {
-  KeyDatabaseOpenError,
-  POSTGRES_KEYS_TABLE,
-  POSTGRES_SCHEMA_TABLE,
-  PostgresApiKeyStore,
-} from "../../server/keys/postgres-api-key-store.js";
-import { DATABASE_FILE_NAME, SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
+import { POSTGRES_KEYS_TABLE, POSTGRES_SCHEMA_TABLE, PostgresApiKeyStore } from "../../server/keys/postgres-api-key-store.js";
+import { DatabaseOpenError } from "../../server/keys/postgres-pool.js";
+import { SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
+import { DATABASE_FILE_NAME } from "../../server/keys/sqlite-migrations.js";
 import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../server/keys/store-unavailable.js";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
 import { freeLoopbackPort } from "../support/free-port.js";
@@ -521,7 +518,7 @@ describe.skipIf(SKIP_POSTGRES)("PostgresApiKeyStore database", () => {
       () => undefined,
       (error: unknown) => error,
     );
-    expect(failure).toBeInstanceOf(KeyDatabaseOpenError);
+    expect(failure).toBeInstanceOf(DatabaseOpenError);
     expect((failure as Error).message).toMatch(/Could not open the API key database postgresql:\/\/127\.0\.0\.1:\d+\/keys: .*ECONNREFUSED/);
     expect((failure as Error).message).not.toContain("hunter2secret");
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -3,17 +3,8 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../core/config.js";
-
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+import { loadConfig } from "../../core/config.js";
+import { problemsOf } from "../support/config-problems.js";
 
 describe("operations configuration", () => {
   it("defaults: metrics on 9464, CORS off, 30 s grace, provisioning on, and no model mirror", () => {

@@ -1,16 +1,7 @@
 /** The two scale-out settings: ATELIER_REDIS_URL (quota) and ATELIER_DATABASE_URL (API keys). */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../core/config.js";
-
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+import { loadConfig } from "../../core/config.js";
+import { problemsOf } from "../support/config-problems.js";
 
 describe("scale-out configuration", () => {
   it("is unset by default, and blank means unset: SQLite for both", () => {

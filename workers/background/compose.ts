@@ -41,6 +41,20 @@ function checkSources({ rgb, sourceAlpha }: MatteSources): void {
   }
 }
 
+/** Pixels `[from, to)` of the source as opaque subject: RGB copied, alpha 255 when the output has it. */
+function copySubject(source: Uint8Array, out: Uint8Array, channels: number, from: number, to: number): void {
+  if (channels === 3) {
+    out.set(source.subarray(from * 3, to * 3), from * 3);
+    return;
+  }
+  for (let i = from, s = from * 3, o = from * 4; i < to; i++, s += 3, o += 4) {
+    out[o] = source[s]!;
+    out[o + 1] = source[s + 1]!;
+    out[o + 2] = source[s + 2]!;
+    out[o + 3] = 255;
+  }
+}
+
 /** The matte alone: 1 channel, 0 background to 255 subject. */
 export function composeMatte(sources: MatteSources): RawImage {
   checkSources(sources);
@@ -52,12 +66,23 @@ export function composeMatte(sources: MatteSources): RawImage {
   const source = rgb.data;
   for (let y = 0; y < height; y++) {
     matte.row(y);
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      const s = i * 3;
-      let alpha = matte.alpha(x, source[s]!, source[s + 1]!, source[s + 2]!);
-      if (sourceAlpha) alpha *= sourceAlpha.data[i]! * k;
-      out[i] = byte(alpha * 255);
+    for (let run = 0; run < matte.runCount; run++) {
+      const from = matte.runStart(run);
+      const to = matte.runStart(run + 1);
+      const known = matte.runClass(run);
+      // Certain runs: background stays 0; subject is 255 unless the source's own alpha says otherwise.
+      if (known === 0) continue;
+      if (known === 1 && !sourceAlpha) {
+        out.fill(255, y * width + from, y * width + to);
+        continue;
+      }
+      for (let x = from; x < to; x++) {
+        const i = y * width + x;
+        const s = i * 3;
+        let alpha = matte.alpha(x, source[s]!, source[s + 1]!, source[s + 2]!);
+        if (sourceAlpha) alpha *= sourceAlpha.data[i]! * k;
+        out[i] = byte(alpha * 255);
+      }
     }
   }
   return { data: out, width, height, channels: 1 };
@@ -94,7 +119,18 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
   for (let y = 0; y < height; y++) {
     matte.row(y);
     const blurRow = blurred?.row(y);
-    for (let x = 0; x < width; x++) {
+    for (let run = 0; run < matte.runCount; run++) {
+      const from = matte.runStart(run);
+      const to = matte.runStart(run + 1);
+      const known = matte.runClass(run);
+      // Certain runs, most of a photograph, without per-pixel work: a cutout's background stays
+      // 0,0,0,0, and an opaque subject (with no alpha of its own) is its source colour whatever the fill.
+      if (known === 0 && kind === "transparent") continue;
+      if (known === 1 && !sourceAlpha) {
+        copySubject(source, out, channels, y * width + from, y * width + to);
+        continue;
+      }
+    for (let x = from; x < to; x++) {
       const i = y * width + x;
       const s = i * 3;
       const r = source[s]!;
@@ -150,6 +186,7 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
       clamped[o + 1] = (a * fg + behind * backG) * inverse;
       clamped[o + 2] = (a * fb + behind * backB) * inverse;
       if (channels === 4) clamped[o + 3] = coverage * 255;
+    }
     }
   }
   return { data: out, width, height, channels: channels as 3 | 4 };

@@ -3,22 +3,24 @@
  * (what the output is made of), at the network's input size, and at the working size. libvips runs
  * the three side by side on its thread pool, and JPEG's shrink-on-load makes the small ones cheap, so
  * this costs about one decode instead of a decode followed by two resizes of the decoded pixels.
+ *
+ * Each decode is its own promise, awaited only by the step that needs it: the network starts as soon
+ * as its small input is ready, and the full-resolution decode (most of the decoding time: 12 MP of
+ * JPEG) runs on libvips' threads while the network runs and the main thread refines the matte.
  */
-import { splitAlpha } from "../image/alpha.js";
+import { splitAlpha, type SplitImage } from "../image/alpha.js";
 import type { OpenedImage } from "../image/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
 import { toUnitPlanes, type Size } from "./working-image.js";
 
 export interface DecodedSource {
-  /** Full-resolution colour, 3 channels. */
-  rgb: RawImage;
-  /** The source's own alpha, when it has one. */
-  alpha: RawImage | undefined;
+  /** Full-resolution colour, 3 channels, and the source's own alpha when it has one. */
+  full: Promise<SplitImage>;
   /** The colour at the network's input size, 3 channels. */
-  networkInput: RawImage;
+  networkInput: Promise<RawImage>;
   /** The colour at the working size, on 0..1 (see working-image.ts). */
-  working: FloatPlanes;
+  working: Promise<FloatPlanes>;
 }
 
 export interface DecodeSizes {
@@ -28,18 +30,26 @@ export interface DecodeSizes {
   working: Size;
 }
 
-export async function decodeSource(source: OpenedImage, sizes: DecodeSizes): Promise<DecodedSource> {
+/**
+ * A promise that never counts as an unhandled rejection: a step that fails or is cancelled early
+ * leaves the later decodes unawaited, and their failure must not take the process down. Whoever
+ * awaits the promise still sees the error.
+ */
+function observed<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/** Starts the three decodes; each step awaits the one it needs. */
+export function decodeSource(source: OpenedImage, sizes: DecodeSizes): DecodedSource {
   const { width, height } = source.info;
   // Colour only, as RGB: the alpha plane (if any) comes from the full-resolution decode.
   const resized = (size: Size, kernel: "linear" | "lanczos3") =>
     readRawImage(source.pipeline().removeAlpha().toColourspace("srgb").resize(size.width, size.height, { fit: "fill", kernel }));
   const same = (size: Size) => size.width === width && size.height === height;
-  const [full, network, working] = await Promise.all([
-    readRawImage(source.pipeline()),
-    same(sizes.network) ? undefined : resized(sizes.network, sizes.networkKernel),
-    // A triangle filter: close to the area average the working-resolution statistics stand for.
-    same(sizes.working) ? undefined : resized(sizes.working, "linear"),
-  ]);
-  const { rgb, alpha } = splitAlpha(full);
-  return { rgb, alpha, networkInput: network ?? rgb, working: toUnitPlanes(working ?? rgb) };
+  const full = readRawImage(source.pipeline()).then(splitAlpha);
+  const networkInput = same(sizes.network) ? full.then(({ rgb }) => rgb) : resized(sizes.network, sizes.networkKernel);
+  // A triangle filter: close to the area average the working-resolution statistics stand for.
+  const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working, "linear")).then(toUnitPlanes);
+  return { full: observed(full), networkInput: observed(networkInput), working: observed(working) };
 }

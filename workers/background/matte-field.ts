@@ -18,7 +18,8 @@ export const OPAQUE = 1 - 0.5 / 255;
 
 const ZERO = 0;
 const ONE = 1;
-const MIXED = 2;
+/** The class of a run whose matte depends on each pixel's colour (see `runClass`). */
+export const MIXED = 2;
 
 export class MatteField {
   private readonly columns: Taps;
@@ -27,6 +28,11 @@ export class MatteField {
   private readonly classes: Uint8Array;
   /** For the current row, per working column: the class shared by both source rows, else MIXED. */
   private readonly rowClasses: Uint8Array;
+  /**
+   * Runs of target columns that sample the same two working columns: run `k` is the columns
+   * `[runs[k], runs[k + 1])`. A few per working column, so a row is decided run by run.
+   */
+  private readonly runs: Int32Array;
   private top = 0;
   private bottom = 0;
   private wy = 0;
@@ -53,6 +59,31 @@ export class MatteField {
       this.classes[i] = highest <= CLEAR ? ZERO : lowest >= OPAQUE ? ONE : MIXED;
     }
     this.rowClasses = new Uint8Array(field.width);
+    const starts = [0];
+    for (let x = 1; x < width; x++) {
+      if (this.columns.lower[x] !== this.columns.lower[x - 1] || this.columns.upper[x] !== this.columns.upper[x - 1]) starts.push(x);
+    }
+    starts.push(width);
+    this.runs = Int32Array.from(starts);
+  }
+
+  /** Runs of the row; run `k` spans columns `runStart(k)` to `runStart(k + 1)`, exclusive. */
+  get runCount(): number {
+    return this.runs.length - 1;
+  }
+
+  runStart(k: number): number {
+    return this.runs[k]!;
+  }
+
+  /**
+   * On the current row, the matte of every pixel of run `k` when it is certain whatever the pixel's
+   * colour: 0 or 1 (what `alpha` returns for each of them), else {@link MIXED}.
+   */
+  runClass(k: number): number {
+    const x = this.runs[k]!;
+    const known = this.rowClasses[this.columns.lower[x]!]!;
+    return known !== MIXED && known === this.rowClasses[this.columns.upper[x]!] ? known : MIXED;
   }
 
   /** Moves to target row `y`; call before `alpha` for the pixels of that row. */

@@ -16,7 +16,10 @@ const WEBP_QUALITY = 90;
  */
 export const PNG_OPTIONS = { compressionLevel: 2, adaptiveFiltering: true } as const;
 
-export async function encodeImage(image: Sharp, format: OutputFormat): Promise<Image> {
+export type PngOptions = { compressionLevel: number; adaptiveFiltering: boolean };
+
+/** @param png PNG settings for a caller whose results compress differently from photographs. */
+export async function encodeImage(image: Sharp, format: OutputFormat, png: PngOptions = PNG_OPTIONS): Promise<Image> {
   let encoder: Sharp;
   let mimeType: string;
   switch (format) {
@@ -30,7 +33,7 @@ export async function encodeImage(image: Sharp, format: OutputFormat): Promise<I
       mimeType = "image/webp";
       break;
     default:
-      encoder = image.png(PNG_OPTIONS);
+      encoder = image.png(png);
       mimeType = "image/png";
   }
   // Every caller hands over raw pixels it made itself, so a failure here is the server's, never the client's image.

@@ -6,6 +6,14 @@
  * ones come from heaps that are never given back, and each thread may get an arena of its own.
  * Measured with bench/model-memory.ts (ISNet, 1 MP background removal, whole process): peak resident
  * 1319 MB with glibc's defaults, 1018 MB with these; resident after loading 793 MB against 532 MB.
+ *
+ * Why 1 MiB and not higher: ISNet frees many blocks between 1 and 16 MiB. Fresh processes, 1 MP removal,
+ * whole-process peak / resident after eviction (bench/model-memory.ts, load average 25 to 40): 1 MiB
+ * 992-996 / 189-219 MB (three runs), 4 MiB 1075 / 345 MB, 16 MiB 1212 / 522 MB. The price is time on
+ * models that allocate blocks of a few MB per call (`--allocator-timing 3`, settings interleaved,
+ * medians of per-round ratios to glibc's defaults, load 26 to 41): ESPCN x3 256 px 1.28x with 1 MiB,
+ * 0.78x with 16 MiB; ESRGAN thick x4 64 px 1.06x and 0.96x. Memory returned wins for a service
+ * with a memory budget; re-measure on a quiet machine.
  */
 export const ALLOCATOR_ENV: Readonly<Record<string, string>> = {
   // Blocks of 1 MiB and more are mapped and unmapped on their own, so freeing them returns memory.

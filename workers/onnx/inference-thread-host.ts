@@ -8,6 +8,17 @@ import { AtelierError } from "../../core/errors.js";
 import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
 import { disableOnnxTelemetry } from "./telemetry-off.js";
 
+/** What the process's resident memory did during one operation of the inference thread, in bytes. */
+export interface MemoryReading {
+  /** Resident before (for a load, without the model's bytes the load frees). */
+  before: number;
+  /** Highest resident size during the operation. */
+  peak: number;
+  after: number;
+  /** The whole process's peak so far, across the thread's resets of the kernel's mark. */
+  processPeak: number;
+}
+
 interface Pending {
   resolve: (value: any) => void;
   reject: (error: Error) => void;
@@ -60,26 +71,22 @@ export class InferenceThread {
     });
   }
 
-  async create(session: number, source: Uint8Array | { path: string }, options: object): Promise<ModelSignature> {
-    if (!(source instanceof Uint8Array)) {
-      const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, path: source.path, options });
-      return reply.signature;
-    }
+  create(session: number, source: Uint8Array | { path: string }, options: object): Promise<{ signature: ModelSignature; memory: MemoryReading }> {
+    if (!(source instanceof Uint8Array)) return this.call({ op: "create", session, path: source.path, options });
     // A copy the thread owns (Buffer#slice would be a view): the caller keeps its bytes intact.
     const owned = new Uint8Array(source);
-    const reply = await this.call<{ signature: ModelSignature }>({ op: "create", session, bytes: owned, options }, [owned.buffer as ArrayBuffer]);
-    return reply.signature;
+    return this.call({ op: "create", session, bytes: owned, options }, [owned.buffer as ArrayBuffer]);
   }
 
-  async run(session: number, feeds: FeedMap): Promise<TensorMap> {
+  run(session: number, feeds: FeedMap): Promise<{ outputs: TensorMap; memory: MemoryReading }> {
     // Feeds are copied (structured clone), not transferred: callers may still read their tensors.
-    const reply = await this.call<{ outputs: TensorMap }>({ op: "run", session, feeds });
-    return reply.outputs;
+    return this.call({ op: "run", session, feeds });
   }
 
-  async release(session: number): Promise<void> {
-    if (this.lost) return;
-    await this.call({ op: "release", session });
+  async release(session: number): Promise<MemoryReading | undefined> {
+    if (this.lost) return undefined;
+    const reply = await this.call<{ memory: MemoryReading }>({ op: "release", session });
+    return reply.memory;
   }
 
   async terminate(): Promise<void> {

@@ -7,28 +7,21 @@
  * loader; it is type-checked through JSDoc (tsconfig `checkJs`).
  *
  * Protocol (one message in, one reply out, matched by `id`):
- *   {op: "create", id, session, bytes | path, options} → {id, signature}
- *   {op: "run", id, session, feeds}             → {id, outputs}   (output buffers transferred)
- *   {op: "release", id, session}                → {id}
- * A failure replies {id, error: {message}}.
+ *   {op: "create", id, session, bytes | path, options} → {id, signature, memory}
+ *   {op: "run", id, session, feeds}             → {id, outputs, memory}   (output buffers transferred)
+ *   {op: "release", id, session}                → {id, memory}
+ * A failure replies {id, error: {message}}. `memory` is what the process's resident memory did during
+ * the operation, in bytes: {before, peak, after, processPeak} (process-memory.mjs), so the runtime
+ * learns each model's real cost; loads and runs are measured here because this thread does them one
+ * at a time, so a change in resident memory during one is that operation's.
  */
-import v8 from "node:v8";
-import vm from "node:vm";
 import { parentPort } from "node:worker_threads";
 import ort from "onnxruntime-node";
+import { collectGarbage, peakSinceReset, processPeakBytes, residentBytes, resetPeak } from "./process-memory.mjs";
 
 if (!parentPort) throw new Error("inference-thread.mjs must run in a worker thread");
 const port = parentPort;
 
-/**
- * A full collection of this thread's heap. The heap itself stays tiny, but it holds the big external
- * buffers a session is made from (a model's bytes: 84 MB for ISNet) and fed with, which V8 would keep
- * until some later collection; freeing them right after a load or a release keeps them out of the
- * next peak (measured on ISNet: the load peaked 0.5 GB over baseline with them alive). A collection
- * of a heap this small takes about a millisecond.
- */
-v8.setFlagsFromString("--expose-gc");
-const collectGarbage = /** @type {() => void} */ (vm.runInNewContext("gc"));
 
 /** @type {Map<number, ort.InferenceSession>} */
 const sessions = new Map();
@@ -38,6 +31,22 @@ function signatureOf(metadata) {
   return metadata.map((value) =>
     value.isTensor ? { name: value.name, type: value.type, shape: [...value.shape] } : { name: value.name, type: "non-tensor", shape: [] },
   );
+}
+
+/**
+ * Runs `operation` and reports the process's resident memory before, at the peak during, and after
+ * it. `before` does not count `excluded` bytes the operation frees (a model's bytes, once the session
+ * is made from them).
+ * @template T
+ * @param {() => Promise<T>} operation
+ * @returns {Promise<{result: T, memory: {before: number, peak: number, after: number, processPeak: number}}>}
+ */
+async function measured(operation, excluded = 0) {
+  const before = residentBytes() - excluded;
+  resetPeak();
+  const result = await operation();
+  const peak = Math.max(peakSinceReset(), before);
+  return { result, memory: { before, peak, after: residentBytes(), processPeak: processPeakBytes() } };
 }
 
 /** @param {number} key */
@@ -79,25 +88,31 @@ port.on("message", async (/** @type {any} */ message) => {
   try {
     switch (message.op) {
       case "create": {
-        // A path lets onnxruntime find external data files next to the graph.
-        const session = await ort.InferenceSession.create(message.path ?? message.bytes, message.options);
-        sessions.set(message.session, session);
-        delete message.bytes;
         collectGarbage();
-        port.postMessage({ id, signature: { inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata) } });
+        const { result: session, memory } = await measured(async () => {
+          // A path lets onnxruntime find external data files next to the graph.
+          const created = await ort.InferenceSession.create(message.path ?? message.bytes, message.options);
+          delete message.bytes;
+          collectGarbage();
+          return created;
+        }, message.bytes?.byteLength ?? 0);
+        sessions.set(message.session, session);
+        port.postMessage({ id, memory, signature: { inputs: signatureOf(session.inputMetadata), outputs: signatureOf(session.outputMetadata) } });
         break;
       }
       case "run": {
-        const { outputs, transfer } = await run(message.session, message.feeds);
-        port.postMessage({ id, outputs }, transfer);
+        const { result, memory } = await measured(() => run(message.session, message.feeds));
+        port.postMessage({ id, outputs: result.outputs, memory }, result.transfer);
         break;
       }
       case "release": {
         const session = sessions.get(message.session);
         sessions.delete(message.session);
-        await session?.release();
-        collectGarbage();
-        port.postMessage({ id });
+        const { memory } = await measured(async () => {
+          await session?.release();
+          collectGarbage();
+        });
+        port.postMessage({ id, memory });
         break;
       }
       default:

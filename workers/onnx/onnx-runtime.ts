@@ -4,8 +4,12 @@
  *
  * - sessions load lazily on first use, keyed by the caller (`"<model id>/<graph>"`); concurrent first
  *   users share one load, later users reuse the session;
- * - the estimated resident memory of all sessions stays under a budget by evicting idle sessions,
- *   least recently used first; a session that is loading, running or pinned is never evicted;
+ * - the memory of all sessions stays under a budget by evicting idle sessions, least recently used
+ *   first; a session that is loading, running or pinned is never evicted. Each session is charged
+ *   what it was measured to cost in this process (resident growth when it loaded plus the peak of its
+ *   runs, read by the inference thread around each; session-cost.ts's estimate only until then), and
+ *   a session loads only once the process's live resident memory plus its cost fits the budget plus
+ *   PROCESS_MARGIN_BYTES, evicting idle sessions until it does;
  * - runs on one session pass a gate (one at a time by default, in arrival order), so its intra-op
  *   threads are never shared by two runs; a run whose caller has gone away leaves the queue unrun;
  * - feeds are checked against the model's declared inputs, so a wrong shape fails with a message that
@@ -23,10 +27,11 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import { inferenceDuration, modelLoadDuration, modelLoads, observeRuntime, sessionLabels } from "../../observability/metrics.js";
-import { InferenceThread } from "./inference-thread-host.js";
+import { InferenceThread, type MemoryReading } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
-import { estimateSessionBytes, keepsArena } from "./session-cost.js";
+import { collectGarbage, processPeakBytes, residentBytes } from "./process-memory.mjs";
+import { chargedBytes, estimateSessionBytes, keepsArena, PROCESS_MARGIN_BYTES, type MeasuredCost } from "./session-cost.js";
 import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
@@ -42,8 +47,10 @@ export interface RuntimeLogger {
 export interface ModelRuntimeOptions {
   /** onnxruntime intra-op threads of each session, at least 1 (usually the cores given to inference). */
   threads: number;
-  /** Soft limit, in bytes, on the estimated resident memory of all loaded sessions together. */
+  /** Soft limit, in bytes, on the memory all loaded sessions are charged together (measured, else estimated). */
   memoryBudgetBytes: number;
+  /** What the process may hold beyond the budget before idle sessions are evicted; default PROCESS_MARGIN_BYTES. */
+  processMarginBytes?: number;
   logger: RuntimeLogger;
   /** Runs let through at once on one session, at least 1; default 1. */
   runsPerSession?: number;
@@ -106,8 +113,12 @@ export interface SessionStats {
   loaded: boolean;
   /** Size of the ONNX model in bytes (0 until read). */
   modelBytes: number;
-  /** Resident bytes counted against the budget (0 until the model is read). */
+  /** The first guess of its cost, from its size and declared working memory (0 until the model is read). */
   estimatedBytes: number;
+  /** Bytes counted against the budget: measured where measured, else estimated (0 until the model is read). */
+  chargedBytes: number;
+  /** What this process measured the model to cost (kept across its evictions). */
+  measured: MeasuredCost;
   /** Runs inside the gate now. */
   running: number;
   /** Runs queued at the gate. */
@@ -125,7 +136,15 @@ export interface RuntimeStats {
   loadedSessions: number;
   /** Sum of the sessions' estimates, in bytes. */
   estimatedBytes: number;
+  /** Sum of what the sessions are charged, in bytes: the figure the budget bounds. */
+  chargedBytes: number;
   budgetBytes: number;
+  /** The budget plus the process margin: the process's resident memory a load may not push it past. */
+  processLimitBytes: number;
+  /** Resident memory of the whole process now. */
+  residentBytes: number;
+  /** Peak resident memory of the whole process since it started. */
+  peakResidentBytes: number;
   /** Uses served by a session already loaded or loading. */
   hits: number;
   /** Sessions created. */
@@ -144,8 +163,10 @@ interface LoadedSession {
 class SessionEntry {
   loaded: LoadedSession | undefined;
   modelBytes = 0;
-  /** Bytes counted against the budget: 0 until the model is read, reserved before the session is created. */
+  /** The first guess of its cost: 0 until the model is read, reserved before the session is created. */
   estimatedBytes = 0;
+  /** Activation memory its caller declared (part of the estimate). */
+  workingBytes = 0;
   // The load itself is a user until it settles, so a half-made session is never evicted.
   users = 1;
   /** Value of the runtime's use counter at the last use; smaller means less recently used. */
@@ -173,6 +194,11 @@ export class ModelRuntime {
   private readonly runsPerSession: number;
   private readonly logger: RuntimeLogger;
   private readonly budget: number;
+  private readonly processLimit: number;
+  /** Each model's cost as measured in this process, by key; outlives the model's evictions. */
+  private readonly measured = new Map<string, MeasuredCost>();
+  /** The process's peak as the inference thread saw it before resetting the kernel's mark. */
+  private threadPeak = 0;
   /** Work holding a session, awaited by dispose. */
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Releases of evicted sessions still under way, awaited by dispose. */
@@ -191,6 +217,7 @@ export class ModelRuntime {
       throw new RangeError(`Expected a positive number of bytes for memoryBudgetBytes but received ${options.memoryBudgetBytes}`);
     }
     this.budget = options.memoryBudgetBytes;
+    this.processLimit = this.budget + (options.processMarginBytes ?? PROCESS_MARGIN_BYTES);
     this.logger = options.logger;
     this.runsPerSession = options.runsPerSession ?? 1;
     if (!Number.isInteger(this.runsPerSession) || this.runsPerSession < 1) {
@@ -236,6 +263,8 @@ export class ModelRuntime {
         loaded: entry.loaded !== undefined,
         modelBytes: entry.modelBytes,
         estimatedBytes: entry.estimatedBytes,
+        chargedBytes: this.charge(entry),
+        measured: { ...this.measured.get(entry.key) },
         running: entry.gate.running,
         waiting: entry.gate.waiting,
         users: entry.users,
@@ -244,8 +273,12 @@ export class ModelRuntime {
     return {
       sessions,
       loadedSessions: sessions.filter((s) => s.loaded).length,
-      estimatedBytes: this.totalEstimate(),
+      estimatedBytes: sessions.reduce((sum, session) => sum + session.estimatedBytes, 0),
+      chargedBytes: this.totalCharged(),
       budgetBytes: this.budget,
+      processLimitBytes: this.processLimit,
+      residentBytes: residentBytes(),
+      peakResidentBytes: processPeakBytes(this.threadPeak),
       hits: this.hits,
       loads: this.loads,
       evictions: this.evictions,
@@ -325,26 +358,23 @@ export class ModelRuntime {
   private releaseUse(entry: SessionEntry): void {
     entry.users--;
     entry.lastUse = ++this.useCounter;
-    if (entry.users === 0) this.evictOver(this.budget, entry);
+    if (entry.users === 0) {
+      this.evictOver(this.budget, entry);
+      this.evictWhileProcessOver(0, entry);
+    }
   }
 
   private async load(entry: SessionEntry, load: ModelLoader, options: ModelOptions): Promise<LoadedSession> {
     const started = performance.now();
     try {
-      let source: Uint8Array | ModelFile;
-      try {
-        // Through a promise, so a loader that throws synchronously fails like one that rejects, and
-        // only after acquire() has registered the entry that the failure path removes.
-        source = await Promise.resolve().then(load);
-      } catch (error) {
-        if (error instanceof AtelierError) throw error;
-        throw new AtelierError("INTERNAL", `Model "${entry.key}" could not be read.`, { cause: error });
-      }
+      let source: Uint8Array | ModelFile | undefined = await this.read(entry, load);
       if (this.disposing) throw this.disposedError();
       const size = source instanceof Uint8Array ? source.byteLength : source.bytes;
       entry.modelBytes = size;
+      entry.workingBytes = options.workingBytes ?? 0;
       entry.estimatedBytes = estimateSessionBytes(size, options.workingBytes);
-      this.makeRoomFor(entry);
+      await this.makeRoomFor(entry);
+      if (this.disposing) throw this.disposedError();
       const thread = this.inferenceThread();
       const id = this.nextSessionId++;
       let loaded: LoadedSession;
@@ -352,7 +382,13 @@ export class ModelRuntime {
         // The arena and memory patterns go together: a pattern is one block planned for a whole run, which
         // pays off when the arena keeps it, and raised ISNet's peak by about 230 MB per run without one.
         const arena = keepsArena(options.workingBytes);
-        loaded = { id, signature: await thread.create(id, source, { ...this.sessionOptions, enableCpuMemArena: arena, enableMemPattern: arena }) };
+        const created = await thread.create(id, source, { ...this.sessionOptions, enableCpuMemArena: arena, enableMemPattern: arena });
+        // The thread has its own copy: this one (84 MB for ISNet) goes now rather than at some later
+        // collection that might come in the middle of the first run's peak.
+        source = undefined;
+        collectGarbage();
+        loaded = { id, signature: created.signature };
+        this.learn(entry.key, created.memory, "load");
       } catch (error) {
         if (error instanceof AtelierError) throw error;
         throw new AtelierError("INTERNAL", `Model "${entry.key}" is not a valid ONNX model for this runtime.`, { cause: error });
@@ -372,7 +408,14 @@ export class ModelRuntime {
       modelLoads.inc({ ...sessionLabels(entry.key), outcome: "loaded" });
       modelLoadDuration.observe(sessionLabels(entry.key), (performance.now() - started) / 1000);
       this.logger.info(
-        { model: entry.key, modelMiB: mib(entry.modelBytes), estimatedMiB: mib(entry.estimatedBytes), ms: Math.round(performance.now() - started) },
+        {
+          model: entry.key,
+          modelMiB: mib(entry.modelBytes),
+          estimatedMiB: mib(entry.estimatedBytes),
+          chargedMiB: mib(this.charge(entry)),
+          residentMiB: mib(residentBytes()),
+          ms: Math.round(performance.now() - started),
+        },
         "model loaded",
       );
       return loaded;
@@ -387,14 +430,38 @@ export class ModelRuntime {
     }
   }
 
-  /** Evicts idle sessions, least recently used first, until `entry`'s estimate fits the budget. */
-  private makeRoomFor(entry: SessionEntry): void {
+  private async read(entry: SessionEntry, load: ModelLoader): Promise<Uint8Array | ModelFile> {
+    try {
+      // Through a promise, so a loader that throws synchronously fails like one that rejects, and
+      // only after acquire() has registered the entry that the failure path removes.
+      return await Promise.resolve().then(load);
+    } catch (error) {
+      if (error instanceof AtelierError) throw error;
+      throw new AtelierError("INTERNAL", `Model "${entry.key}" could not be read.`, { cause: error });
+    }
+  }
+
+  /**
+   * Evicts idle sessions, least recently used first, until `entry`'s charge fits the budget and the
+   * process's resident memory plus that charge fits the process limit. Evicted sessions are released
+   * before the process is measured, so what they gave back is seen.
+   */
+  private async makeRoomFor(entry: SessionEntry): Promise<void> {
     this.evictOver(this.budget, entry);
-    const total = this.totalEstimate();
-    if (total <= this.budget) return;
-    if (entry.estimatedBytes > this.budget) {
+    await Promise.allSettled([...this.releasing]);
+    while (this.evictWhileProcessOver(this.charge(entry), entry, 1)) await Promise.allSettled([...this.releasing]);
+    const resident = residentBytes();
+    if (resident + this.charge(entry) > this.processLimit) {
       this.logger.warn(
-        { model: entry.key, estimatedMiB: mib(entry.estimatedBytes), budgetMiB: mib(this.budget), otherSessions: this.entries.size - 1 },
+        { model: entry.key, residentMiB: mib(resident), chargedMiB: mib(this.charge(entry)), processLimitMiB: mib(this.processLimit) },
+        "process resident memory would exceed the model budget plus margin and no idle session is left to evict",
+      );
+    }
+    const total = this.totalCharged();
+    if (total <= this.budget) return;
+    if (this.charge(entry) > this.budget) {
+      this.logger.warn(
+        { model: entry.key, chargedMiB: mib(this.charge(entry)), budgetMiB: mib(this.budget), otherSessions: this.entries.size - 1 },
         "model is larger than the whole model memory budget; loading it with no other idle session resident",
       );
     } else {
@@ -405,34 +472,83 @@ export class ModelRuntime {
     }
   }
 
-  /** Evicts idle loaded sessions other than `keep`, least recently used first, while over `limit`. */
+  /** Evicts idle loaded sessions other than `keep`, least recently used first, while their charges exceed `limit`. */
   private evictOver(limit: number, keep: SessionEntry): void {
-    while (this.totalEstimate() > limit) {
-      let victim: SessionEntry | undefined;
-      for (const candidate of this.entries.values()) {
-        if (candidate === keep || candidate.users > 0 || candidate.loaded === undefined) continue;
-        if (victim === undefined || candidate.lastUse < victim.lastUse) victim = candidate;
-      }
+    while (this.totalCharged() > limit) {
+      const victim = this.leastRecentlyUsedIdle(keep);
       if (victim === undefined) return;
       this.evict(victim);
     }
   }
 
+  /**
+   * Evicts idle loaded sessions other than `keep`, least recently used first, while the process's
+   * resident memory, less what the sessions evicted here are charged, plus `needed` is over the
+   * process limit; at most `most` of them. Returns how many it evicted.
+   */
+  private evictWhileProcessOver(needed: number, keep: SessionEntry, most = Infinity): number {
+    let projected = residentBytes() + needed;
+    let evicted = 0;
+    while (projected > this.processLimit && evicted < most) {
+      const victim = this.leastRecentlyUsedIdle(keep);
+      if (victim === undefined) break;
+      projected -= this.charge(victim);
+      this.evict(victim);
+      evicted++;
+    }
+    return evicted;
+  }
+
+  private leastRecentlyUsedIdle(keep: SessionEntry): SessionEntry | undefined {
+    let victim: SessionEntry | undefined;
+    for (const candidate of this.entries.values()) {
+      if (candidate === keep || candidate.users > 0 || candidate.loaded === undefined) continue;
+      if (victim === undefined || candidate.lastUse < victim.lastUse) victim = candidate;
+    }
+    return victim;
+  }
+
   private evict(entry: SessionEntry): void {
     this.entries.delete(entry.key);
     this.evictions++;
-    this.logger.debug({ model: entry.key, estimatedMiB: mib(entry.estimatedBytes) }, "model evicted");
-    const release = (this.thread?.release(entry.loaded!.id) ?? Promise.resolve()).catch((error: unknown) => {
-      this.logger.warn({ model: entry.key, err: error }, "releasing an evicted model failed");
-    });
+    this.logger.debug({ model: entry.key, chargedMiB: mib(this.charge(entry)) }, "model evicted");
+    const release = (this.thread?.release(entry.loaded!.id) ?? Promise.resolve(undefined)).then(
+      (reading) => {
+        if (reading) this.threadPeak = Math.max(this.threadPeak, reading.processPeak);
+      },
+      (error: unknown) => {
+        this.logger.warn({ model: entry.key, err: error }, "releasing an evicted model failed");
+      },
+    );
     this.releasing.add(release);
     void release.finally(() => this.releasing.delete(release));
   }
 
-  private totalEstimate(): number {
+  /** What `entry` is charged against the budget (0 until its model is read). */
+  private charge(entry: SessionEntry): number {
+    if (entry.estimatedBytes === 0) return 0;
+    return chargedBytes(entry.modelBytes, entry.workingBytes, this.measured.get(entry.key));
+  }
+
+  private totalCharged(): number {
     let total = 0;
-    for (const entry of this.entries.values()) total += entry.estimatedBytes;
+    for (const entry of this.entries.values()) total += this.charge(entry);
     return total;
+  }
+
+  /**
+   * Takes what the inference thread measured around a load or run of `key` into its cost: a load's
+   * growth replaces the last one's; a run's peak counts if it is the highest yet.
+   */
+  private learn(key: string, reading: MemoryReading, part: "load" | "run"): void {
+    this.threadPeak = Math.max(this.threadPeak, reading.processPeak);
+    const cost = this.measured.get(key) ?? {};
+    const peak = Math.max(0, reading.peak - reading.before);
+    if (part === "load") {
+      cost.loadBytes = Math.max(0, reading.after - reading.before);
+      cost.loadPeakBytes = peak;
+    } else cost.runPeakBytes = Math.max(cost.runPeakBytes ?? 0, peak);
+    this.measured.set(key, cost);
   }
 
   private async runOn(entry: SessionEntry, loaded: LoadedSession, feeds: FeedMap, signal: AbortSignal | undefined): Promise<TensorMap> {
@@ -465,8 +581,10 @@ export class ModelRuntime {
     let outputs: TensorMap;
     const stopTimer = inferenceDuration.startTimer(sessionLabels(entry.key));
     try {
-      outputs = await this.inferenceThread().run(loaded.id, feeds);
+      const reply = await this.inferenceThread().run(loaded.id, feeds);
       stopTimer();
+      outputs = reply.outputs;
+      this.learn(entry.key, reply.memory, "run");
     } catch (error) {
       if (error instanceof AtelierError) throw error;
       throw new AtelierError("INTERNAL", `Model "${entry.key}" failed while running.`, { cause: error });

@@ -1,10 +1,9 @@
 /**
- * What one loaded inference session is expected to keep resident, for the runtime's memory budget.
+ * What one loaded inference session is expected to keep resident: the runtime's first guess, used
+ * until it has measured the model itself (see {@link chargedBytes}; onnx-runtime.ts measures every load
+ * and run in the inference thread, where they happen one at a time).
  *
- * The estimate is a multiple of the model's byte size rather than resident memory measured around
- * session creation: in a worker, other sessions load, run and free memory concurrently and the
- * allocator keeps freed pages, so a measured delta is noise at best and negative at worst. The
- * factor comes from measuring every model in the mirror, each in a fresh process with onnxruntime-node
+ * The estimate is a multiple of the model's byte size. The factor comes from measuring every model in the mirror, each in a fresh process with onnxruntime-node
  * 1.30 on CPU, graph optimisation "all" (`bench/model-memory.ts` shows the same within one process):
  *
  * - creation grows resident memory by about 2x to 3x the file size (6.4 MB style nets: +13.5 to
@@ -61,4 +60,45 @@ export const ARENA_MAX_WORKING_BYTES = 256 * MiB;
 /** Whether a session with a working set of `workingBytes` keeps onnxruntime's CPU memory arena. */
 export function keepsArena(workingBytes = 0): boolean {
   return workingBytes <= ARENA_MAX_WORKING_BYTES;
+}
+
+/**
+ * Changes in resident memory smaller than this are within what V8, the allocator and the work of the
+ * main thread move on their own while a session loads or runs; a measurement under it cannot tell a
+ * model's cost, so the estimate (capped at this) stands for it.
+ */
+export const RESIDENT_NOISE_BYTES = 16 * MiB;
+
+/**
+ * What the process may hold beyond ATELIER_MODEL_MEMORY_MB: node, V8, sharp and gRPC with no model
+ * loaded (measured 170 to 230 MB in a worker at start) and the images and tensors of the calls in
+ * flight (a 1 MP background removal: about 60 MB; bench/model-memory.ts prints the figures). A session
+ * loads only when the process's live resident memory plus the model's cost fits the budget plus this.
+ */
+export const PROCESS_MARGIN_BYTES = 512 * MiB;
+
+/** A model's cost as measured in this process, in bytes; a part is absent until measured. */
+export interface MeasuredCost {
+  /** Resident growth from creating the session (after collecting the model's bytes). */
+  loadBytes?: number;
+  /** Highest resident growth while creating it (over the resident size before). */
+  loadPeakBytes?: number;
+  /** Highest resident growth during one of its runs, over the resident size before that run. */
+  runPeakBytes?: number;
+}
+
+/** A measured part where it is above the noise; else the estimated part, capped at the noise. */
+function measuredOr(measured: number | undefined, estimated: number): number {
+  if (measured !== undefined && measured >= RESIDENT_NOISE_BYTES) return measured;
+  return measured === undefined ? estimated : Math.min(estimated, RESIDENT_NOISE_BYTES);
+}
+
+/**
+ * The bytes the budget charges a session: what it keeps resident plus the peak of one of its runs,
+ * measured where the runtime has measured them, estimated (`modelBytes`, `workingBytes`) where not.
+ */
+export function chargedBytes(modelBytes: number, workingBytes: number, measured: MeasuredCost = {}): number {
+  const resident = measuredOr(measured.loadBytes, estimateSessionBytes(modelBytes));
+  const running = measuredOr(measured.runPeakBytes, workingBytes);
+  return Math.max(resident + running, measured.loadPeakBytes ?? 0);
 }

@@ -1,22 +1,52 @@
 /**
- * Listing from the SQLite store: one key's jobs (`list`) and several keys' jobs in one newest-first
- * sequence (`listForKeys`, the console's view of a user's keys), with status filter and cursor.
+ * Listing from each job store (SQLite, and Redis on a real redis-server): one key's jobs (`list`)
+ * and several keys' jobs in one newest-first sequence (`listForKeys`, the console's view of a
+ * user's keys), with status filter and cursor.
  */
 import fs from "node:fs";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { JobStore } from "../../jobs/job-store.js";
+import { RedisJobStore } from "../../jobs/redis-job-store.js";
 import { SqliteJobStore } from "../../jobs/sqlite-job-store.js";
+import { skipWithoutRedis, startRedisServer } from "../support/redis-server.js";
 import { makeDataDir } from "../support/test-service.js";
+
+/** A fresh store and what removes it. */
+type OpenStore = () => Promise<{ store: JobStore; dispose(): Promise<void> }>;
+
+const STORES: [string, OpenStore, boolean][] = [
+  [
+    "SqliteJobStore",
+    async () => {
+      const dataDir = makeDataDir();
+      const store = new SqliteJobStore(dataDir);
+      return { store, dispose: async () => (await store.close(), fs.rmSync(dataDir, { recursive: true, force: true })) };
+    },
+    false,
+  ],
+  [
+    "RedisJobStore",
+    async () => {
+      const server = await startRedisServer();
+      const store = new RedisJobStore(new Redis(server.url), { deliveryLeaseMs: 1_000 });
+      return { store, dispose: async () => (await store.close(), await server.dispose()) };
+    },
+    skipWithoutRedis("RedisJobStore listing"),
+  ],
+];
 
 const LIMITS = { maxActivePerKey: 100, maxQueued: 100 };
 
-describe("SqliteJobStore listing", () => {
-  const dataDir = makeDataDir();
-  const store = new SqliteJobStore(dataDir);
+describe.each(STORES.filter(([, , skip]) => !skip))("%s listing", (_name, open) => {
+  let store: JobStore;
+  let dispose: () => Promise<void>;
   // Inserted oldest first, alternating keys, with a third key that is never asked for.
   const order = ["a1", "b1", "c1", "a2", "b2", "a3", "c2", "b3"];
   const keyOf = (id: string) => `key_${id[0]}`;
 
   beforeAll(async () => {
+    ({ store, dispose } = await open());
     for (const [n, id] of order.entries()) {
       await store.insert(
         { id, apiKeyId: keyOf(id), operation: "/v1/tools/upscale", input: {}, requestId: `req_${id}`, webhookUrl: null, createdAtMs: 1_000 + n },
@@ -27,8 +57,7 @@ describe("SqliteJobStore listing", () => {
     await store.finish("b3", { status: "succeeded", result: { ok: true } }, 2_000, 3_000);
   });
   afterAll(async () => {
-    await store.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await dispose?.();
   });
 
   const ids = (page: { jobs: { id: string }[] }) => page.jobs.map((job) => job.id);

@@ -1,0 +1,91 @@
+/**
+ * Large bodies in and out of the router a slice at a time (issue 19): the request's long strings are
+ * kept out of JSON.parse and put back, and JSON answers with long strings are written in slices;
+ * both must mean exactly what one JSON.parse / res.json would.
+ */
+import express from "express";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Server } from "node:http";
+import { decodeBase64, encodeBase64 } from "../../core/base64-slices.js";
+import { JsonBodyScanner, parseScannedJson } from "../../facade/json-body-scanner.js";
+import { sendJson } from "../../facade/result-responses.js";
+
+function parseInChunks(text: string, longStringBytes: number, chunkBytes: number): unknown {
+  const body = Buffer.from(text);
+  const scanner = new JsonBodyScanner(longStringBytes);
+  for (let at = 0; at < body.length; at += chunkBytes) scanner.scan(body.subarray(at, at + chunkBytes));
+  return parseScannedJson(body, 0, scanner.longStrings);
+}
+
+describe("long strings kept out of JSON.parse", () => {
+  const long = "A".repeat(300) + "é€😀" + "/+=".repeat(100);
+  const cases: unknown[] = [
+    { imageUrl: `data:image/png;base64,${long}`, scale: 2 },
+    [long, { [long]: long, nested: [long, 1, null, "short"] }, long],
+    long,
+    { __proto__: long, other: "x" },
+    { escaped: `${long}\n"\\${long}`, control: `${long}\u0001` },
+  ];
+  it.each(cases.map((value) => [JSON.stringify(value).slice(0, 40), value]))("%s parses as JSON.parse does", (_name, value) => {
+    const text = JSON.stringify(value);
+    for (const chunkBytes of [1, 7, 64, 100_000]) expect(parseInChunks(text, 50, chunkBytes)).toStrictEqual(JSON.parse(text));
+  });
+
+  it("keeps a \"__proto__\" key an own property", () => {
+    const parsed = parseInChunks(`{"__proto__": "${"x".repeat(100)}", "a": {"__proto__": 1}}`, 50, 9) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(Object.hasOwn(parsed, "__proto__")).toBe(true);
+  });
+
+  it("finds only strings without escapes and control characters, and the nesting depth", () => {
+    const scanner = new JsonBodyScanner(10);
+    scanner.scan(Buffer.from(`[[{"a": "${"y".repeat(20)}", "b": "${"z".repeat(9)}", "c": "${"w".repeat(12)}\\n", "d": "\\"${"v".repeat(20)}"}]]`));
+    expect(scanner.longStrings).toHaveLength(1);
+    expect(scanner.maxDepth).toBe(3);
+  });
+
+  it("refuses what JSON.parse refuses", () => {
+    for (const text of [`{"a": "${"x".repeat(100)}" "b": 1}`, `["${"x".repeat(100)}\u0001"]`, `{"a": "${"x".repeat(100)}",}`]) {
+      expect(() => parseInChunks(text, 50, 13)).toThrow(SyntaxError);
+    }
+  });
+});
+
+describe("base64 a slice at a time", () => {
+  it("encodes and decodes as Buffer does, across slice boundaries", async () => {
+    for (const length of [0, 1, 2, 3, 393_215, 393_216, 393_217, 1_000_001]) {
+      const bytes = Buffer.from(Array.from({ length }, (_, i) => (i * 7919) % 251));
+      const text = await encodeBase64(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length));
+      expect(text).toBe(bytes.toString("base64"));
+      expect((await decodeBase64(text)).equals(bytes)).toBe(true);
+      expect((await decodeBase64(`data:x;base64,${text}`, "data:x;base64,".length)).equals(bytes)).toBe(true);
+    }
+  });
+});
+
+describe("JSON answers written in slices", () => {
+  let server: Server;
+  let url: string;
+  const bodies: unknown[] = [
+    { data: [{ url: `data:image/png;base64,${"QUJD".repeat(300_000)}`, width: 1 }], steps: ["a"] },
+    { text: `${"é😀\"\\\n\u2028".repeat(200_000)}`, n: 1 },
+    { small: "x" },
+  ];
+  beforeAll(async () => {
+    const app = express();
+    app.get("/streamed/:index", (req, res) => void sendJson(res, 200, bodies[Number(req.params.index)]));
+    app.get("/plain/:index", (req, res) => void res.status(200).json(bodies[Number(req.params.index)]));
+    server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const address = server.address() as { port: number };
+    url = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it.each(bodies.map((_, index) => [index]))("body %i: the same bytes and headers as res.json", async (index) => {
+    const [streamed, plain] = await Promise.all([fetch(`${url}/streamed/${index}`), fetch(`${url}/plain/${index}`)]);
+    expect(streamed.headers.get("content-type")).toBe(plain.headers.get("content-type"));
+    expect(streamed.headers.get("content-length")).toBe(plain.headers.get("content-length"));
+    expect(Buffer.from(await streamed.arrayBuffer()).equals(Buffer.from(await plain.arrayBuffer()))).toBe(true);
+  });
+});
