@@ -4,19 +4,26 @@
  * onnxruntime session. Prints Markdown tables; the README's upscaling table and the default order in
  * workers/upscale/upscale-choice.ts come from them.
  *
- *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all five)
+ *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all but rest-goals/rest-1mp)
+ *     quality options: --scales=2,4 (default) --sets=tuning,reporting (default both)
+ *                      --models=ID,"ID ×8",... (default: every network, LSDIR also as a self-ensemble)
  *
- * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos) and, for LSDIR and ESPCN,
- * the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
- * ATELIER_ONNX_THREADS (default: every core). About 8 minutes on 2 cores, most of it ESRGAN thick
- * (quality) and TensorFlow.js (tfjs).
+ * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos); the quality section
+ * fetches its own (bench/bench-photos.ts, into data/bench-photos). LSDIR and ESPCN come from the model
+ * mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with them installed. Threads:
+ * ATELIER_ONNX_THREADS (default: every core). ESRGAN thick and the self-ensembles take most of the
+ * time: run the quality section with --models to keep it short on 2 cores.
  *
- * - quality: for each photo, a 256 px centre crop (rounded down to a multiple of the factor) is
- *   reduced by the factor with bicubic and upscaled back; PSNR and SSIM on luma, factor-wide border
- *   shaved (bench/upscale-quality.ts). Every model runs through the service's own pipeline.
+ * - quality: for each photo of the tuning and reporting sets (bench/bench-photos.ts), a 256 px centre
+ *   crop (rounded down to a multiple of the factor) is reduced by the factor with bicubic, used as is
+ *   and JPEG-compressed (quality 75), and upscaled back; RGB PSNR (the goal's measure), luma PSNR and
+ *   SSIM, factor-wide border shaved (bench/upscale-quality.ts). Every model runs through the service's
+ *   own pipeline; "default" is what upscale-choice.ts picks for the input at the configured time
+ *   budget. Per set and input kind: mean and worst gain over Lanczos-3, and a per-photo table.
  * - speed: one 256x256 crop (128x128 for ESRGAN thick) per native factor through the service's
  *   pipeline (tiles, blending), after a warm-up on a small image; milliseconds per output megapixel,
- *   best and median of 3 runs (the best is the steadier figure when other work shares the cores).
+ *   best and median of 3 runs (the best is the steadier figure when other work shares the cores); then
+ *   the time budget's upgrades (upscale-choice.ts AFFORDABLE_UPGRADES) on a 128x128 crop, as run.
  * - classical: the lanczos model (resample.ts, one thread) on a large image, beside libvips' own
  *   lanczos3 resize (its thread pool), with the process's peak resident memory.
  * - tfjs: the same ESRGAN graph through @tensorflow/tfjs (CPU backend, the fastest that installs here;
@@ -29,8 +36,10 @@
  */
 import fs from "node:fs";
 import os from "node:os";
+import { parseArgs } from "node:util";
 import ort from "onnxruntime-node";
 import sharp from "sharp";
+import { loadConfig } from "../core/config.js";
 import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
 import { PNG_OPTIONS } from "../workers/image/encode-image.js";
@@ -39,17 +48,19 @@ import type { RawImage } from "../workers/image/raw-image.js";
 import { lanczosUpscale } from "../workers/upscale/lanczos-upscaler.js";
 import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
 import { resample } from "../workers/upscale/resample.js";
-import { DEFAULT_PREFERENCE, upscalePath } from "../workers/upscale/upscale-choice.js";
+import { AFFORDABLE_UPGRADES, CLASSICAL_MODEL, DEFAULT_PREFERENCE, defaultModel, upscalePath } from "../workers/upscale/upscale-choice.js";
+import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
 import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
 
-const PHOTOS = ["astronaut.png", "camera.png", "chelsea.png", "coffee.png", "motorcycle_left.png", "rocket.jpg"];
 const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
 const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "espcn-x3"];
-const SCALES = [2, 3, 4, 5, 6, 7, 8];
+/** Models also measured as a self-ensemble of eight orientations (the others gain less or cost too much: README). */
+const ENSEMBLE_MODELS = ["lsdir-compact-x4"];
 const CROP = 256;
 /** Timed runs per measurement; the best is reported as well as the median, since other work may share the cores. */
 const SPEED_RUNS = 3;
+const TFJS_RUNS = 3;
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 const signed = (value: number, digits = 2) => `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`;
@@ -64,85 +75,188 @@ interface Method {
 
 function methods(bench: BenchModels): Method[] {
   const classical = (name: string, text: string, run: Method["run"]): Method => ({ name, path: (scale) => `${text} x${scale}`, run });
-  const network = (entry: CatalogEntry): Method => ({
-    name: entry.id,
+  const network = (entry: CatalogEntry, selfEnsemble = false): Method => ({
+    name: selfEnsemble ? `${entry.id} ×8` : entry.id,
     path: (scale) => {
       const path = upscalePath(entry, scale);
       if (!path) return undefined;
-      return path.finalResample === "none" ? `x${path.nativeScale}` : `x${path.nativeScale} then lanczos3`;
+      const ensemble = selfEnsemble ? ", self-ensemble of 8" : "";
+      return path.finalResample === "none" ? `x${path.nativeScale}${ensemble}` : `x${path.nativeScale}${ensemble} then lanczos3`;
     },
-    run: async (lr, scale) => (await upscaleWithNetwork(lr, entry, scale, upscalePath(entry, scale)!, bench)).image,
+    run: async (lr, scale) => (await upscaleWithNetwork(lr, entry, scale, upscalePath(entry, scale)!, bench, { selfEnsemble })).image,
   });
   return [
     classical("bicubic", "bicubic (centred)", async (lr, scale) => resample(lr, lr.width * scale, lr.height * scale, "bicubic")),
     classical("lanczos3", "lanczos3 (centred), the lanczos model", (lr, scale) => lanczosUpscale(lr, scale)),
     classical("libvips", "lanczos3 of libvips (half a pixel off)", (lr, scale) => sharpLanczos(lr, lr.width * scale, lr.height * scale)),
-    ...bench.usable.map(network),
+    ...bench.usable.flatMap((entry) => (ENSEMBLE_MODELS.includes(entry.id) ? [network(entry), network(entry, true)] : [network(entry)])),
   ];
 }
 
 interface QualityRow {
   method: Method;
   path: string;
-  psnr: number[];
+  /** Per input, in input order. */
+  rgb: number[];
+  luma: number[];
   ssim: number[];
   ms: number;
   outputPixels: number;
 }
 
+/** One low-resolution input of the quality section: a photo's crop, reduced, maybe JPEG-compressed. */
+interface QualityInput {
+  label: string;
+  set: BenchPhoto["set"];
+  hr: RawImage;
+  lr: RawImage;
+}
+
+interface QualityOptions {
+  scales: number[];
+  /** Which of BENCH_PHOTOS' sets. */
+  sets: string[];
+  /** Methods to measure besides the baselines and the default choice: model ids, "ID ×8" for a self-ensemble. */
+  models: string[];
+}
+
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const BASELINES = ["bicubic", "lanczos3", "libvips"];
+/** Quality of the JPEG-compressed inputs (libjpeg's scale, as sharp's). */
+const JPEG_QUALITY = 75;
 
-async function quality(bench: BenchModels): Promise<void> {
-  const all = methods(bench);
-  const photos = await Promise.all(PHOTOS.map(async (name) => ({ name, image: await centreCrop(`${PHOTO_DIR}/${name}`, CROP) })));
-  const summary: (string | number)[][] = [];
-  for (const scale of SCALES) {
+/** The image JPEG-compressed at {@link JPEG_QUALITY} and decoded again, same channels. */
+async function jpegRoundTrip(image: RawImage): Promise<RawImage> {
+  const raw = { width: image.width, height: image.height, channels: image.channels };
+  const jpeg = await sharp(image.data, { raw }).jpeg({ quality: JPEG_QUALITY }).toBuffer();
+  let decoded = sharp(jpeg);
+  if (image.channels === 1) decoded = decoded.toColourspace("b-w");
+  const { data, info } = await decoded.raw().toBuffer({ resolveWithObject: true });
+  if (info.channels !== image.channels) throw new Error(`JPEG round trip gave ${info.channels} channels for ${image.channels}.`);
+  return { ...raw, data };
+}
+
+/** The default choice (upscale-choice.ts) at the default time budget, for the input's size, as a method. */
+function defaultMethod(bench: BenchModels, timeBudgetMs: number): Method {
+  const choose = (lr: RawImage, scale: number) => defaultModel(scale, lr, (entry) => bench.models.isUsable(entry), timeBudgetMs);
+  return {
+    name: "default",
+    path: (scale) => `what upscale-choice.ts picks for the input (budget ${timeBudgetMs} ms)`,
+    run: async (lr, scale) => {
+      const { entry, selfEnsemble } = choose(lr, scale);
+      if (entry.id === CLASSICAL_MODEL) return lanczosUpscale(lr, scale);
+      return (await upscaleWithNetwork(lr, entry, scale, upscalePath(entry, scale)!, bench, { selfEnsemble })).image;
+    },
+  };
+}
+
+async function qualityInputs(sets: string[], scale: number): Promise<QualityInput[]> {
+  const folder = await ensureBenchPhotos();
+  const inputs: QualityInput[] = [];
+  for (const photo of BENCH_PHOTOS.filter((candidate) => sets.includes(candidate.set))) {
+    const crop = await centreCrop(`${folder}/${photo.name}`, CROP);
     const size = Math.floor(CROP / scale) * scale;
+    const hr = size === CROP ? crop : cropRaw(crop, Math.floor((CROP - size) / 2), size);
+    const lr = degrade(hr, scale);
+    inputs.push({ label: photo.name, set: photo.set, hr, lr });
+    inputs.push({ label: `${photo.name} (JPEG q${JPEG_QUALITY})`, set: photo.set, hr, lr: await jpegRoundTrip(lr) });
+  }
+  return inputs;
+}
+
+async function quality(bench: BenchModels, options: QualityOptions): Promise<void> {
+  const timeBudgetMs = loadConfig().images.upscaleTimeBudgetMs ?? 0;
+  const all = [...methods(bench), defaultMethod(bench, timeBudgetMs)].filter(
+    (method) => BASELINES.includes(method.name) || method.name === "default" || options.models.includes(method.name),
+  );
+  const summary: (string | number)[][] = [];
+  for (const scale of options.scales) {
+    const inputs = await qualityInputs(options.sets, scale);
+    const size = inputs[0]!.hr.width;
     const rows: QualityRow[] = all.flatMap((method) => {
       const path = method.path(scale);
-      return path ? [{ method, path, psnr: [], ssim: [], ms: 0, outputPixels: 0 }] : [];
+      return path ? [{ method, path, rgb: [], luma: [], ssim: [], ms: 0, outputPixels: 0 }] : [];
     });
     // Load and warm every model first, so the timing column is the upscale alone.
-    const warm = degrade(cropRaw(photos[0]!.image, 0, 8 * scale), scale);
+    const warm = degrade(cropRaw(inputs[0]!.hr, 0, 8 * scale), scale);
     for (const row of rows) await row.method.run(warm, scale);
-    for (const photo of photos) {
-      const hr = size === CROP ? photo.image : cropRaw(photo.image, Math.floor((CROP - size) / 2), size);
-      const lr = degrade(hr, scale);
+    for (const input of inputs) {
       for (const row of rows) {
         const started = performance.now();
-        const sr = await row.method.run(lr, scale);
+        const sr = await row.method.run(input.lr, scale);
         row.ms += performance.now() - started;
         row.outputPixels += sr.width * sr.height;
-        row.psnr.push(psnrY(hr, sr, scale));
-        row.ssim.push(ssimY(hr, sr, scale));
+        row.rgb.push(psnrRgb(input.hr, sr, scale));
+        row.luma.push(psnrY(input.hr, sr, scale));
+        row.ssim.push(ssimY(input.hr, sr, scale));
       }
     }
     const lanczos = rows.find((row) => row.method.name === "lanczos3")!;
+    for (const set of options.sets) {
+      const picked = inputs.flatMap((input, i) => (input.set === set ? [i] : []));
+      for (const jpeg of [false, true]) {
+        const subset = picked.filter((i) => inputs[i]!.label.includes("JPEG") === jpeg);
+        const of = (values: number[]) => subset.map((i) => values[i]!);
+        const gains = (row: QualityRow) => subset.map((i) => row.rgb[i]! - lanczos.rgb[i]!);
+        printTable(
+          `Quality x${scale}, ${set} set, ${jpeg ? `inputs JPEG-compressed (q${JPEG_QUALITY}) before upscaling` : "clean inputs"}: ${subset.length} photos, ${size}x${size} centre crops reduced to ${size / scale}x${size / scale} (bicubic) and upscaled back; ${scale} px border shaved`,
+          ["method", "path", "RGB PSNR dB", "ΔRGB vs lanczos3", "worst ΔRGB", "photos above lanczos3", "luma PSNR dB", "Δluma vs lanczos3", "luma SSIM", "ms / output MP"],
+          rows.map((row) => [
+            row.method.name,
+            row.path,
+            fixed(mean(of(row.rgb))),
+            signed(mean(gains(row))),
+            signed(Math.min(...gains(row))),
+            `${gains(row).filter((gain) => gain > 0).length}/${subset.length}`,
+            fixed(mean(of(row.luma))),
+            signed(mean(of(row.luma)) - mean(of(lanczos.luma))),
+            fixed(mean(of(row.ssim)), 4),
+            Math.round(row.ms / (row.outputPixels / 1e6)),
+          ]),
+        );
+        const ranked = rows.filter((row) => !BASELINES.includes(row.method.name)).sort((a, b) => mean(gains(b)) - mean(gains(a)));
+        summary.push([
+          `x${scale}`,
+          `${set}${jpeg ? ", JPEG" : ""}`,
+          ranked.map((row) => `${row.method.name} ${signed(mean(gains(row)))}`).join(", "),
+        ]);
+      }
+    }
+    const defaults = rows.find((row) => row.method.name === "default")!;
     printTable(
-      `Quality x${scale}: ${photos.length} photos, ${size}x${size} centre crops reduced to ${size / scale}x${size / scale} (bicubic) and upscaled back; luma, ${scale} px border shaved`,
-      ["method", "path", "PSNR dB", "SSIM", "ΔPSNR vs lanczos3", "ΔSSIM vs lanczos3", "photos above lanczos3", "ms / output MP"],
-      rows.map((row) => [
-        row.method.name,
-        row.path,
-        fixed(mean(row.psnr)),
-        fixed(mean(row.ssim), 4),
-        signed(mean(row.psnr) - mean(lanczos.psnr)),
-        signed(mean(row.ssim) - mean(lanczos.ssim), 4),
-        `${row.psnr.filter((value, i) => value > lanczos.psnr[i]!).length}/${row.psnr.length}`,
-        Math.round(row.ms / (row.outputPixels / 1e6)),
-      ]),
+      `Default choice x${scale} per photo: RGB PSNR gain over lanczos3 (dB), clean and JPEG-compressed input`,
+      ["photo", "set", "subject", "chosen", "clean", "JPEG q75"],
+      BENCH_PHOTOS.filter((photo) => options.sets.includes(photo.set)).map((photo) => {
+        const clean = inputs.findIndex((input) => input.label === photo.name);
+        const lr = inputs[clean]!.lr;
+        const { entry, selfEnsemble } = defaultModel(scale, lr, (entry) => bench.models.isUsable(entry), timeBudgetMs);
+        return [
+          photo.name,
+          photo.set,
+          photo.subject,
+          `${entry.id}${selfEnsemble ? " (self-ensemble)" : ""}`,
+          signed(defaults.rgb[clean]! - lanczos.rgb[clean]!),
+          signed(defaults.rgb[clean + 1]! - lanczos.rgb[clean + 1]!),
+        ];
+      }),
     );
-    console.log(`\nPSNR per photo (${photos.map((photo) => photo.name).join(", ")}):`);
-    for (const row of rows) console.log(`  ${row.method.name.padEnd(16)} ${row.psnr.map((value) => fixed(value)).join("  ")}`);
-    const ranked = rows.filter((row) => !BASELINES.includes(row.method.name)).sort((a, b) => mean(b.psnr) - mean(a.psnr));
-    summary.push([
-      `x${scale}`,
-      ranked.map((row) => `${row.method.name} ${signed(mean(row.psnr) - mean(lanczos.psnr))}`).join(", "),
-      (DEFAULT_PREFERENCE[scale] ?? []).join(" > "),
-    ]);
   }
-  printTable("Models by mean PSNR gain over centred lanczos3 (dB), and the default order of upscale-choice.ts", ["scale", "ranking", "default order"], summary);
+  printTable("Methods by mean RGB PSNR gain over centred lanczos3 (dB)", ["scale", "set", "ranking"], summary);
+  console.log(`\nDefault order without a budget: ${options.scales.map((scale) => `x${scale} ${(DEFAULT_PREFERENCE[scale] ?? []).join(" > ")}`).join("; ")}`);
+}
+
+/** RGB PSNR in dB over every channel as stored (grey photos: their one channel), `border` pixels shaved. */
+function psnrRgb(reference: RawImage, test: RawImage, border: number): number {
+  const { width, height, channels } = reference;
+  let sum = 0;
+  let count = 0;
+  for (let y = border; y < height - border; y++) {
+    for (let i = (y * width + border) * channels; i < (y * width + width - border) * channels; i++) {
+      sum += (reference.data[i]! - test.data[i]!) ** 2;
+      count++;
+    }
+  }
+  return 10 * Math.log10((255 * 255) / (sum / count));
 }
 
 function cropRaw(image: RawImage, offset: number, size: number): RawImage {
@@ -175,6 +289,25 @@ async function speed(bench: BenchModels): Promise<void> {
       }
       const outputMp = (size * scale) ** 2 / 1e6;
       rows.push([entry.id, `x${scale}`, `${size * scale}x${size * scale}`, Math.round(Math.min(...times)), Math.round(Math.min(...times) / outputMp), Math.round(median(times) / outputMp), Math.round(loadMs)]);
+    }
+  }
+  // The ways AFFORDABLE_UPGRADES lists, as the default runs them (rates for upscale-choice.ts).
+  for (const [scale, upgrades] of Object.entries(AFFORDABLE_UPGRADES).map(([scale, list]) => [Number(scale), list] as const)) {
+    for (const { id, selfEnsemble } of upgrades) {
+      const entry = catalogEntry(id)!;
+      if (!bench.usable.includes(entry)) continue;
+      const size = 128;
+      const input = await centreCrop(`${PHOTO_DIR}/astronaut.png`, size);
+      const path = upscalePath(entry, scale)!;
+      await upscaleWithNetwork(warm, entry, scale, path, bench, { selfEnsemble });
+      const times: number[] = [];
+      for (let i = 0; i < SPEED_RUNS; i++) {
+        const started = performance.now();
+        await upscaleWithNetwork(input, entry, scale, path, bench, { selfEnsemble });
+        times.push(performance.now() - started);
+      }
+      const outputMp = (size * scale) ** 2 / 1e6;
+      rows.push([`${id}${selfEnsemble ? " ×8 (self-ensemble)" : ""}`, `x${scale} (upgrade)`, `${size * scale}x${size * scale}`, Math.round(Math.min(...times)), Math.round(Math.min(...times) / outputMp), Math.round(median(times) / outputMp), "—"]);
     }
   }
   printTable(
@@ -252,20 +385,27 @@ async function tfjsComparison(bench: BenchModels): Promise<void> {
       tf.dispose([input, output]);
       return data;
     };
-    await predict();
-    let started = performance.now();
-    const tfjsOut = await predict();
-    const tfjsMs = performance.now() - started;
-    model.dispose();
-
     const bytes = await bench.models.graphLoader(entry, `x${scale}`)();
     const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: bench.threads, interOpNumThreads: 1, graphOptimizationLevel: "all" });
     const feeds = { input: new ort.Tensor("float32", nchw.data, nchw.dims) };
-    await session.run(feeds);
-    started = performance.now();
-    const onnxOut = (await session.run(feeds)).output!.data as Float32Array;
-    const onnxMs = performance.now() - started;
+    const runOnnx = async () => (await session.run(feeds)).output!.data as Float32Array;
+    // One untimed run each, then interleaved timed runs, so both see the same share of the machine.
+    let tfjsOut = await predict();
+    let onnxOut = await runOnnx();
+    const tfjsTimes: number[] = [];
+    const onnxTimes: number[] = [];
+    for (let i = 0; i < TFJS_RUNS; i++) {
+      let started = performance.now();
+      tfjsOut = await predict();
+      tfjsTimes.push(performance.now() - started);
+      started = performance.now();
+      onnxOut = await runOnnx();
+      onnxTimes.push(performance.now() - started);
+    }
+    model.dispose();
     await session.release();
+    const tfjsMs = median(tfjsTimes);
+    const onnxMs = median(onnxTimes);
 
     const out = size * scale;
     let maxDiff = 0;
@@ -283,7 +423,7 @@ async function tfjsComparison(bench: BenchModels): Promise<void> {
     ]);
   }
   printTable(
-    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, second run timed`,
+    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, medians of ${TFJS_RUNS} interleaved runs after one untimed run each`,
     ["model", "input", "tfjs ms", "onnx ms", "tfjs ms / output MP", "onnx ms / output MP", "onnx speed-up", "max |Δ| (0..255 scale)"],
     rows,
   );
@@ -420,7 +560,14 @@ function bytesOfDataUrl(url: string): Buffer {
   return Buffer.from(url.slice(url.indexOf(",") + 1), "base64");
 }
 
-const sections = process.argv.slice(2);
+const { values: flags, positionals: sections } = parseArgs({
+  allowPositionals: true,
+  options: {
+    scales: { type: "string", default: "2,4" },
+    sets: { type: "string", default: "tuning,reporting" },
+    models: { type: "string", default: [...MODEL_IDS, ...ENSEMBLE_MODELS.map((id) => `${id} ×8`)].join(",") },
+  },
+});
 const wanted = (name: string) => sections.length === 0 || sections.includes(name);
 if (!fs.existsSync(`${PHOTO_DIR}/chelsea.png`)) throw new Error(`No photographs in ${PHOTO_DIR}: run scripts/fetch-test-photos.sh.`);
 const bench = await benchModels(MODEL_IDS);
@@ -429,7 +576,9 @@ console.log(
     `models ${bench.usable.map((entry) => entry.id).join(", ")}`,
 );
 try {
-  if (wanted("quality")) await quality(bench);
+  if (wanted("quality")) {
+    await quality(bench, { scales: flags.scales.split(",").map(Number), sets: flags.sets.split(","), models: flags.models.split(",") });
+  }
   if (wanted("speed")) await speed(bench);
   if (wanted("classical")) await classicalSpeed();
   if (wanted("tfjs")) await tfjsComparison(bench);
@@ -437,4 +586,5 @@ try {
   if (wanted("rest-1mp")) await restOverhead(bench, GOAL_CASES.slice(0, 1));
 } finally {
   await bench.runtime.dispose();
+  console.log(`\nload average at the end ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}`);
 }

@@ -112,7 +112,7 @@ const envSchema = z.object({
   ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
   ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
   ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
-  ATELIER_UPSCALE_TIME_BUDGET_MS: integer(0, 0, 3_600_000),
+  ATELIER_UPSCALE_TIME_BUDGET_MS: integer(10_000, 0, 3_600_000),
   ATELIER_JOB_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
   ATELIER_JOB_MAX_WAIT_SECONDS: integer(60, 0, 3600),
   ATELIER_JOB_MAX_ACTIVE_PER_KEY: integer(100, 1, 1_000_000),
@@ -222,12 +222,12 @@ export interface AtelierConfig {
     /** Largest produced image in pixels; larger requests answer 413 before any work. */
     maxOutputPixels: number;
     /**
-     * Predicted time, in milliseconds, within which an upscale without `model` may use a stronger,
-     * slower network than the fast default (workers/upscale/upscale-choice.ts); 0 (the default for
-     * now) turns that off: with it on, every test and client that upscales x4 without naming a model
-     * would load ESRGAN thick (117 MB), so it is switched on once their expectations are pinned.
-     * 10000 suits 2 cores (ESRGAN thick up to about 2 MP of output). Optional so image limits built
-     * by hand keep the fast default.
+     * Predicted time, in milliseconds, within which an upscale without `model` may take a stronger,
+     * slower way than the fast default (workers/upscale/upscale-choice.ts: LSDIR as a self-ensemble at
+     * x2, ESRGAN thick at x4); 0 turns that off. Default 10000: on 2 cores that covers about 0.6 MP of
+     * output at x2 and 2.1 MP at x4, and a call predicted at 10 s alone takes about 20 s with both job
+     * slots busy, well inside the 120 s worker deadline. Optional so image limits built by hand keep
+     * the fast default.
      */
     upscaleTimeBudgetMs?: number;
   };

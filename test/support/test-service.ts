@@ -32,6 +32,9 @@ export async function startTestService(env: Record<string, string> = {}, dataDir
     ATELIER_DATA_DIR: dataDir,
     ATELIER_METRICS_PORT: "0",
     ATELIER_PROVISION_MODELS: "false",
+    // The fast default models, whose outputs the tests pin; the time budget's stronger ways are
+    // tested on their own (test/upscale/upscale-choice.test.ts, upscale-service.test.ts).
+    ATELIER_UPSCALE_TIME_BUDGET_MS: "0",
     ...env,
   });
   const running = await startAtelier(config, createLogger("silent"));

@@ -76,35 +76,35 @@ describe("defaultModel", () => {
     [7, "esrgan-thick"],
     [8, "esrgan-thick"],
   ])("x%i: %s when everything is installed (the head of the preference list)", (scale, id) => {
-    expect(defaultModel(scale, photo, () => true).id).toBe(id);
+    expect(defaultModel(scale, photo, () => true, 0).entry.id).toBe(id);
     expect(DEFAULT_PREFERENCE[scale]![0]).toBe(id);
   });
 
   it("falls back along the list to what is installed", () => {
-    expect(defaultModel(2, photo, installed("espcn-x3")).id).toBe("espcn-x3");
-    expect(defaultModel(6, photo, installed("lsdir-compact-x4", "espcn-x3")).id).toBe("lsdir-compact-x4");
-    expect(defaultModel(4, photo, installed("esrgan-slim", "esrgan-medium", "esrgan-thick")).id).toBe("esrgan-medium");
-    expect(defaultModel(3, photo, installed("esrgan-slim")).id).toBe("esrgan-slim");
+    expect(defaultModel(2, photo, installed("espcn-x3"), 0).entry.id).toBe("espcn-x3");
+    expect(defaultModel(6, photo, installed("lsdir-compact-x4", "espcn-x3"), 0).entry.id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, photo, installed("esrgan-slim", "esrgan-medium", "esrgan-thick"), 0).entry.id).toBe("esrgan-medium");
+    expect(defaultModel(3, photo, installed("esrgan-slim"), 0).entry.id).toBe("esrgan-slim");
   });
 
   it("keeps to the speed bound and to models that beat the classical model", () => {
     const npmOnly = installed("esrgan-slim", "esrgan-medium", "esrgan-thick");
     // Thick: 4.4 to 20 s per output MP at x2 to x4, 3.7 s at x5 through its x8 network.
-    for (const scale of [2, 3, 4, 5]) expect(defaultModel(scale, photo, npmOnly).id, `x${scale}`).not.toBe("esrgan-thick");
-    for (const scale of [6, 7, 8]) expect(defaultModel(scale, photo, npmOnly).id, `x${scale}`).toBe("esrgan-thick");
+    for (const scale of [2, 3, 4, 5]) expect(defaultModel(scale, photo, npmOnly, 0).entry.id, `x${scale}`).not.toBe("esrgan-thick");
+    for (const scale of [6, 7, 8]) expect(defaultModel(scale, photo, npmOnly, 0).entry.id, `x${scale}`).toBe("esrgan-thick");
     // Medium before slim up to x4; both fall below Lanczos from x5.
-    expect(defaultModel(2, photo, npmOnly).id).toBe("esrgan-medium");
-    expect(defaultModel(2, photo, installed("esrgan-slim")).id).toBe("esrgan-slim");
-    expect(defaultModel(5, photo, npmOnly).id).toBe(CLASSICAL_MODEL);
-    expect(defaultModel(7, photo, installed("espcn-x3")).id).toBe(CLASSICAL_MODEL);
-    expect(defaultModel(6, photo, installed("espcn-x3")).id).toBe("espcn-x3");
+    expect(defaultModel(2, photo, npmOnly, 0).entry.id).toBe("esrgan-medium");
+    expect(defaultModel(2, photo, installed("esrgan-slim"), 0).entry.id).toBe("esrgan-slim");
+    expect(defaultModel(5, photo, npmOnly, 0).entry.id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(7, photo, installed("espcn-x3"), 0).entry.id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(6, photo, installed("espcn-x3"), 0).entry.id).toBe("espcn-x3");
   });
 
   it("is Lanczos when nothing else is installed, and for icons and thumbnails", () => {
-    expect(defaultModel(2, photo, installed()).id).toBe(CLASSICAL_MODEL);
-    expect(defaultModel(2, { width: MIN_NETWORK_SIDE - 1, height: 500 }, () => true).id).toBe(CLASSICAL_MODEL);
-    expect(defaultModel(2, { width: 500, height: MIN_NETWORK_SIDE - 1 }, () => true).id).toBe(CLASSICAL_MODEL);
-    expect(defaultModel(2, { width: MIN_NETWORK_SIDE, height: MIN_NETWORK_SIDE }, () => true).id).toBe("lsdir-compact-x4");
+    expect(defaultModel(2, photo, installed(), 0).entry.id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(2, { width: MIN_NETWORK_SIDE - 1, height: 500 }, () => true, 0).entry.id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(2, { width: 500, height: MIN_NETWORK_SIDE - 1 }, () => true, 0).entry.id).toBe(CLASSICAL_MODEL);
+    expect(defaultModel(2, { width: MIN_NETWORK_SIDE, height: MIN_NETWORK_SIDE }, () => true, 0).entry.id).toBe("lsdir-compact-x4");
   });
 
   it("lists only upscale models that exist, each list ending with Lanczos", () => {
@@ -138,40 +138,53 @@ describe("requestedModel", () => {
   });
 });
 
-describe("the strongest network the time budget affords", () => {
+describe("the strongest way the time budget affords", () => {
   const everything = () => true;
   const small = { width: 256, height: 256 };
-  const budget = 10_000;
+  const budget = loadConfig({}).images.upscaleTimeBudgetMs!;
+  const upgrade = (scale: number) => AFFORDABLE_UPGRADES[scale]![0]!;
 
   it("predicts time from output megapixels and the measured rate", () => {
-    const rate = AFFORDABLE_UPGRADES[4]!.find((upgrade) => upgrade.id === "esrgan-thick")!.msPerOutputMegapixel;
-    expect(predictedUpgradeMs("esrgan-thick", 4, small)).toBeCloseTo((1024 * 1024 * rate) / 1e6, 6);
-    expect(predictedUpgradeMs("esrgan-thick", 2, small)).toBeUndefined();
-    expect(predictedUpgradeMs("lsdir-compact-x4", 4, small)).toBeUndefined();
+    expect(predictedUpgradeMs(upgrade(4), 4, small)).toBeCloseTo((1024 * 1024 * upgrade(4).msPerOutputMegapixel) / 1e6, 6);
+    expect(predictedUpgradeMs(upgrade(2), 2, small)).toBeCloseTo((512 * 512 * upgrade(2).msPerOutputMegapixel) / 1e6, 6);
   });
 
-  it("gives small and medium images ESRGAN thick at x4 and large ones the fast default", () => {
-    expect(defaultModel(4, small, everything, budget).id).toBe("esrgan-thick");
-    // 640x480 at x4 is 4.9 MP out: about 23 s predicted, over the budget.
-    expect(defaultModel(4, photo, everything, budget).id).toBe("lsdir-compact-x4");
-    // The boundary: just within and just over the budget.
-    const within = Math.floor(predictedUpgradeMs("esrgan-thick", 4, small)!);
-    expect(defaultModel(4, small, everything, within + 1).id).toBe("esrgan-thick");
-    expect(defaultModel(4, small, everything, within - 1).id).toBe("lsdir-compact-x4");
+  it("gives small images LSDIR as a self-ensemble at x2 and ESRGAN thick at x4, large ones the fast default", () => {
+    expect(defaultModel(2, small, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    expect(defaultModel(4, small, everything, budget)).toEqual({ entry: entry("esrgan-thick"), selfEnsemble: false });
+    // 640x480 is 1.2 MP out at x2 and 4.9 MP at x4: both predicted over the default budget.
+    expect(defaultModel(2, photo, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+    expect(defaultModel(4, photo, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
   });
 
-  it("keeps the fast default where the strong network gains nothing, without a budget, or when it is not installed", () => {
-    expect(defaultModel(2, small, everything, budget).id).toBe("lsdir-compact-x4");
-    expect(defaultModel(3, small, everything, budget).id).toBe("lsdir-compact-x4");
-    expect(defaultModel(4, small, everything).id).toBe("lsdir-compact-x4");
-    expect(defaultModel(4, small, everything, 0).id).toBe("lsdir-compact-x4");
-    expect(defaultModel(4, small, installed("lsdir-compact-x4", "esrgan-medium"), budget).id).toBe("lsdir-compact-x4");
-    expect(defaultModel(4, { width: MIN_NETWORK_SIDE - 1, height: 64 }, everything, budget).id).toBe(CLASSICAL_MODEL);
+  it.each([2, 4])("x%i: takes the upgrade just within the budget and not just over it", (scale) => {
+    const within = Math.floor(predictedUpgradeMs(upgrade(scale), scale, small));
+    expect(defaultModel(scale, small, everything, within + 1).entry.id).toBe(upgrade(scale).id);
+    expect(defaultModel(scale, small, everything, within + 1).selfEnsemble).toBe(upgrade(scale).selfEnsemble);
+    expect(defaultModel(scale, small, everything, within - 1)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
   });
 
-  it("reads the budget from ATELIER_UPSCALE_TIME_BUDGET_MS (default 0: off)", () => {
-    expect(loadConfig({}).images.upscaleTimeBudgetMs).toBe(0);
-    expect(loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "10000" }).images.upscaleTimeBudgetMs).toBe(10_000);
+  it("keeps the fast default where no upgrade is listed, without a budget, or when the upgrade is not installed", () => {
+    expect(defaultModel(3, small, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+    expect(defaultModel(4, small, everything, 0).entry.id).toBe("lsdir-compact-x4");
+    expect(defaultModel(2, small, everything, 0).selfEnsemble).toBe(false);
+    expect(defaultModel(4, small, installed("lsdir-compact-x4", "esrgan-medium"), budget).entry.id).toBe("lsdir-compact-x4");
+    expect(defaultModel(2, small, installed("esrgan-medium"), budget)).toEqual({ entry: entry("esrgan-medium"), selfEnsemble: false });
+    expect(defaultModel(4, { width: MIN_NETWORK_SIDE - 1, height: 64 }, everything, budget).entry.id).toBe(CLASSICAL_MODEL);
+  });
+
+  it("lists only upscale models that can reach the factor, with a positive rate", () => {
+    for (const [scale, upgrades] of Object.entries(AFFORDABLE_UPGRADES)) {
+      for (const { id, msPerOutputMegapixel } of upgrades) {
+        expect(upscalePath(entry(id), Number(scale)), `${id} x${scale}`).toBeDefined();
+        expect(msPerOutputMegapixel).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("reads the budget from ATELIER_UPSCALE_TIME_BUDGET_MS (default 10000 ms)", () => {
+    expect(budget).toBe(10_000);
+    expect(loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "0" }).images.upscaleTimeBudgetMs).toBe(0);
     expect(() => loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "-5" })).toThrow();
   });
 });

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import { UpscaleRequest } from "../../gen/atelier/upscale/v1/upscale_service.js";
@@ -211,6 +212,44 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     const grey = await sharp(await gradientPng(24, 16, { alpha: true })).toColourspace("b-w").png().toBuffer();
     const out = await decoded(await ok({ imageUrl: dataUrl(grey), scale: 2 }));
     expect([out.metadata.channels, out.metadata.space, out.metadata.hasAlpha]).toEqual([2, "b-w", true]);
+  });
+});
+
+describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/v1/tools/upscale with the default time budget", () => {
+  let service: TestService;
+  let key: string;
+
+  beforeAll(async () => {
+    // The configuration's own default budget (test-service pins 0 for the other tests).
+    const budget = String(loadConfig({}).images.upscaleTimeBudgetMs);
+    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["lsdir-compact-x4"]), ATELIER_UPSCALE_TIME_BUDGET_MS: budget });
+    key = await service.createKey("upscale-budget");
+  }, 180_000);
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  async function post(body: Record<string, unknown>): Promise<UpscaleBody> {
+    const response = await service.post("/tools/upscale", body, key);
+    const json = (await response.json()) as UpscaleBody;
+    expect(response.status, JSON.stringify(json).slice(0, 300)).toBe(200);
+    return json;
+  }
+
+  it("x2 of a small photo runs LSDIR as a self-ensemble of eight orientations, unlike LSDIR named alone", async () => {
+    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
+    const body = await post({ imageUrl, scale: 2 });
+    expect(body).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2"] });
+    const single = await post({ imageUrl, scale: 2, model: "lsdir-compact-x4" });
+    expect(single.steps).toEqual(["lsdir-compact-x4 x4", "lanczos3 to x2"]);
+    const [ensemble, alone] = [(await decoded(body)).data, (await decoded(single)).data];
+    expect(ensemble.length).toBe(alone.length);
+    expect(ensemble.equals(alone)).toBe(false);
+  });
+
+  it("x4 of a small photo runs ESRGAN thick (installed with npm)", async () => {
+    const body = await post({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 })), scale: 4 });
+    expect(body).toMatchObject({ model: "esrgan-thick", nativeScale: 4, steps: ["esrgan-thick x4"] });
   });
 });
 

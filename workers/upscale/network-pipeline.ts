@@ -2,7 +2,8 @@
  * Upscaling with a network, as ordered steps over raw pixels:
  *
  * 1. split off alpha (grey inputs become RGB, or stay one channel for a luma network);
- * 2. the network at its native factor, tiled;
+ * 2. the network at its native factor, tiled (optionally as a self-ensemble of eight orientations,
+ *    self-ensemble.ts);
  * 3. for a luma-only network, chroma from a Lanczos-3 resample of the colour;
  * 4. a Lanczos-3 resample from the native factor to the requested one, when they differ;
  * 5. grey output for grey input (BT.601 luma of the network's RGB);
@@ -23,6 +24,7 @@ import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { mergeGreyAlpha, replaceLuma, toGrey } from "./colour-planes.js";
 import { lanczosResize } from "./lanczos-upscaler.js";
 import { runUpscaleNetwork, type NetworkDependencies } from "./network-upscaler.js";
+import { selfEnsemble } from "./self-ensemble.js";
 import type { UpscalePath } from "./upscale-choice.js";
 
 export interface NetworkUpscale {
@@ -39,6 +41,8 @@ export interface NetworkUpscaleOptions {
   grey?: boolean;
   /** Checked between tiles; an abort rejects with CANCELLED. */
   signal?: AbortSignal;
+  /** Run the network on the eight orientations of the image and average them (eight times the time). */
+  selfEnsemble?: boolean;
 }
 
 /** Upscales `source` (1 to 4 channels) by `scale` with the network of `entry` along `path`. */
@@ -56,19 +60,24 @@ export async function upscaleWithNetwork(
   const lumaNetwork = entry.imageFormat?.channelOrder === "Y";
   const { rgb, alpha } = splitAlpha(source);
   const steps: string[] = [];
+  const network = (input: RawImage) =>
+    options.selfEnsemble
+      ? selfEnsemble(input, (oriented) => runUpscaleNetwork(oriented, entry, nativeScale, deps, signal))
+      : runUpscaleNetwork(input, entry, nativeScale, deps, signal);
+  const ran = `${entry.id} x${nativeScale}${options.selfEnsemble ? " (self-ensemble of 8)" : ""}`;
 
   let image: RawImage;
   if (lumaNetwork && grey) {
-    image = await runUpscaleNetwork(toGrey(rgb), entry, nativeScale, deps, signal);
-    steps.push(`${entry.id} x${nativeScale}`);
+    image = await network(toGrey(rgb));
+    steps.push(ran);
   } else if (lumaNetwork) {
-    const luma = await runUpscaleNetwork(rgb, entry, nativeScale, deps, signal);
+    const luma = await network(rgb);
     const colour = await lanczosResize(rgb, rgb.width * nativeScale, rgb.height * nativeScale, signal);
     image = replaceLuma(colour, luma);
-    steps.push(`${entry.id} x${nativeScale} (luma)`, `chroma: lanczos3 x${nativeScale}`);
+    steps.push(`${ran} (luma)`, `chroma: lanczos3 x${nativeScale}`);
   } else {
-    image = await runUpscaleNetwork(rgb, entry, nativeScale, deps, signal);
-    steps.push(`${entry.id} x${nativeScale}`);
+    image = await network(rgb);
+    steps.push(ran);
   }
 
   const width = source.width * scale;

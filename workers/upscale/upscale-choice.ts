@@ -17,23 +17,48 @@ import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
 
+/** A stronger, slower way to a factor, with its measured cost. */
+export interface AffordableUpgrade {
+  id: string;
+  /** Run as a self-ensemble of eight orientations (self-ensemble.ts). */
+  selfEnsemble: boolean;
+  /**
+   * Milliseconds per output megapixel on 2 cores, ensemble included, from the speed table of
+   * bench/upscale-bench.ts (README): ESRGAN thick x4 4703 as measured; LSDIR x8-ensemble at x2 from
+   * LSDIR's 528 per native-output MP, times 4 (its x4 output is 4 times the x2 one) and 8 runs.
+   */
+  msPerOutputMegapixel: number;
+}
+
 /**
- * Stronger networks worth their time where it is affordable: at these factors the network gains
- * clearly more over Lanczos than the fast default (README Upscaling table, bench/upscale-bench.ts:
- * ESRGAN thick +0.77 dB at x4 against LSDIR's +0.26; at x2 and x3 it gains no more than LSDIR, so it
- * is not listed there), and its measured time per output megapixel on 2 cores predicts whether a
- * request fits the time budget (ATELIER_UPSCALE_TIME_BUDGET_MS). Small and medium images get the
- * strong network; large ones, whose prediction exceeds the budget, the fast default.
+ * Stronger ways worth their time where it is affordable, best first, chosen on the tuning photos of
+ * bench/bench-photos.ts (bench/upscale-bench.ts quality; README Upscaling): among the ways whose mean
+ * RGB PSNR gain over Lanczos-3 reaches +0.5 dB on clean inputs, the one whose worst photo loses least.
+ * - x2: LSDIR as a self-ensemble (mean +1.49 dB, worst +0.36; JPEG inputs +0.89, worst -0.09), ahead
+ *   of ESRGAN thick through x4 (+0.96, worst +0.35, at about the same time) and LSDIR alone (+0.72,
+ *   worst -0.53 on the cat's fur).
+ * - x4: ESRGAN thick (mean +0.59, worst -0.01; JPEG +0.32, worst +0.01) rather than LSDIR as a
+ *   self-ensemble (+0.81, worst -0.44 on the rocket), at about the same time; LSDIR alone gains +0.08.
+ * Self-ensembles of ESRGAN thick gain under 0.02 dB more, so none is listed. x3 is not measured yet.
+ * The measured time per output megapixel predicts whether a request fits the time budget
+ * (ATELIER_UPSCALE_TIME_BUDGET_MS): small and medium images get the strong way, large ones, whose
+ * prediction exceeds the budget, the fast default of {@link DEFAULT_PREFERENCE}.
  */
-export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly { id: string; msPerOutputMegapixel: number }[]>> = {
-  4: [{ id: "esrgan-thick", msPerOutputMegapixel: 4703 }],
+export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpgrade[]>> = {
+  2: [{ id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: 528 * 4 * 8 }],
+  4: [{ id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: 4703 }],
 };
 
-/** Predicted milliseconds for `id` at `scale` on an input of `size`, from {@link AFFORDABLE_UPGRADES}; undefined when not listed. */
-export function predictedUpgradeMs(id: string, scale: number, size: { width: number; height: number }): number | undefined {
-  const upgrade = AFFORDABLE_UPGRADES[scale]?.find((candidate) => candidate.id === id);
-  if (!upgrade) return undefined;
+/** Predicted milliseconds for `upgrade` at `scale` on an input of `size`. */
+export function predictedUpgradeMs(upgrade: AffordableUpgrade, scale: number, size: { width: number; height: number }): number {
   return ((size.width * scale * size.height * scale) / 1e6) * upgrade.msPerOutputMegapixel;
+}
+
+/** What a request without `model` runs. */
+export interface UpscaleChoice {
+  entry: CatalogEntry;
+  /** Run the network as a self-ensemble of eight orientations. */
+  selfEnsemble: boolean;
 }
 
 /** The classical model: no weights, always installed, the fallback when no network fits. */
@@ -131,25 +156,27 @@ export function requestedModel(id: string, scale: number): CatalogEntry {
 }
 
 /**
- * The model a request without `model` gets: a usable entry of {@link AFFORDABLE_UPGRADES} whose
- * predicted time fits `timeBudgetMs` (default 0: none), else the first usable entry of the factor's
- * preference list that can produce it, or Lanczos for small inputs and when none is usable.
+ * What a request without `model` gets: the first usable entry of {@link AFFORDABLE_UPGRADES} whose
+ * predicted time fits `timeBudgetMs` (0: none), else the first usable entry of the factor's preference
+ * list that can produce it, or Lanczos for small inputs and when none is usable.
  */
 export function defaultModel(
   scale: number,
   size: { width: number; height: number },
   isUsable: (entry: CatalogEntry) => boolean,
-  timeBudgetMs = 0,
-): CatalogEntry {
-  const classical = catalogEntry(CLASSICAL_MODEL)!;
+  timeBudgetMs: number,
+): UpscaleChoice {
+  const classical = { entry: catalogEntry(CLASSICAL_MODEL)!, selfEnsemble: false };
   if (Math.min(size.width, size.height) < MIN_NETWORK_SIDE) return classical;
-  for (const { id } of AFFORDABLE_UPGRADES[scale] ?? []) {
-    const entry = catalogEntry(id);
-    if (entry && upscalePath(entry, scale) && isUsable(entry) && predictedUpgradeMs(id, scale, size)! <= timeBudgetMs) return entry;
+  for (const upgrade of AFFORDABLE_UPGRADES[scale] ?? []) {
+    const entry = catalogEntry(upgrade.id);
+    if (entry && upscalePath(entry, scale) && isUsable(entry) && predictedUpgradeMs(upgrade, scale, size) <= timeBudgetMs) {
+      return { entry, selfEnsemble: upgrade.selfEnsemble };
+    }
   }
   for (const id of DEFAULT_PREFERENCE[scale] ?? []) {
     const entry = catalogEntry(id);
-    if (entry && upscalePath(entry, scale) && isUsable(entry)) return entry;
+    if (entry && upscalePath(entry, scale) && isUsable(entry)) return { entry, selfEnsemble: false };
   }
   return classical;
 }

@@ -43,6 +43,7 @@ async function render(
   entry: CatalogEntry,
   scale: number,
   path: UpscalePath,
+  selfEnsemble: boolean,
   deps: UpscaleDependencies,
   signal: AbortSignal,
 ): Promise<{ pipeline: Sharp; steps: string[] }> {
@@ -50,7 +51,7 @@ async function render(
   const grey = opened.info.colorChannels === 1;
   const { image, steps } = isClassical(entry)
     ? { image: await lanczosUpscale(source, scale, { grey, signal }), steps: [`lanczos3 x${scale}`] }
-    : await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal });
+    : await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal, selfEnsemble });
   // sharp writes raw grey as sRGB unless told it is grey.
   return { pipeline: grey ? rawImagePipeline(image).toColourspace("b-w") : rawImagePipeline(image), steps };
 }
@@ -65,13 +66,15 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
   if (requested) deps.models.assertUsable(requested);
 
   const opened = await openImage(request.image.data, deps.limits);
-  const entry = requested ?? defaultModel(scale, opened.info, (candidate) => deps.models.isUsable(candidate), deps.config?.images.upscaleTimeBudgetMs);
+  const { entry, selfEnsemble } = requested
+    ? { entry: requested, selfEnsemble: false }
+    : defaultModel(scale, opened.info, (candidate) => deps.models.isUsable(candidate), deps.config?.images.upscaleTimeBudgetMs ?? 0);
   const path = upscalePath(entry, scale)!;
   assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
 
   const started = performance.now();
   const { image, steps } = await deps.queue.run(async () => {
-    const { pipeline, steps } = await render(opened, entry, scale, path, deps, signal);
+    const { pipeline, steps } = await render(opened, entry, scale, path, selfEnsemble, deps, signal);
     return { image: await encodeImage(pipeline, request.outputFormat), steps };
   }, signal);
   deps.logger.debug({ model: entry.id, scale, nativeScale: path.nativeScale, steps, ms: Math.round(performance.now() - started) }, "upscaled");
