@@ -13,6 +13,7 @@ import { Queue, WaitingError, Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import { interruptedOutcome, MAX_JOB_ATTEMPTS, type JobRunner, type JobScheduler } from "./job-runner.js";
 import type { RedisJobStore } from "./redis-job-store.js";
+import { settlesWithin } from "./settles-within.js";
 
 /** BullMQ queue name (keys `bull:atelier-job-turns:*`). */
 export const TURN_QUEUE = "atelier-job-turns";
@@ -29,6 +30,8 @@ export interface BullmqJobSchedulerOptions {
   concurrency: number;
   /** BullMQ lock duration: a dead router's turns are taken over within about twice this. */
   leaseMs: number;
+  /** How long stopping waits for BullMQ before dropping its connection (Redis may be down). */
+  closeWaitMs: number;
 }
 
 export class BullmqJobScheduler implements JobScheduler {
@@ -62,7 +65,10 @@ export class BullmqJobScheduler implements JobScheduler {
   }
 
   async stop(): Promise<void> {
-    await this.worker?.close();
+    if (this.worker && !(await settlesWithin(this.worker.close(), this.options.closeWaitMs))) {
+      // Redis is unreachable: turns this router held go to another router once their lock lapses.
+      this.workerConnection.disconnect();
+    }
   }
 
   private async take(runner: JobRunner, turn: Job, token: string): Promise<void> {
