@@ -63,7 +63,7 @@ export async function paintWithStyle(
   const handle = deps.runtime.model(
     deps.models.sessionKey(entry, GRAPH),
     family.prepareGraph ? async () => family.prepareGraph!(await load()) : load,
-    { workingBytes: largestTile * largestTile * family.bytesPerTilePixel },
+    { workingBytes: largestTile * largestTile * family.bytesPerTilePixel, keepArena: true },
   );
   const report: PaintReport = { tiles: 0, runMs: 0 };
   const painted = await handle.pin(
