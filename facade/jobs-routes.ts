@@ -23,7 +23,6 @@ import type { JobEvent } from "../jobs/job-store.js";
 import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
 import { negotiateRawFormat } from "../jobs/raw-image.js";
 import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
-import { newSigningSecret } from "../jobs/webhooks/webhook-signature.js";
 import { sendError } from "./error-responses.js";
 import { answerRawImages, sendImage, sendJson } from "./result-responses.js";
 
@@ -276,16 +275,14 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
     WEBHOOK_SECRET_PATH,
     handle(async (_req, res, ctx) => {
       const apiKey = await identify(ctx);
-      res.json({ object: "webhook_secret", secret: await jobs.store.signingSecret(apiKey.id, newSigningSecret) });
+      res.json({ object: "webhook_secret", secret: await jobs.signingSecret(apiKey.id) });
     }),
   );
   routes.post(
     WEBHOOK_SECRET_PATH,
     handle(async (_req, res, ctx) => {
       const apiKey = await identify(ctx);
-      const secret = newSigningSecret();
-      await jobs.store.rotateSigningSecret(apiKey.id, secret);
-      res.json({ object: "webhook_secret", secret });
+      res.json({ object: "webhook_secret", secret: await jobs.rotateSigningSecret(apiKey.id) });
     }),
   );
   return routes;

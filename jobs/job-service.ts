@@ -10,6 +10,7 @@ import type { JobEventHub } from "./job-events.js";
 import { isFinished, publicJob, type JobRecord, type JobStatus, type PublicJob } from "./job-record.js";
 import type { JobRunner } from "./job-runner.js";
 import type { JobEvent, JobListPage, JobStore } from "./job-store.js";
+import { newSigningSecret } from "./webhooks/webhook-signature.js";
 
 export interface Submission {
   apiKeyId: string;
@@ -74,6 +75,18 @@ export class JobService {
 
   list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage> {
     return this.store.list(apiKeyId, options);
+  }
+
+  /** The key's webhook signing secret, made on first use. */
+  signingSecret(apiKeyId: string): Promise<string> {
+    return this.store.signingSecret(apiKeyId, newSigningSecret);
+  }
+
+  /** Replaces the key's webhook signing secret; every later delivery (retries included) uses the new one. */
+  async rotateSigningSecret(apiKeyId: string): Promise<string> {
+    const secret = newSigningSecret();
+    await this.store.rotateSigningSecret(apiKeyId, secret);
+    return secret;
   }
 
   /**

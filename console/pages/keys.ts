@@ -13,7 +13,6 @@ import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
 import type { User } from "../../server/accounts/account-store.js";
 import type { AtelierServices } from "../../server/context.js";
 import type { JobService } from "../../jobs/job-service.js";
-import { newSigningSecret } from "../../jobs/webhooks/webhook-signature.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
@@ -234,14 +233,8 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
         const key = await visibleKey(services, page.user!, page.params.id!);
         if (!key) return notFound();
         const rotate = page.form.action === "rotate";
-        let secret: string;
-        if (rotate) {
-          secret = newSigningSecret();
-          await jobs.store.rotateSigningSecret(key.id, secret);
-          services.logger.info({ part: "console", userId: page.user!.id, keyId: key.id }, "webhook signing secret rotated in the console");
-        } else {
-          secret = await jobs.store.signingSecret(key.id, newSigningSecret);
-        }
+        const secret = rotate ? await jobs.rotateSigningSecret(key.id) : await jobs.signingSecret(key.id);
+        if (rotate) services.logger.info({ part: "console", userId: page.user!.id, keyId: key.id }, "webhook signing secret rotated in the console");
         return keyDetail(page, key, {}, await ownerLabel(services, key), true, { secret, rotated: rotate });
       },
     });
