@@ -4,7 +4,7 @@ import sharp from "sharp";
 import { ModelLoader } from "../../workers/models/model-loader.js";
 import { ModelStore } from "../../workers/models/model-store.js";
 import { ModelRuntime, type PinnedModel } from "../../workers/onnx/onnx-runtime.js";
-import type { TensorData } from "../../workers/onnx/tensor-data.js";
+import type { ByteTensor, TensorData } from "../../workers/onnx/tensor-data.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import type { NetworkDependencies } from "../../workers/upscale/network-upscaler.js";
 import { installedModelsDir } from "../support/installed-models.js";
@@ -72,6 +72,18 @@ export function fakeNetwork(onRun: (run: number) => void = () => {}): NetworkDep
     }
     return { data, dims: [n, c, h * factor, w * factor] };
   };
+  // The same for the `[1, H, W, 3]` uint8 tiles of graphs that take bytes (byte-image-graph.ts).
+  const replicateBytes = (tile: ByteTensor, factor: number): ByteTensor => {
+    const [n, h, w, c] = tile.dims as [number, number, number, number];
+    const data = new Uint8Array(n * h * factor * w * factor * c);
+    for (let y = 0; y < h * factor; y++) {
+      for (let x = 0; x < w * factor; x++) {
+        const from = (Math.floor(y / factor) * w + Math.floor(x / factor)) * c;
+        data.set(tile.data.subarray(from, from + c), (y * w * factor + x) * c);
+      }
+    }
+    return { data, dims: [n, h * factor, w * factor, c] };
+  };
   const runtime = {
     model: (key: string) => ({
       key,
@@ -83,6 +95,11 @@ export function fakeNetwork(onRun: (run: number) => void = () => {}): NetworkDep
             onRun(++runs);
             const factor = Number(/x(\d+)$/.exec(key)![1]);
             return { output: replicate(Object.values(feeds)[0] as TensorData, factor) };
+          },
+          runToBytes: async (feeds) => {
+            onRun(++runs);
+            const factor = Number(/x(\d+):bytes$/.exec(key)![1]);
+            return { output: replicateBytes(Object.values(feeds)[0] as ByteTensor, factor) };
           },
         }),
     }),

@@ -185,3 +185,30 @@ export function tensorToImage(tensor: TensorData, format: ImageTensorFormat): Ra
   image.copyTo({ x: 0, y: 0, width, height }, out, 0, 0);
   return out;
 }
+
+/**
+ * How a graph can take and give 8-bit interleaved RGB itself (byte-image-graph.ts) with exactly the
+ * values {@link imageToTensor} and {@link tensorToImage} compute, for the formats where that is proven:
+ * RGB, one range for every channel starting at 0, no mean or std, and a factor back to samples of 1 or
+ * 255. Multiplying a float32 by 255 in float32 gives what `Math.fround(x / (1 / 255))` gives (checked on
+ * every 7th float32 from 2^-11 to 2; 255x is exact in a double, so only the final rounding to float32
+ * remains, and 1 / 255 is far enough from a double tie that the division lands on the same float32).
+ * Undefined for any other format: it keeps the JavaScript conversions.
+ */
+export interface ByteConversion {
+  layout: ImageTensorFormat["layout"];
+  /** The tensor value of each sample 0..255, as imageToTensor stores it (one table for all channels). */
+  inputTable: Float32Array;
+  /** Output tensor values times this (in float32) are the samples before clamping and rounding. */
+  outputFactor: number;
+}
+
+export function byteConversion(format: ImageTensorFormat): ByteConversion | undefined {
+  const [lo, hi] = format.range;
+  const plain = (values: readonly number[] | undefined, neutral: number) => values === undefined || values.every((v) => v === neutral);
+  if (format.channelOrder !== "RGB" || lo !== 0 || (hi !== 1 && hi !== 255) || !plain(format.mean, 0) || !plain(format.std, 1)) return undefined;
+  const { scale, offset } = affine(format);
+  const inputTable = new Float32Array(256);
+  for (let v = 0; v < 256; v++) inputTable[v] = v * scale[0]! + offset[0]!;
+  return { layout: format.layout, inputTable, outputFactor: 255 / hi };
+}

@@ -15,7 +15,7 @@
 import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
-import type { TensorData } from "../onnx/tensor-data.js";
+import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
 import { imageToTensor, tensorChannels, tensorImage, toSample } from "./image-tensor.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 import { blendWeights, edgeIndex, planAxis, type AxisTile, type EdgeMode } from "./tile-grid.js";
@@ -68,7 +68,7 @@ function positiveInteger(value: number | undefined, name: string): void {
   }
 }
 
-function plan(image: RawImage, options: TiledInferenceOptions): { columns: AxisTile[]; rows: AxisTile[] } {
+function plan(image: RawImage, options: Pick<TiledInferenceOptions, "scale" | "geometry">): { columns: AxisTile[]; rows: AxisTile[] } {
   const geometry = options.geometry ?? {};
   positiveInteger(options.scale, "scale");
   positiveInteger(geometry.tileSize, "tileSize");
@@ -208,4 +208,50 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
     below.fill(0);
   }
   return output;
+}
+
+/** Whether `image` fits in one tile of `options.geometry` (then no overlap needs blending). */
+export function fitsOneTile(image: RawImage, options: Pick<TiledInferenceOptions, "scale" | "geometry">): boolean {
+  const { columns, rows } = plan(image, options);
+  return columns.length === 1 && rows.length === 1;
+}
+
+export interface ByteTileOptions extends Pick<TiledInferenceOptions, "scale" | "geometry" | "edge" | "signal"> {
+  /**
+   * Runs a network that takes and gives 8-bit interleaved RGB (byte-image-graph.ts) on the tile, a
+   * `[1, H, W, 3]` uint8 tensor made for this call alone, and returns its `[1, scale H, scale W, 3]` output.
+   */
+  runTile: (tile: ByteTensor, geometry: TileGeometry) => Promise<ByteTensor>;
+}
+
+/**
+ * Runs `options.runTile` on `image` (RGB) as one tile ({@link fitsOneTile} must hold): the tile goes in
+ * and comes out as bytes, padded as {@link runTiled} pads it, and the padding is cropped off.
+ */
+export async function runOneByteTile(image: RawImage, options: ByteTileOptions): Promise<RawImage> {
+  assertRawImage(image, "tiling input");
+  if (image.channels !== 3) throw new AtelierError("INTERNAL", `Expected an RGB image for a byte graph but received ${image.channels} channels.`);
+  const { columns, rows } = plan(image, options);
+  const [column, row] = [columns[0]!, rows[0]!];
+  if (columns.length !== 1 || rows.length !== 1) throw new AtelierError("INTERNAL", `Expected one tile but the image takes ${columns.length}x${rows.length}.`);
+  throwIfCancelled(options.signal);
+  const tile = cutTile(image, column, row, options.edge ?? "reflect");
+  const geometry: TileGeometry = { column: 0, row: 0, x: 0, y: 0, width: column.length, height: row.length, paddedWidth: column.padded, paddedHeight: row.padded };
+  const result = await options.runTile({ data: tile.data, dims: [1, tile.height, tile.width, 3] }, geometry);
+  reportProgress(1, 1, "tiles");
+  const { scale } = options;
+  const [batch, outHeight, outWidth, channels] = result.dims;
+  if (result.dims.length !== 4 || batch !== 1 || channels !== 3 || outWidth !== column.padded * scale || outHeight !== row.padded * scale) {
+    throw new AtelierError(
+      "INTERNAL",
+      `Expected a [1, ${row.padded * scale}, ${column.padded * scale}, 3] output tile for a ${column.padded}x${row.padded} input tile at scale ${scale} but received [${result.dims.join(", ")}].`,
+    );
+  }
+  const width = image.width * scale;
+  const height = image.height * scale;
+  if (outWidth === width && outHeight === height) return { data: result.data, width, height, channels: 3 };
+  // The image is the tile's top-left corner; the padding right and below it goes.
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) data.set(result.data.subarray(y * outWidth * 3, (y * outWidth + width) * 3), y * width * 3);
+  return { data, width, height, channels: 3 };
 }

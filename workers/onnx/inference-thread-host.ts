@@ -5,7 +5,7 @@
  */
 import { Worker } from "node:worker_threads";
 import { AtelierError } from "../../core/errors.js";
-import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
+import type { ByteTensor, FeedMap, ModelSignature, TensorData } from "./tensor-data.js";
 import { disableOnnxTelemetry } from "./telemetry-off.js";
 
 /** What the process's resident memory did during one operation of the inference thread, in bytes. */
@@ -82,7 +82,7 @@ export class InferenceThread {
    * Runs `session` on `feeds`. They are copied (structured clone), so callers may still read them,
    * unless `handOver`: then every feed that owns its whole buffer is transferred (detached here).
    */
-  run(session: number, feeds: FeedMap, handOver = false): Promise<{ outputs: TensorMap; memory: MemoryReading }> {
+  run(session: number, feeds: FeedMap, handOver = false): Promise<{ outputs: Record<string, TensorData | ByteTensor>; memory: MemoryReading }> {
     return this.call({ op: "run", session, feeds }, handOver ? ownedBuffers(feeds) : []);
   }
 

@@ -57,13 +57,14 @@ function sessionFor(key) {
 }
 
 /**
- * @param {Record<string, {data: Float32Array | Int32Array | BigInt64Array, dims: number[]}>} feeds
+ * @param {Record<string, {data: Float32Array | Int32Array | BigInt64Array | Uint8Array, dims: number[]}>} feeds
  */
 async function run(/** @type {number} */ key, feeds) {
   /** @type {Record<string, ort.Tensor>} */
   const tensors = {};
   for (const [name, tensor] of Object.entries(feeds)) {
-    const type = tensor.data instanceof Int32Array ? "int32" : tensor.data instanceof BigInt64Array ? "int64" : "float32";
+    const type =
+      tensor.data instanceof Uint8Array ? "uint8" : tensor.data instanceof Int32Array ? "int32" : tensor.data instanceof BigInt64Array ? "int64" : "float32";
     tensors[name] = new ort.Tensor(type, tensor.data, tensor.dims);
   }
   const results = await sessionFor(key).run(tensors);

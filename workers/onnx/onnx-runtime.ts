@@ -32,10 +32,10 @@ import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
 import { collectGarbage, processPeakBytes, residentBytes } from "./process-memory.mjs";
 import { chargedBytes, estimateSessionBytes, keepsArena, PROCESS_MARGIN_BYTES, type MeasuredCost } from "./session-cost.js";
-import type { FeedMap, ModelSignature, TensorMap } from "./tensor-data.js";
+import type { ByteTensor, ByteTensorMap, FeedMap, ModelSignature, TensorData, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
-export type { FeedData, FeedMap, ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
+export type { ByteTensor, ByteTensorMap, FeedData, FeedMap, ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
 
 /** The logging the runtime does; the worker's pino logger fits. */
 export interface RuntimeLogger {
@@ -104,6 +104,8 @@ export interface PinnedModel {
   readonly signature: ModelSignature;
   /** Runs the model once; outputs are keyed by output name. */
   run(feeds: FeedMap, options?: RunOptions): Promise<TensorMap>;
+  /** Runs a model whose outputs are uint8 (a graph that converts its own pixels, byte-image-graph.ts) once. */
+  runToBytes(feeds: FeedMap, options?: RunOptions): Promise<ByteTensorMap>;
 }
 
 /** A cheap reference to one model; nothing loads until it is used. */
@@ -194,6 +196,13 @@ class SessionEntry {
     // Waiters may all have been cancelled; the failure still reaches each one that waits.
     this.ready.catch(() => undefined);
   }
+}
+
+/** What a run's outputs are: float32 (every model) or uint8 (graphs that convert their own pixels). */
+type OutputType = "float32" | "uint8";
+interface OutputTensor {
+  float32: TensorData;
+  uint8: ByteTensor;
 }
 
 const MiB = 1024 * 1024;
@@ -341,7 +350,8 @@ export class ModelRuntime {
         return await work({
           key,
           signature: loaded.signature,
-          run: (feeds, runOptions = {}) => this.runOn(entry, loaded, feeds, runOptions),
+          run: (feeds, runOptions = {}) => this.runOn(entry, loaded, feeds, runOptions, "float32"),
+          runToBytes: (feeds, runOptions = {}) => this.runOn(entry, loaded, feeds, runOptions, "uint8"),
         });
       } finally {
         this.releaseUse(entry);
@@ -409,7 +419,7 @@ export class ModelRuntime {
       try {
         if (options.warmUp) {
           validateFeeds(entry.key, loaded.signature.inputs, options.warmUp);
-          await this.execute(entry, loaded, options.warmUp);
+          await this.execute(entry, loaded, options.warmUp, "float32");
         }
         if (this.disposing) throw this.disposedError();
       } catch (error) {
@@ -564,12 +574,18 @@ export class ModelRuntime {
     this.measured.set(key, cost);
   }
 
-  private async runOn(entry: SessionEntry, loaded: LoadedSession, feeds: FeedMap, options: RunOptions): Promise<TensorMap> {
+  private async runOn<T extends OutputType>(
+    entry: SessionEntry,
+    loaded: LoadedSession,
+    feeds: FeedMap,
+    options: RunOptions,
+    outputType: T,
+  ): Promise<Record<string, OutputTensor[T]>> {
     if (this.disposing) throw this.disposedError();
     validateFeeds(entry.key, loaded.signature.inputs, feeds);
     const exit = await entry.gate.enter(options.signal);
     try {
-      const outputs = await this.execute(entry, loaded, feeds, options.handOver);
+      const outputs = await this.execute(entry, loaded, feeds, outputType, options.handOver);
       entry.runs++;
       return outputs;
     } finally {
@@ -590,8 +606,14 @@ export class ModelRuntime {
   }
 
   /** One onnxruntime run with feeds already admitted; also used for the warm-up. */
-  private async execute(entry: SessionEntry, loaded: LoadedSession, feeds: FeedMap, handOver = false): Promise<TensorMap> {
-    let outputs: TensorMap;
+  private async execute<T extends OutputType>(
+    entry: SessionEntry,
+    loaded: LoadedSession,
+    feeds: FeedMap,
+    outputType: T,
+    handOver = false,
+  ): Promise<Record<string, OutputTensor[T]>> {
+    let outputs: Record<string, TensorData | ByteTensor>;
     const stopTimer = inferenceDuration.startTimer(sessionLabels(entry.key));
     try {
       const reply = await this.inferenceThread().run(loaded.id, feeds, handOver);
@@ -602,11 +624,12 @@ export class ModelRuntime {
       if (error instanceof AtelierError) throw error;
       throw new AtelierError("INTERNAL", `Model "${entry.key}" failed while running.`, { cause: error });
     }
+    const expected = outputType === "uint8" ? Uint8Array : Float32Array;
     for (const [name, value] of Object.entries(outputs)) {
-      if (!(value.data instanceof Float32Array)) {
-        throw new AtelierError("INTERNAL", `Model "${entry.key}": output tensor "${name}" is not float32; this runtime returns float32 only.`);
+      if (!(value.data instanceof expected)) {
+        throw new AtelierError("INTERNAL", `Model "${entry.key}": output tensor "${name}" is not ${outputType}, the type this run asked for.`);
       }
     }
-    return outputs;
+    return outputs as Record<string, OutputTensor[T]>;
   }
 }

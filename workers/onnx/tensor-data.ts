@@ -12,13 +12,22 @@ export interface TensorData {
 /** Tensors by graph input or output name. */
 export type TensorMap = Record<string, TensorData>;
 
-/** Element types a feed may have: float32, and the integer types of token ids and timesteps. */
-export const FEED_ELEMENT_TYPES = ["float32", "int32", "int64"] as const;
+/** A dense uint8 tensor in row-major order: 8-bit pixels in and out of graphs that convert them themselves. */
+export interface ByteTensor {
+  data: Uint8Array;
+  dims: number[];
+}
+
+/** uint8 tensors by graph output name. */
+export type ByteTensorMap = Record<string, ByteTensor>;
+
+/** Element types a feed may have: float32, the integer types of token ids and timesteps, and uint8 pixels. */
+export const FEED_ELEMENT_TYPES = ["float32", "int32", "int64", "uint8"] as const;
 export type FeedElementType = (typeof FEED_ELEMENT_TYPES)[number];
 
-/** A graph input: float32 as TensorData, or int32 / int64 values in an Int32Array / BigInt64Array. */
+/** A graph input: float32 as TensorData, int32 / int64 values in an Int32Array / BigInt64Array, or uint8 pixels. */
 export interface FeedData {
-  data: Float32Array | Int32Array | BigInt64Array;
+  data: Float32Array | Int32Array | BigInt64Array | Uint8Array;
   dims: number[];
 }
 
@@ -27,6 +36,7 @@ export type FeedMap = Record<string, FeedData>;
 
 /** The element type of a feed, from its typed array. */
 export function feedElementType(feed: FeedData): FeedElementType {
+  if (feed.data instanceof Uint8Array) return "uint8";
   return feed.data instanceof Int32Array ? "int32" : feed.data instanceof BigInt64Array ? "int64" : "float32";
 }
 

@@ -6,7 +6,9 @@
 import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry, InferenceGeometry } from "../catalog/catalog-types.js";
 import type { RawImage } from "../image/raw-image.js";
-import { runTiled } from "../image/tiling.js";
+import { byteSessionKey, withByteImageIO } from "../image/byte-image-graph.js";
+import { byteConversion } from "../image/image-tensor.js";
+import { fitsOneTile, runOneByteTile, runTiled } from "../image/tiling.js";
 import type { WorkerContext } from "../worker-context.js";
 import { addReflectedMargin, cropTo, extendToMinimum, removeMargin } from "./edge-margin.js";
 import { styleFamily } from "./style-families.js";
@@ -60,30 +62,46 @@ export async function paintWithStyle(
   // The session outlives this image: count the largest tile any request can bring (images beyond the
   // working size are reduced to it first), so the memory budget holds whatever comes next.
   const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * margin + (geometry.sizeMultiple ?? 1);
-  const handle = deps.runtime.model(
-    deps.models.sessionKey(entry, GRAPH),
-    family.prepareGraph ? async () => family.prepareGraph!(await load()) : load,
-    { workingBytes: largestTile * largestTile * family.bytesPerTilePixel, keepArena: true },
-  );
+  const prepared = async () => (family.prepareGraph ? family.prepareGraph(await load()) : load());
+  const options = { workingBytes: largestTile * largestTile * family.bytesPerTilePixel, keepArena: true };
   const report: PaintReport = { tiles: 0, runMs: 0 };
-  const painted = await handle.pin(
-    (model) =>
-      runTiled(framed, {
-        format: imageFormat,
-        scale: 1,
-        geometry: tiling,
-        signal,
-        runTile: async (tile) => {
-          const started = performance.now();
-          const outputs = await model.run({ [input]: tile }, { signal, handOver: true });
-          report.runMs += performance.now() - started;
-          report.tiles++;
-          const result = outputs[output];
-          if (!result) throw new AtelierError("INTERNAL", `The style "${entry.id}" returned no tensor "${output}".`);
-          return result;
-        },
-      }),
-    { signal },
-  );
+  const timed = async <T>(run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const result = await run();
+    report.runMs += performance.now() - started;
+    report.tiles++;
+    return result;
+  };
+  const missing = () => new AtelierError("INTERNAL", `The style "${entry.id}" returned no tensor "${output}".`);
+  const bytes = byteConversion(imageFormat);
+  const key = deps.models.sessionKey(entry, GRAPH);
+  let painted: RawImage;
+  if (bytes && fitsOneTile(framed, { scale: 1, geometry: tiling })) {
+    // One tile needs no blending: the graph converts the pixels itself (byte-image-graph.ts).
+    const handle = deps.runtime.model(byteSessionKey(key), async () => withByteImageIO(await prepared(), bytes, input, output), options);
+    painted = await handle.pin(
+      (model) =>
+        runOneByteTile(framed, {
+          scale: 1,
+          geometry: tiling,
+          signal,
+          runTile: async (tile) => (await timed(() => model.runToBytes({ [input]: tile }, { signal, handOver: true })))[output] ?? Promise.reject(missing()),
+        }),
+      { signal },
+    );
+  } else {
+    const handle = deps.runtime.model(key, prepared, options);
+    painted = await handle.pin(
+      (model) =>
+        runTiled(framed, {
+          format: imageFormat,
+          scale: 1,
+          geometry: tiling,
+          signal,
+          runTile: async (tile) => (await timed(() => model.run({ [input]: tile }, { signal, handOver: true })))[output] ?? Promise.reject(missing()),
+        }),
+      { signal },
+    );
+  }
   return { image: removeMargin(cropTo(painted, mirrored.width, mirrored.height), margin), report };
 }

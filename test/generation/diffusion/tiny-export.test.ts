@@ -157,6 +157,7 @@ describe("feeds in the session's declared types (the typed-runtime path)", () =>
         seen = feeds;
         return {};
       },
+      runToBytes: async () => ({}),
     };
     await adaptPinnedModel(pinned, undefined).run({ input_ids: { data: new Float32Array(77).fill(7), dims: [1, 77] }, sample: { data: Float32Array.of(0.5), dims: [1] } });
     expect(seen!.input_ids!.data).toBeInstanceOf(Int32Array);

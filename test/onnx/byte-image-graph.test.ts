@@ -1,0 +1,95 @@
+/**
+ * Graphs that convert their own pixels (byte-image-graph.ts) against the JavaScript conversions they
+ * replace (image-tensor.ts): the same real network, on a real photo, once with float tensors converted
+ * in JavaScript and once with bytes in and out, must give the same bytes.
+ */
+import os from "node:os";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../core/logger.js";
+import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { byteSessionKey, withByteImageIO } from "../../workers/image/byte-image-graph.js";
+import { byteConversion } from "../../workers/image/image-tensor.js";
+import type { RawImage } from "../../workers/image/raw-image.js";
+import { runOneByteTile, runTiled } from "../../workers/image/tiling.js";
+import { ModelLoader } from "../../workers/models/model-loader.js";
+import { ModelStore } from "../../workers/models/model-store.js";
+import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
+import { styleFamily } from "../../workers/style/style-families.js";
+import { installedModelsDir } from "../support/installed-models.js";
+import { hasMirrorModel, hasTestPhotos } from "../support/test-assets.js";
+import { photoCrop } from "../upscale/upscale-fixtures.js";
+
+const available = hasTestPhotos() && hasMirrorModel("superres-lsdir-compact-x4") && hasMirrorModel("style-fast-ml5") && hasMirrorModel("style-fast-nc16");
+
+/** Samples that differ, and by how much at most. */
+function compare(a: RawImage, b: RawImage): { differing: number; max: number } {
+  expect([b.width, b.height, b.channels]).toEqual([a.width, a.height, a.channels]);
+  let differing = 0;
+  let max = 0;
+  for (let i = 0; i < a.data.length; i++) {
+    const d = Math.abs(a.data[i]! - b.data[i]!);
+    if (d > 0) differing++;
+    max = Math.max(max, d);
+  }
+  return { differing, max };
+}
+
+describe.skipIf(!available)("networks with bytes in and out, against the JavaScript conversions", () => {
+  let runtime: ModelRuntime;
+  let models: ModelLoader;
+
+  beforeAll(async () => {
+    const dir = await installedModelsDir(["lsdir-compact-x4", "udnie", "candy-lite"]);
+    models = new ModelLoader(new ModelStore(dir), { disableNonCommercial: false });
+    runtime = new ModelRuntime({ threads: os.availableParallelism(), memoryBudgetBytes: 2 * 1024 ** 3, logger: createLogger("silent") });
+  });
+  afterAll(async () => {
+    await runtime?.dispose();
+  });
+
+  /** `image` through graph `graph` of `entry` at `scale`, in one tile, both ways. */
+  async function bothWays(entry: CatalogEntry, graph: string, scale: number, image: RawImage, prepare = (bytes: Uint8Array) => bytes) {
+    const format = entry.imageFormat!;
+    const input = entry.signature!.inputs[0]!.name;
+    const output = entry.signature!.outputs[0]!.name;
+    const conversion = byteConversion(format)!;
+    const load = async () => prepare(await models.graphLoader(entry, graph)());
+    const key = models.sessionKey(entry, graph);
+    const whole = { tileSize: Math.max(image.width, image.height), sizeMultiple: entry.geometry?.sizeMultiple };
+    const floats = await runtime.model(key, load).pin((model) =>
+      runTiled(image, { format, scale, geometry: whole, runTile: async (tile) => (await model.run({ [input]: tile }))[output]! }),
+    );
+    const bytes = await runtime
+      .model(byteSessionKey(key), async () => withByteImageIO(await load(), conversion, input, output))
+      .pin((model) => runOneByteTile(image, { scale, geometry: whole, runTile: async (tile) => (await model.runToBytes({ [input]: tile }))[output]! }));
+    return { floats, bytes };
+  }
+
+  it("lsdir-compact-x4 (0..1 tensors) gives the same bytes on a 256x256 photo crop (1 MP out)", async () => {
+    const photo = await photoCrop("coffee.png", { left: 150, top: 100, width: 256, height: 256 });
+    const { floats, bytes } = await bothWays(catalogEntry("lsdir-compact-x4")!, "x4", 4, photo);
+    expect(bytes.width).toBe(1024);
+    expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
+  });
+
+  it("esrgan-slim x2 (0..255 tensors) gives the same bytes on a padded photo crop", async () => {
+    // 90x70 is padded to the size multiple inside the tile and cropped back.
+    const photo = await photoCrop("astronaut.png", { left: 200, top: 160, width: 90, height: 70 });
+    const { floats, bytes } = await bothWays(catalogEntry("esrgan-slim")!, "x2", 2, photo);
+    expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
+  });
+
+  it("the style udnie (ml5 family) gives the same bytes on a 448x300 photo crop", async () => {
+    const photo = await photoCrop("chelsea.png", { left: 0, top: 0, width: 448, height: 300 });
+    const { floats, bytes } = await bothWays(catalogEntry("udnie")!, "default", 1, photo);
+    expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
+  });
+
+  it("the style candy-lite (nc16 family, opset 9, made size-independent first) gives the same bytes", async () => {
+    const entry = catalogEntry("candy-lite")!;
+    const photo = await photoCrop("coffee.png", { left: 0, top: 0, width: 400, height: 300 });
+    const { floats, bytes } = await bothWays(entry, "default", 1, photo, styleFamily(entry).prepareGraph);
+    expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Moves an image network's pixel conversions into its own graph, at load time: the rewritten graph
+ * takes 8-bit interleaved RGB (`[N, H, W, 3]` uint8) and gives 8-bit interleaved RGB back, so a tile
+ * crosses to the inference thread and back as a quarter of the bytes and no JavaScript loop touches
+ * its pixels. The values are exactly those of image-tensor.ts (see {@link ByteConversion}):
+ *
+ * - in: `Cast` to int32 → `Gather` from imageToTensor's own 256 float32 values → `Transpose` to NCHW;
+ * - out: `Mul` by the factor back to samples → clamp to 0..255 (`Max`, `Min`) → round halves up →
+ *   `Cast` to uint8 → `Transpose` to interleaved.
+ *
+ * Halves are rounded up as `f + floor(2 (x - f))` with `f = floor(x)`: both steps are exact in float32,
+ * where `floor(x + 0.5)` is not (0.49999997 + 0.5 rounds to 1), and `Round` rounds halves to even.
+ *
+ * Only ops of ONNX opset 8 and later with the same meaning in every later opset are added, so the
+ * graph keeps its own opset (the nc16 styles need opset 9 for their Upsample nodes).
+ */
+import onnxProto, { type onnx as OnnxTypes } from "onnx-proto";
+import { AtelierError } from "../../core/errors.js";
+import type { ByteConversion } from "./image-tensor.js";
+
+// onnx-proto is CommonJS; under Node ESM its exports arrive as the default import.
+const { onnx } = onnxProto;
+
+type NodeProto = OnnxTypes.INodeProto;
+type ValueInfoProto = OnnxTypes.IValueInfoProto;
+
+const PREFIX = "atelier_bytes_";
+const NCHW_TO_NHWC = [0, 2, 3, 1];
+const NHWC_TO_NCHW = [0, 3, 1, 2];
+
+/** The runtime's key for the byte-image session of the graph whose float session is `key`: both may be loaded. */
+export function byteSessionKey(key: string): string {
+  return `${key}:bytes`;
+}
+
+function failure(detail: string): AtelierError {
+  return new AtelierError("INTERNAL", `This image graph cannot take 8-bit pixels: ${detail}.`);
+}
+
+function node(opType: string, inputs: string[], output: string, attributes: OnnxTypes.IAttributeProto[] = []): NodeProto {
+  return onnx.NodeProto.create({ name: output, opType, input: inputs, output: [output], attribute: attributes });
+}
+
+const intAttribute = (name: string, i: number) => onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INT, i });
+const intsAttribute = (name: string, ints: number[]) => onnx.AttributeProto.create({ name, type: onnx.AttributeProto.AttributeType.INTS, ints });
+
+function floatConstant(name: string, values: Float32Array, dims: number[]): OnnxTypes.ITensorProto {
+  const rawData = new Uint8Array(values.byteLength);
+  const view = new DataView(rawData.buffer);
+  // ONNX raw_data is little-endian whatever the host is.
+  values.forEach((value, i) => view.setFloat32(i * 4, value, true));
+  return onnx.TensorProto.create({ name, dataType: onnx.TensorProto.DataType.FLOAT, dims, rawData });
+}
+
+/** Declares `value` (a 4-D image tensor) as uint8 and interleaved. */
+function asByteImage(value: ValueInfoProto, layout: ByteConversion["layout"]): void {
+  const tensorType = value.type?.tensorType;
+  const dims = tensorType?.shape?.dim;
+  if (!tensorType || !dims || dims.length !== 4) throw failure(`${value.name} is not a 4-D image tensor`);
+  tensorType.elemType = onnx.TensorProto.DataType.UINT8;
+  if (layout === "NCHW") tensorType.shape!.dim = NCHW_TO_NHWC.map((axis) => dims[axis]!);
+}
+
+/**
+ * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8 and its output `outputName`
+ * giving `[N, H', W', 3]` uint8, converted as `conversion` says; names are kept.
+ */
+export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, inputName: string, outputName: string): Uint8Array {
+  const model = onnx.ModelProto.decode(bytes);
+  const graph = model.graph;
+  if (!graph) throw failure("the model has no graph");
+  const opset = Number((model.opsetImport ?? []).find((entry) => !entry.domain)?.version);
+  if (!(opset >= 8)) throw failure(`expected ONNX opset 8 or later but found ${opset}`);
+  const input = (graph.input ?? []).find((value) => value.name === inputName);
+  const output = (graph.output ?? []).find((value) => value.name === outputName);
+  if (!input || !output) throw failure(`it has no input "${inputName}" or no output "${outputName}"`);
+
+  // The network's own nodes now read and write float tensors under new names.
+  const floatInput = `${PREFIX}float_input`;
+  const floatOutput = `${PREFIX}float_output`;
+  const rename = (name: string) => (name === inputName ? floatInput : name === outputName ? floatOutput : name);
+  for (const existing of graph.node ?? []) {
+    existing.input = (existing.input ?? []).map(rename);
+    existing.output = (existing.output ?? []).map(rename);
+  }
+
+  const planar = conversion.layout === "NCHW";
+  const name = (step: string) => `${PREFIX}${step}`;
+  const before: NodeProto[] = [
+    node("Cast", [inputName], name("indices"), [intAttribute("to", onnx.TensorProto.DataType.INT32)]),
+    node("Gather", [name("table"), name("indices")], planar ? name("interleaved_input") : floatInput, [intAttribute("axis", 0)]),
+    ...(planar ? [node("Transpose", [name("interleaved_input")], floatInput, [intsAttribute("perm", NHWC_TO_NCHW)])] : []),
+  ];
+  const scaled = conversion.outputFactor === 1 ? floatOutput : name("scaled");
+  const after: NodeProto[] = [
+    ...(conversion.outputFactor === 1 ? [] : [node("Mul", [floatOutput, name("factor")], scaled)]),
+    node("Max", [scaled, name("zero")], name("above_zero")),
+    node("Min", [name("above_zero"), name("top")], name("clamped")),
+    node("Floor", [name("clamped")], name("whole")),
+    node("Sub", [name("clamped"), name("whole")], name("fraction")),
+    node("Add", [name("fraction"), name("fraction")], name("twice_fraction")),
+    node("Floor", [name("twice_fraction")], name("half_up")),
+    node("Add", [name("whole"), name("half_up")], name("rounded")),
+    node("Cast", [name("rounded")], planar ? name("planar_output") : outputName, [intAttribute("to", onnx.TensorProto.DataType.UINT8)]),
+    ...(planar ? [node("Transpose", [name("planar_output")], outputName, [intsAttribute("perm", NCHW_TO_NHWC)])] : []),
+  ];
+  graph.node = [...before, ...(graph.node ?? []), ...after];
+  graph.initializer = [
+    ...(graph.initializer ?? []),
+    floatConstant(name("table"), conversion.inputTable, [conversion.inputTable.length]),
+    ...(conversion.outputFactor === 1 ? [] : [floatConstant(name("factor"), Float32Array.of(conversion.outputFactor), [])]),
+    floatConstant(name("zero"), Float32Array.of(0), []),
+    floatConstant(name("top"), Float32Array.of(255), []),
+  ];
+  asByteImage(input, conversion.layout);
+  asByteImage(output, conversion.layout);
+  // Intermediate shapes recorded for the old names would now describe the wrong tensors.
+  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== inputName && value.name !== outputName);
+  return onnx.ModelProto.encode(model).finish();
+}
