@@ -4,8 +4,8 @@
  * feeds are float32 values whatever the export declares; this layer hands each input to the runtime
  * in the element type the loaded session declares (token ids as int32, timesteps as int64, …).
  *
- * The runtime (workers/onnx) feeds float32, int32 and int64 (`FEED_ELEMENT_TYPES`) and returns
- * float32. A graph loaded from bytes whose inputs or outputs have another type (float16, in
+ * The runtime (workers/onnx) feeds float32, int32, int64 and uint8 (`FEED_ELEMENT_TYPES`) and returns
+ * float32 (uint8 too, for image graphs); toDeclaredType feeds the first three. A graph loaded from bytes whose inputs or outputs have another type (float16, in
  * half-precision exports) gets a float32 facade at load time (float32-facade.ts); a graph handed over
  * by path (weights in external data files) is loaded as it is.
  */
@@ -26,6 +26,9 @@ export interface GraphHandle {
   readonly key: string;
   use<T>(work: (graph: DiffusionGraph) => Promise<T>, signal?: AbortSignal): Promise<T>;
 }
+
+/** The feed types toDeclaredType converts values to; an input of any other type gets the float32 facade. */
+const DECLARED_FEED_TYPES = FEED_ELEMENT_TYPES.filter((type) => type !== "uint8");
 
 /** `feed` in the element type `input` declares; integers truncate toward zero like numpy's astype. */
 export function toDeclaredType(input: TensorSignature, feed: TensorData): FeedData {
@@ -67,7 +70,7 @@ export function runtimeGraph(runtime: ModelRuntime, key: string, load: RuntimeLo
   const handle: ModelHandle = runtime.model(key, async () => {
     const source: unknown = await load();
     if (!(source instanceof Uint8Array)) return source as Awaited<ReturnType<RuntimeLoader>>;
-    return float32Facade(source, FEED_ELEMENT_TYPES).bytes;
+    return float32Facade(source, DECLARED_FEED_TYPES).bytes;
   });
   return {
     key,
