@@ -31,10 +31,10 @@ import { installedModelsDir } from "../test/support/installed-models.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, matteScores, PERSON, type Composite, type Cutout } from "../test/background/ground-truth.js";
 import { chooseModel, type ChosenModel } from "../workers/background/choose-model.js";
 import { composeMatte } from "../workers/background/compose.js";
-import { predictMatte, readMatte, segmentationInput, segmentationSession } from "../workers/background/predict-matte.js";
+import { networkSize, predictMatte, readMatte, segmentationInput, segmentationSession } from "../workers/background/predict-matte.js";
 import { refineMatte } from "../workers/background/refine-matte.js";
 import { runRemoval } from "../workers/background/remove-background.js";
-import { workingCopy, workingSize } from "../workers/background/working-image.js";
+import { workingBudget, workingCopy, workingSize } from "../workers/background/working-image.js";
 import { openImage } from "../workers/image/open-image.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "../workers/worker-server.js";
@@ -92,7 +92,7 @@ async function accuracy(context: WorkerContext): Promise<void> {
       for (const composite of set) {
         const rgb = { data: composite.image, width: composite.width, height: composite.height, channels: 3 as const };
         const coarse = await predictMatte(rgb, model, context.runtime, context.models);
-        const guide = await workingCopy(rgb, workingSize(composite.width, composite.height));
+        const guide = await workingCopy(rgb, workingSize(composite.width, composite.height, workingBudget(...networkSize(model))));
         for (const [method, sink] of [["guided", guided], ["bilinear", bilinear]] as const) {
           const refined = refineMatte(coarse, guide, { method });
           const matte = composeMatte({ rgb, coefficients: refined.coefficients });

@@ -51,7 +51,7 @@ function sideMeans(foreground: Float32Array, background: Float32Array, alpha: Fl
     weighted[o + 5] = (1 - a) * background[f + 1]!;
     weighted[o + 6] = (1 - a) * background[f + 2]!;
   }
-  const means = boxMean({ data: weighted, width, height, channels: 7 }, radius).data;
+  const means = boxMean({ data: weighted, width, height, channels: 7 }, radius, weighted).data;
   const fg = new Float32Array(pixels * 3);
   const bg = new Float32Array(pixels * 3);
   for (let i = 0; i < pixels; i++) {

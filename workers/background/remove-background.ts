@@ -25,7 +25,7 @@ import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.j
 import { decodeSource } from "./decode-source.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
 import { refineMatte, type RefineOptions } from "./refine-matte.js";
-import { WORKING_PIXELS, workingSize } from "./working-image.js";
+import { workingBudget, workingSize } from "./working-image.js";
 
 /** What the client asked to put behind the subject, before it is prepared. */
 export type FillRequest =
@@ -54,7 +54,7 @@ export interface RemovalDependencies {
 /** Knobs for experiments (bench/background.ts); production uses the defaults. */
 export interface RemovalTuning {
   refine?: RefineOptions;
-  /** Pixels of the working copy; default {@link WORKING_PIXELS}. */
+  /** Pixels of the working copy; default {@link workingBudget} of the network's size. */
   workingPixels?: number;
   /** Skip foreground estimation (keep the source colours in the band; exact below the working size), for comparisons. */
   keepSourceColours?: boolean;
@@ -104,8 +104,8 @@ class StepClock {
 export async function runRemoval(request: RemovalRequest, deps: RemovalDependencies, signal?: AbortSignal, tuning: RemovalTuning = {}): Promise<RemovalResult> {
   const clock = new StepClock(signal);
   const { width, height } = request.source.info;
-  const size = workingSize(width, height, tuning.workingPixels ?? WORKING_PIXELS);
   const [networkWidth, networkHeight] = networkSize(request.model);
+  const size = workingSize(width, height, tuning.workingPixels ?? workingBudget(networkWidth, networkHeight));
   const decoded = decodeSource(request.source, {
     network: { width: networkWidth, height: networkHeight },
     networkKernel: request.model.spec.inputKernel,
