@@ -8,6 +8,7 @@
  * passes read memory in order, which is what keeps them fast in JavaScript.
  */
 import { AtelierError } from "../../core/errors.js";
+import { ScratchPlane } from "./scratch-plane.js";
 
 /** Interleaved float samples: `channels` per pixel, rows top to bottom. */
 export interface FloatPlanes {
@@ -24,17 +25,8 @@ function inverseCounts(size: number, radius: number): Float64Array {
   return inverse;
 }
 
-/**
- * The row pass's intermediate plane, kept between calls: at the working resolution it is up to
- * 13 MB, and allocating (and zeroing, and later collecting) it on every call cost more than the pass.
- * Safe to share because a box pass is synchronous and the worker runs one JavaScript thread.
- */
-let scratch = new Float32Array(0);
-
-function scratchFor(length: number): Float32Array {
-  if (scratch.length < length) scratch = new Float32Array(length);
-  return scratch.subarray(0, length);
-}
+/** The row pass's intermediate plane (up to 13 MB at the working resolution). */
+const rowScratch = new ScratchPlane();
 
 /**
  * Mean of every channel over the (2r+1) x (2r+1) window around each pixel, cut at the borders.
@@ -48,7 +40,7 @@ export function boxMean(source: FloatPlanes, radius: number, into?: Float32Array
     throw new AtelierError("INTERNAL", `Expected ${width * height * channels} samples for ${width}x${height}x${channels} planes but received ${data.length}.`);
   }
   if (!Number.isInteger(radius) || radius < 0) throw new AtelierError("INTERNAL", `Expected integer of at least 0 for radius but received ${radius}.`);
-  const rowMeans = scratchFor(data.length);
+  const rowMeans = rowScratch.take(data.length);
   const rowLength = width * channels;
   const across = inverseCounts(width, radius);
   const preload = Math.min(radius, width);

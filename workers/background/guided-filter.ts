@@ -13,18 +13,10 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import { boxMean, type FloatPlanes } from "./box-filter.js";
+import { ScratchPlane } from "./scratch-plane.js";
 
-/**
- * The 13-channel statistics plane, kept between calls and box-averaged in place (up to 13.6 MB at
- * 0.25 MP: allocating, zeroing and collecting it per call showed as garbage collection in the
- * profile). Safe to share for the reason the box filter's scratch plane is: the filter is synchronous.
- */
-let statistics = new Float32Array(0);
-
-function statsFor(length: number): Float32Array {
-  if (statistics.length < length) statistics = new Float32Array(length);
-  return statistics.subarray(0, length);
-}
+/** The 13-channel statistics plane, box-averaged in place (13.6 MB at 0.25 MP). */
+const statistics = new ScratchPlane();
 
 export interface GuidedFilterOptions {
   /** Window radius in working pixels, at least 1. */
@@ -51,7 +43,7 @@ export function guidedFilterCoefficients(guide: FloatPlanes, matte: FloatPlanes,
   const pixels = width * height;
   // Every window statistic in one 13-channel plane, so a single box pass computes them all:
   // I (3), p, I*p (3), and the upper triangle of I*I^T (rr, rg, rb, gg, gb, bb).
-  const stats = statsFor(pixels * 13);
+  const stats = statistics.take(pixels * 13);
   const g = guide.data;
   const p = matte.data;
   for (let i = 0; i < pixels; i++) {
