@@ -1,9 +1,12 @@
 /**
  * Background removal as an ordered list of named steps, each in its own file:
  *
- *   decode (full size, network size and working size ≤ 0.25 MP, started at once) → segment
- *   (network) → refine (guided filter) → foreground (blur-fusion means) → fill (new background)
- *   → compose (full resolution) → encode
+ *   decode (full size, network size and working size, started at once) → segment (network) →
+ *   refine (guided filter) → foreground (blur-fusion means) → fill (new background) → compose
+ *   (full resolution) → encode
+ *
+ * The working size has at most as many pixels as the network's matte, and at most 0.25 MP
+ * (working-image.ts).
  *
  * Each step waits only for the decode it needs, so the full-resolution decode overlaps the network
  * and the refinement (see decode-source.ts). Each step's wall time is reported, so the service can

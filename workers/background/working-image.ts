@@ -1,7 +1,7 @@
 /**
  * The working resolution: every neighbourhood statistic (guided-filter windows, foreground and
  * background colour means, the blurred background) is computed on a copy of the image of at most a
- * quarter megapixel, and only smooth fields of it are carried to full resolution, where the matte
+ * quarter megapixel (fewer for the smaller networks: see `workingBudget`), and only smooth fields of it are carried to full resolution, where the matte
  * and colours are evaluated against each pixel's own colour. A 12 MP photo therefore costs about as
  * much as a small one in these steps, and its memory stays bounded. The fields are window averages,
  * so a coarser grid loses little: He and Sun's fast guided filter subsamples by 4 for the same
