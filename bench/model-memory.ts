@@ -37,6 +37,7 @@ import { runRemoval } from "../workers/background/remove-background.js";
 import { openImage } from "../workers/image/open-image.js";
 import { ALLOCATOR_ENV, hasAllocatorSettings } from "../workers/onnx/allocator-settings.js";
 import { upscale } from "../workers/upscale/upscale-service.js";
+import { UpscaleQuality } from "../gen/atelier/upscale/v1/upscale_service.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 
@@ -74,7 +75,7 @@ function upscaling(model: string, side: number, scale: number): Workload {
     describe: `upscale x${scale} to ${(side * side * scale * scale / 1e6).toFixed(2)} MP`,
     async run(context) {
       const data = await photoLike(side, side);
-      await upscale({ image: { data, mediaType: "image/png" } as never, scale, model, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }, context, new AbortController().signal);
+      await upscale({ image: { data, mediaType: "image/png" } as never, scale, model, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG, quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED }, context, new AbortController().signal);
     },
   };
 }
