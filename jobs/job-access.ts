@@ -31,9 +31,12 @@ async function unwrap<T>(call: Promise<T>): Promise<T> {
  * procedure path such as `tools.upscale`) the key's scopes must include it, as when it is called
  * synchronously; without, any valid key may look at its own jobs.
  */
-export function identify(ctx: RequestContext, operation?: string): Promise<ApiKeyRecord> {
+export async function identify(ctx: RequestContext, operation?: string): Promise<ApiKeyRecord> {
+  // The facade's early check has already read the store for this operation's scopes.
+  const early = operation === undefined ? undefined : ctx.authenticated?.get(operation);
+  if (early) return early;
   const keys = withAuthenticate(ctx.services.keys, (presented) => ctx.services.keys.authenticate(presented, operation));
-  return unwrap(createCaller({ ...ctx, services: { ...ctx.services, keys } }).identify());
+  return await unwrap(createCaller({ ...ctx, services: { ...ctx.services, keys } }).identify());
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * A metered REST call reads the key store once: the facade's early check (before the body is read)
  * hands its key to the procedure, whose middleware would otherwise read the store again. tRPC
- * callers still authenticate in the procedure, and a revoked key is refused on the next call.
+ * callers still authenticate in the procedure, job submissions use the early check's key too, and a
+ * revoked key is refused on the next call.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { appRouter } from "../../server/router.js";
@@ -26,6 +27,19 @@ describe("authentication of metered calls", () => {
     try {
       const response = await service.post("/tools/upscale", { imageUrl: image, scale: 2, model: "lanczos" }, key);
       expect(response.status, await response.clone().text()).toBe(200);
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(reads.mock.calls[0]![1]).toBe("tools.upscale");
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it("reads it once when the call is submitted as a job", async () => {
+    const key = await service.createKey("job");
+    const reads = vi.spyOn(service.services.keys, "authenticate");
+    try {
+      const response = await service.post("/tools/upscale", { imageUrl: image, scale: 2, model: "lanczos" }, key, { prefer: "respond-async" });
+      expect(response.status, await response.clone().text()).toBe(202);
       expect(reads).toHaveBeenCalledTimes(1);
       expect(reads.mock.calls[0]![1]).toBe("tools.upscale");
     } finally {
