@@ -26,7 +26,7 @@ interface Bench {
   args: string[];
   /**
    * Seconds it should take alone on a quiet 2-core machine with these arguments: estimates, from runs
-   * at load average 9 on 2 cores (upscale 544 s, style 240 s, router-event-loop 153 s, background 707 s)
+   * at load average 9 on 2 cores (upscale 544 s, background 707 s, memory 242 s, style 240 s, router-event-loop 153 s)
    * divided by the slowdown the benches' own figures showed there (LSDIR 4 to 7 times its quiet speed,
    * ISNet's bare session up to 15 times), and from each bench's work for the others. The summary prints them beside the real times.
    */
@@ -48,7 +48,7 @@ const BENCHES: Bench[] = [
     name: "memory",
     script: "bench/model-memory.ts",
     args: ["--allocator", "tuned", "--soak", "30"],
-    estimatedSeconds: 120,
+    estimatedSeconds: 80,
     goals: ["ISNet at 1 MP: whole-process peak"],
   },
   {
