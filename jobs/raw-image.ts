@@ -85,11 +85,31 @@ export async function dataUrlBytes(url: string): Promise<{ bytes: Buffer; mediaT
   return parts ? { bytes: await decodeBase64(url, parts.payloadAt), mediaType: parts.mediaType } : null;
 }
 
-/** The first image of an image operation's body as bytes, the other fields as headers. */
-export async function rawImageOf(body: unknown): Promise<RawImage> {
+/** An image as bytes whose data URL is `data:<mimeType>;base64,` and their base64 (RequestContext.keepImage). */
+export interface ImageBytes {
+  bytes: Uint8Array;
+  mimeType: string;
+}
+
+/** The length of `image`'s data URL, computed without building it. */
+export function dataUrlLength(image: ImageBytes): number {
+  return `data:${image.mimeType};base64,`.length + Math.ceil(image.bytes.length / 3) * 4;
+}
+
+/**
+ * The first image of an image operation's body as bytes, the other fields as headers. `kept` is
+ * that image as bytes when the caller has them (a synchronous call): they are used as they are
+ * instead of decoding the data URL, which would read the whole string.
+ */
+export async function rawImageOf(body: unknown, kept?: ImageBytes): Promise<RawImage> {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
   const image = data?.[0];
-  const decoded = image ? await dataUrlBytes(image.url) : null;
+  const same = kept !== undefined && image !== undefined && image.mimeType === kept.mimeType && image.url.length === dataUrlLength(kept);
+  const decoded = same
+    ? { bytes: Buffer.from(kept.bytes.buffer, kept.bytes.byteOffset, kept.bytes.length), mediaType: kept.mimeType }
+    : image
+      ? await dataUrlBytes(image.url)
+      : null;
   if (!image || !decoded) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
   const headers: Record<string, string> = {
     "X-Atelier-Width": String(image.width),

@@ -1,6 +1,7 @@
 /** What every procedure can see: the request's identity and the long-lived services. */
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
+import type { ImageBytes } from "../jobs/raw-image.js";
 import type { AccountStore } from "./accounts/account-store.js";
 import type { ApiKeyRecord, ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";
@@ -42,4 +43,10 @@ export interface RequestContext {
   services: AtelierServices;
   /** Adds facts to this request's log line (never secrets); absent outside the HTTP facade. */
   note?: (fields: { keyId?: string; model?: string }) => void;
+  /**
+   * Receives each image of the answer's `data`, in order, as the worker's bytes, so the HTTP edge
+   * writes them (raw, or as the same data URL a slice at a time) without reading the data URL
+   * string: any read of that 20 MB string copies it whole on the event loop. Absent outside the facade.
+   */
+  keepImage?: (image: ImageBytes) => void;
 }

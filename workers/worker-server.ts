@@ -6,6 +6,7 @@ import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceI
 import { HealthImplementation } from "grpc-health-check";
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
+import { withImageCodecs } from "../core/image-message-codec.js";
 import { catalogServiceImplementation, type ModelInventory } from "./catalog/catalog-service.js";
 import { CLIP_MERGES_FILE } from "./catalog/entries/clip-merges.js";
 import { catalogEntry, MODEL_CATALOG } from "./catalog/model-catalog.js";
@@ -93,7 +94,7 @@ export async function startWorkerServer(
   const bindings = workerServiceBindings(context);
   const health = new HealthImplementation({ "": "SERVING" });
   for (const { definition, implementation } of bindings) {
-    server.addService(definition, implementation);
+    server.addService(withImageCodecs(definition), implementation);
     const first = Object.values(definition)[0];
     const serviceName = first?.path.split("/")[1];
     if (serviceName) health.setStatus(serviceName, "SERVING");

@@ -2,7 +2,14 @@
  * Preloaded into a router process by bench/router-event-loop.ts (`--import`): measures the process's
  * event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution) and CPU time between a
  * `reset` and a `report` message on the IPC channel, and answers the report over the same channel.
+ *
+ * On a loaded machine the delay also counts the time the scheduler keeps the process off the CPU,
+ * so the probe also measures what the router itself holds the loop for: a 1 ms timer reads the main
+ * thread's own CPU time (Linux /proc/<pid>/task/<pid>/schedstat, nanoseconds on the CPU) at each
+ * turn, and the longest CPU time between two turns is the longest synchronous block, whatever the
+ * load. Where schedstat cannot be read it reports null.
  */
+import fs from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 const histogram = monitorEventLoopDelay({ resolution: 1 });
@@ -10,17 +17,43 @@ histogram.enable();
 let cpuAtReset = process.cpuUsage();
 let wallAtReset = performance.now();
 
+const schedstat = (() => {
+  try {
+    return fs.openSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, "r");
+  } catch {
+    return undefined;
+  }
+})();
+const text = Buffer.alloc(128);
+/** Nanoseconds the main thread has spent on the CPU. */
+function mainThreadCpuNs(fd: number): number {
+  const length = fs.readSync(fd, text, 0, text.length, 0);
+  return Number(text.toString("latin1", 0, length).split(" ")[0]);
+}
+let lastCpuNs = schedstat === undefined ? 0 : mainThreadCpuNs(schedstat);
+let longestCpuNs = 0;
+if (schedstat !== undefined) {
+  const fd = schedstat;
+  setInterval(() => {
+    const now = mainThreadCpuNs(fd);
+    longestCpuNs = Math.max(longestCpuNs, now - lastCpuNs);
+    lastCpuNs = now;
+  }, 1).unref();
+}
+
 process.on("message", (message: unknown) => {
   if (message === "reset") {
     histogram.reset();
     cpuAtReset = process.cpuUsage();
     wallAtReset = performance.now();
+    longestCpuNs = 0;
     process.send?.("reset-done");
   } else if (message === "report") {
     const cpu = process.cpuUsage(cpuAtReset);
     process.send?.({
       maxMs: histogram.max / 1e6,
       p99Ms: histogram.percentile(99) / 1e6,
+      blockCpuMs: schedstat === undefined ? null : longestCpuNs / 1e6,
       cpuMs: (cpu.user + cpu.system) / 1000,
       wallMs: performance.now() - wallAtReset,
     });

@@ -105,7 +105,7 @@ export const backgroundRemoveProcedure = meteredProcedure
     );
     return {
       ...envelope(ctx, result.model),
-      data: [await toImageResult(result.image)],
+      data: [await toImageResult(ctx, result.image)],
       replacement: resolved.understood,
       ...(result.note ? { note: result.note } : {}),
     };

@@ -101,7 +101,7 @@ export const generateProcedure = meteredProcedure
     );
     return {
       ...envelope(ctx, result.model),
-      data: [await toImageResult(result.image)],
+      data: [await toImageResult(ctx, result.image)],
       seed: result.seed,
       steps: result.steps,
       ...(result.interpretation ? { interpretation: result.interpretation } : {}),

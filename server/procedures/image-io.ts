@@ -24,12 +24,14 @@ export async function loadSourceImage(ctx: RequestContext, imageUrl: string): Pr
 
 /**
  * A worker's output image as the response's `data[]` entry: a data URL clients can pass back. The
- * bytes are encoded where they lie, a slice at a time (a 12 MP PNG is about 20 MB).
+ * bytes are encoded where they lie, a slice at a time (a 12 MP PNG is about 20 MB), and handed to
+ * the HTTP edge as they are (RequestContext.keepImage).
  */
-export async function toImageResult(image: Image | undefined) {
+export async function toImageResult(ctx: RequestContext, image: Image | undefined) {
   if (!image) throw new AtelierError("INTERNAL", "The worker returned no image.");
   const mimeType = OUTPUT_MIME_TYPES.find((type) => type === image.mimeType);
   if (!mimeType) throw new AtelierError("INTERNAL", `The worker returned an image of an unexpected type (${image.mimeType}).`);
+  ctx.keepImage?.({ bytes: image.data, mimeType });
   return {
     url: `data:${image.mimeType};base64,${await encodeBase64(image.data)}`,
     mimeType,

@@ -97,5 +97,5 @@ export const styleTransferProcedure = meteredProcedure
       },
       { signal: ctx.signal },
     );
-    return { ...envelope(ctx, result.model), data: [await toImageResult(result.image)], style: result.style };
+    return { ...envelope(ctx, result.model), data: [await toImageResult(ctx, result.image)], style: result.style };
   });

@@ -114,7 +114,7 @@ export const upscaleProcedure = meteredProcedure
     );
     return {
       ...envelope(ctx, result.model),
-      data: [await toImageResult(result.image)],
+      data: [await toImageResult(ctx, result.image)],
       scale: result.scale,
       nativeScale: result.nativeScale,
       steps: result.steps,

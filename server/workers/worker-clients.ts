@@ -11,17 +11,18 @@
  * WORKER_UNAVAILABLE with Retry-After, which the quota gives back. Reconnection is tuned so a
  * restarted worker is used again within about a second of listening.
  */
-import { credentials, Metadata, type Client, type ServiceError } from "@grpc/grpc-js";
+import { credentials, makeGenericClientConstructor, Metadata, type Client, type ServiceError } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../core/grpc-errors.js";
+import { withImageCodecs } from "../../core/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
-import { BackgroundServiceClient, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
+import { BackgroundServiceClient, BackgroundServiceService, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceClient, type ListModelsRequest, type ListModelsResponse } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GenerationServiceClient, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
+import { GenerationServiceClient, GenerationServiceService, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
 import { PromptServiceClient, type ImprovePromptRequest, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
-import { StyleTransferServiceClient, type StyleTransferRequest, type StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleServiceClient, type UpscaleRequest, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { StyleTransferServiceClient, StyleTransferServiceService, type StyleTransferRequest, type StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
+import { UpscaleServiceClient, UpscaleServiceService, type UpscaleRequest, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -106,14 +107,20 @@ export function workerChannelOptions(config: AtelierConfig) {
   };
 }
 
+// The generated clients, with images written and read without extra copies (core/image-message-codec.ts).
+const UpscaleClient = makeGenericClientConstructor(withImageCodecs(UpscaleServiceService), UpscaleServiceClient.serviceName) as unknown as typeof UpscaleServiceClient;
+const GenerationClient = makeGenericClientConstructor(withImageCodecs(GenerationServiceService), GenerationServiceClient.serviceName) as unknown as typeof GenerationServiceClient;
+const StyleTransferClient = makeGenericClientConstructor(withImageCodecs(StyleTransferServiceService), StyleTransferServiceClient.serviceName) as unknown as typeof StyleTransferServiceClient;
+const BackgroundClient = makeGenericClientConstructor(withImageCodecs(BackgroundServiceService), BackgroundServiceClient.serviceName) as unknown as typeof BackgroundServiceClient;
+
 /** Clients for every worker service; `addresses` must name every service. */
 export function createWorkerClients(config: AtelierConfig, addresses: Record<WorkerServiceName, string>): WorkerClients {
   const options = workerChannelOptions(config);
   const insecure = credentials.createInsecure();
-  const upscale = new UpscaleServiceClient(addresses.upscale, insecure, options);
-  const generation = new GenerationServiceClient(addresses.generation, insecure, options);
-  const style = new StyleTransferServiceClient(addresses.style, insecure, options);
-  const background = new BackgroundServiceClient(addresses.background, insecure, options);
+  const upscale = new UpscaleClient(addresses.upscale, insecure, options);
+  const generation = new GenerationClient(addresses.generation, insecure, options);
+  const style = new StyleTransferClient(addresses.style, insecure, options);
+  const background = new BackgroundClient(addresses.background, insecure, options);
   const prompt = new PromptServiceClient(addresses.prompt, insecure, options);
   const catalog = new CatalogServiceClient(addresses.catalog, insecure, options);
   const all: Client[] = [upscale, generation, style, background, prompt, catalog];

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Server } from "node:http";
 import { decodeBase64, encodeBase64 } from "../../core/base64-slices.js";
 import { JsonBodyScanner, parseScannedJson } from "../../facade/json-body-scanner.js";
-import { sendJson } from "../../facade/result-responses.js";
+import crypto from "node:crypto";
+import { sendImage, sendJson } from "../../facade/result-responses.js";
 
 function parseInChunks(text: string, longStringBytes: number, chunkBytes: number): unknown {
   const body = Buffer.from(text);
@@ -75,12 +76,38 @@ describe("JSON answers written in slices", () => {
     const app = express();
     app.get("/streamed/:index", (req, res) => void sendJson(res, 200, bodies[Number(req.params.index)]));
     app.get("/plain/:index", (req, res) => void res.status(200).json(bodies[Number(req.params.index)]));
+    app.get("/kept/:index", (req, res) => void sendJson(res, 200, keptBodies[Number(req.params.index)]!.body, keptBodies[Number(req.params.index)]!.images));
+    app.get("/kept-plain/:index", (req, res) => void res.status(200).json(keptBodies[Number(req.params.index)]!.body));
+    app.get("/kept-raw/:index", (req, res) => void sendImage(res, keptBodies[Number(req.params.index)]!.body, keptBodies[Number(req.params.index)]!.images));
     server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     const address = server.address() as { port: number };
     url = `http://127.0.0.1:${address.port}`;
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  // Answers whose images also come as bytes (RequestContext.keepImage): sizes around a slice's
+  // boundary (a multiple of 3 bytes or not), two images, and bytes that do not match their url.
+  const image = (bytes: number) => ({ bytes: crypto.randomBytes(bytes), mimeType: "image/png" });
+  const dataUrl = (kept: { bytes: Uint8Array; mimeType: string }) => `data:${kept.mimeType};base64,${Buffer.from(kept.bytes).toString("base64")}`;
+  const entry = (kept: { bytes: Uint8Array; mimeType: string }) => ({ url: dataUrl(kept), mimeType: kept.mimeType, width: 3, height: 2 });
+  const [one, two, three] = [image(393_216), image(1_000_001), image(300_000)];
+  const keptBodies = [
+    { body: { id: "a", data: [entry(one)], steps: ["x"] }, images: [one] },
+    { body: { id: "b", data: [entry(two), entry(three)], model: "m" }, images: [two, three] },
+    { body: { id: "c", data: [entry(three)] }, images: [one] },
+    { body: { id: "d", data: [{ ...entry(three), mimeType: "image/webp" }] }, images: [three] },
+  ];
+
+  it.each(keptBodies.map((_, index) => [index]))("answer %i with kept images: the same bytes and headers as res.json, and as the raw image", async (index) => {
+    const [kept, plain, raw] = await Promise.all([fetch(`${url}/kept/${index}`), fetch(`${url}/kept-plain/${index}`), fetch(`${url}/kept-raw/${index}`)]);
+    expect(kept.headers.get("content-type")).toBe(plain.headers.get("content-type"));
+    expect(kept.headers.get("content-length")).toBe(plain.headers.get("content-length"));
+    expect(Buffer.from(await kept.arrayBuffer()).equals(Buffer.from(await plain.arrayBuffer()))).toBe(true);
+    const first = keptBodies[index]!.body.data[0]!;
+    expect(raw.headers.get("content-type")).toBe(first.url.slice("data:".length, first.url.indexOf(";")));
+    expect(Buffer.from(await raw.arrayBuffer()).equals(Buffer.from(first.url.slice(first.url.indexOf(",") + 1), "base64"))).toBe(true);
+  });
 
   it.each(bodies.map((_, index) => [index]))("body %i: the same bytes and headers as res.json", async (index) => {
     const [streamed, plain] = await Promise.all([fetch(`${url}/streamed/${index}`), fetch(`${url}/plain/${index}`)]);

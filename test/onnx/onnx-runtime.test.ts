@@ -329,6 +329,24 @@ describe("inference thread", () => {
     expect(values(await runtime.run("second", async () => bytes, feed(2)))).toEqual([5]);
   });
 
+  it("copies feeds by default, and moves the buffers of owned feeds over when they are handed over", async () => {
+    const runtime = makeRuntime();
+    const model = runtime.model("add", async () => addConstantModel(1));
+    const kept = feed(1, 2);
+    expect(values(await model.run(kept))).toEqual([2, 3]);
+    expect([...kept.x!.data]).toEqual([1, 2]);
+
+    const handed = feed(3, 4);
+    expect(values(await model.run(handed, { handOver: true }))).toEqual([4, 5]);
+    expect(handed.x!.data.length).toBe(0);
+
+    // A view into a larger buffer cannot move without taking the rest with it: it is copied.
+    const whole = Float32Array.from([9, 5, 6, 9]);
+    const view = { x: { data: whole.subarray(1, 3), dims: [1, 2] } };
+    expect(values(await model.run(view, { handOver: true }))).toEqual([6, 7]);
+    expect([...whole]).toEqual([9, 5, 6, 9]);
+  });
+
   it("keeps this thread's event loop turning while a model runs", async () => {
     const runtime = makeRuntime();
     const model = slowConvModel(12);

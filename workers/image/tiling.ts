@@ -54,7 +54,8 @@ export interface TiledInferenceOptions {
   edge?: EdgeMode;
   /**
    * Runs the network on one tile tensor and returns its output tensor, which must be `scale` times the
-   * padded tile on each side, in `outputFormat`.
+   * padded tile on each side, in `outputFormat`. The tile tensor is made for this call alone, so
+   * runTile may hand its buffer over to the inference thread (RunOptions.handOver).
    */
   runTile: (tile: TensorData, geometry: TileGeometry) => Promise<TensorData>;
   /** Checked before each tile; an abort rejects with CANCELLED. */

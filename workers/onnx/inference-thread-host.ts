@@ -78,9 +78,12 @@ export class InferenceThread {
     return this.call({ op: "create", session, bytes: owned, options }, [owned.buffer as ArrayBuffer]);
   }
 
-  run(session: number, feeds: FeedMap): Promise<{ outputs: TensorMap; memory: MemoryReading }> {
-    // Feeds are copied (structured clone), not transferred: callers may still read their tensors.
-    return this.call({ op: "run", session, feeds });
+  /**
+   * Runs `session` on `feeds`. They are copied (structured clone), so callers may still read them,
+   * unless `handOver`: then every feed that owns its whole buffer is transferred (detached here).
+   */
+  run(session: number, feeds: FeedMap, handOver = false): Promise<{ outputs: TensorMap; memory: MemoryReading }> {
+    return this.call({ op: "run", session, feeds }, handOver ? ownedBuffers(feeds) : []);
   }
 
   async release(session: number): Promise<MemoryReading | undefined> {
@@ -93,4 +96,14 @@ export class InferenceThread {
     this.lost ??= new Error("terminated");
     await this.worker.terminate();
   }
+}
+
+/** The buffers of `feeds` that can move to another thread whole: each once, only where a feed owns all of it. */
+function ownedBuffers(feeds: FeedMap): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const { data } of Object.values(feeds)) {
+    const { buffer } = data;
+    if (buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === buffer.byteLength) buffers.add(buffer);
+  }
+  return [...buffers];
 }

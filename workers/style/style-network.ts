@@ -75,7 +75,7 @@ export async function paintWithStyle(
         signal,
         runTile: async (tile) => {
           const started = performance.now();
-          const outputs = await model.run({ [input]: tile }, { signal });
+          const outputs = await model.run({ [input]: tile }, { signal, handOver: true });
           report.runMs += performance.now() - started;
           report.tiles++;
           const result = outputs[output];

@@ -99,7 +99,7 @@ export async function runUpscaleNetwork(
         geometry: imageTiling(entry, nativeScale, image),
         signal,
         runTile: async (tile) => {
-          const result = (await session.run({ [input]: tile }, { signal }))[output];
+          const result = (await session.run({ [input]: tile }, { signal, handOver: true }))[output];
           if (!result) throw new AtelierError("INTERNAL", `The model "${entry.id}" returned no tensor "${output}".`);
           return result;
         },
