@@ -52,6 +52,7 @@ import { AFFORDABLE_UPGRADES, CLASSICAL_MODEL, DEFAULT_PREFERENCE, defaultModel,
 import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
 import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
+import { reportGoal } from "./support/goal-rows.js";
 
 const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
 const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "espcn-x3"];
@@ -214,6 +215,7 @@ async function quality(bench: BenchModels, options: QualityOptions): Promise<voi
             Math.round(row.ms / (row.outputPixels / 1e6)),
           ]),
         );
+        if (set === "reporting" && !jpeg) reportQualityGoals(scale, subset.length, gains(rows.find((row) => row.method.name === "default")!));
         const ranked = rows.filter((row) => !BASELINES.includes(row.method.name)).sort((a, b) => mean(gains(b)) - mean(gains(a)));
         summary.push([
           `x${scale}`,
@@ -243,6 +245,16 @@ async function quality(bench: BenchModels, options: QualityOptions): Promise<voi
   }
   printTable("Methods by mean RGB PSNR gain over centred lanczos3 (dB)", ["scale", "set", "ranking"], summary);
   console.log(`\nDefault order without a budget: ${options.scales.map((scale) => `x${scale} ${(DEFAULT_PREFERENCE[scale] ?? []).join(" > ")}`).join("; ")}`);
+}
+
+/**
+ * Issue 19's fidelity goals for the default choice on the photos never tuned on (the reporting set,
+ * clean inputs): a mean RGB PSNR gain of at least +0.5 dB over Lanczos-3, and no photo below it.
+ */
+function reportQualityGoals(scale: number, photos: number, gains: number[]): void {
+  const worst = Math.min(...gains);
+  reportGoal({ goal: `default upscale x${scale}: mean RGB PSNR gain over Lanczos-3 ≥ +0.5 dB (reporting set)`, measured: `${signed(mean(gains))} dB over ${photos} photos`, met: mean(gains) >= 0.5 });
+  reportGoal({ goal: `default upscale x${scale}: no photo worse than Lanczos-3 (reporting set)`, measured: `worst ${signed(worst)} dB, ${gains.filter((gain) => gain >= 0).length}/${photos} at or above`, met: worst >= 0 });
 }
 
 /** RGB PSNR in dB over every channel as stored (grey photos: their one channel), `border` pixels shaved. */
@@ -436,6 +448,8 @@ interface RestCase {
   scale: number;
   model?: string;
   runs: number;
+  /** Issue 19's bound on REST / bare (ratio of medians) for this case, reported to run-all. */
+  goal?: { size: string; maxRatio: number };
 }
 
 /** An input of `width` x `height` made from a photograph (the speed depends on sizes, not content). */
@@ -452,8 +466,8 @@ async function resizedPhoto(photo: string, width: number, height: number): Promi
  * what tiling costs (overlaps and padding: 8 % more input pixels).
  */
 const GOAL_CASES: RestCase[] = [
-  { label: "1 MP out: chelsea.png 256x256 x4", input: () => centreCrop(`${PHOTO_DIR}/chelsea.png`, 256), scale: 4, model: "lsdir-compact-x4", runs: 7 },
-  { label: "12 MP out: motorcycle_left.png 1000x750 x4", input: () => resizedPhoto("motorcycle_left.png", 1000, 750), scale: 4, model: "lsdir-compact-x4", runs: 3 },
+  { label: "1 MP out: chelsea.png 256x256 x4", input: () => centreCrop(`${PHOTO_DIR}/chelsea.png`, 256), scale: 4, model: "lsdir-compact-x4", runs: 7, goal: { size: "1 MP", maxRatio: 1.1 } },
+  { label: "12 MP out: motorcycle_left.png 1000x750 x4", input: () => resizedPhoto("motorcycle_left.png", 1000, 750), scale: 4, model: "lsdir-compact-x4", runs: 3, goal: { size: "12 MP", maxRatio: 1.25 } },
 ];
 
 /** Earlier cases: default models and the ESRGAN family, several tiles at small sizes. */
@@ -481,7 +495,7 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
   const ratio = (value: number, base: number) => `${fixed(value / base)}x`;
   const loadBefore = os.loadavg()[0]!;
   try {
-    for (const { label, input, scale, model, runs } of cases) {
+    for (const { label, input, scale, model, runs, goal } of cases) {
       const image = await input();
       const png = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } }).png().toBuffer();
       const post = async () => {
@@ -526,6 +540,14 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
       const encodeStarted = performance.now();
       await sharp(output.data, { raw: { width: output.info.width, height: output.info.height, channels: output.info.channels } }).png(PNG_OPTIONS).toBuffer();
       const encodeMs = performance.now() - encodeStarted;
+      if (goal) {
+        const measured = median(rest) / median(bare);
+        reportGoal({
+          goal: `upscale REST / bare session at ${goal.size} ≤ ${fixed(goal.maxRatio)}`,
+          measured: `${fixed(measured)}x (${Math.round(median(rest))} / ${Math.round(median(bare))} ms, ${first.body.model})`,
+          met: measured <= goal.maxRatio,
+        });
+      }
       rows.push([
         label,
         fixed((image.width * scale * image.height * scale) / 1e6, 1),

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
-import { boundedInteger, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
+import { UpscaleQuality } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { UPSCALE_QUALITIES, type UpscaleQuality as QualityName } from "../../workers/upscale/upscale-choice.js";
+import { boundedInteger, imageUrlField, modelIdField, oneOf, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../schemas/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
@@ -18,8 +20,25 @@ export const upscaleInput = requestBody({
       "`model` in the response names the one that ran. " +
       "An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed).",
   ).optional(),
+  quality: oneOf("quality", UPSCALE_QUALITIES)
+    .optional()
+    .meta({
+      description:
+        "How much time to spend for how much fidelity when `model` is omitted (beyond the spec; not allowed together with `model`). " +
+        "`fast`: the fast default network, run once. `balanced` (default): a stronger, slower way (LSDIR as a self-ensemble of eight orientations at x2, ESRGAN thick at x4) " +
+        "when its predicted time fits the server's time budget (ATELIER_UPSCALE_TIME_BUDGET_MS, 10 s by default), else `fast`. " +
+        "`max`: the way with the highest measured fidelity for the scale, LSDIR as a self-ensemble of eight at x2 and x4 (about 8 times LSDIR's time), whatever the budget; " +
+        "other scales get the `balanced` choice. `max` answers 400 when its predicted time would not finish within the worker deadline " +
+        "(with the defaults about 3.5 MP of output at x2, 14 MP at x4) and 503 when LSDIR is not installed. `steps` in the response says what ran.",
+    }),
   outputFormat: outputFormatField,
 });
+
+const PROTO_QUALITIES: Readonly<Record<QualityName, UpscaleQuality>> = {
+  fast: UpscaleQuality.UPSCALE_QUALITY_FAST,
+  balanced: UpscaleQuality.UPSCALE_QUALITY_BALANCED,
+  max: UpscaleQuality.UPSCALE_QUALITY_MAX,
+};
 
 export const upscaleOutput = z.object({
   ...imageEnvelope,
@@ -84,7 +103,13 @@ export const upscaleProcedure = meteredProcedure
   .mutation(async ({ input, ctx }) => {
     const image = await loadSourceImage(ctx, input.imageUrl);
     const result = await ctx.services.workers.upscale(
-      { image, scale: input.scale, model: input.model ?? "", outputFormat: toProtoFormat(input.outputFormat) },
+      {
+        image,
+        scale: input.scale,
+        model: input.model ?? "",
+        outputFormat: toProtoFormat(input.outputFormat),
+        quality: input.quality ? PROTO_QUALITIES[input.quality] : UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED,
+      },
       { signal: ctx.signal },
     );
     return {

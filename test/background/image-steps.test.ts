@@ -28,22 +28,32 @@ function fieldOf(alpha: Float32Array, width: number, height: number): FloatPlane
 }
 
 describe("box means", () => {
-  it("match a direct window average, borders included", () => {
-    const source = planes(13, 9, 2, (x, y, c) => Math.sin(x * 1.3 + y * 0.7 + c) * 10);
-    for (const radius of [0, 1, 3, 20]) {
-      const fast = boxMean(source, radius);
-      for (let y = 0; y < 9; y++) {
-        for (let x = 0; x < 13; x++) {
-          for (let c = 0; c < 2; c++) {
-            let sum = 0;
-            let count = 0;
-            for (let v = Math.max(0, y - radius); v <= Math.min(8, y + radius); v++) {
-              for (let u = Math.max(0, x - radius); u <= Math.min(12, x + radius); u++) {
-                sum += source.data[(v * 13 + u) * 2 + c]!;
-                count++;
-              }
-            }
-            expect(fast.data[(y * 13 + x) * 2 + c]).toBeCloseTo(sum / count, 4);
+  /** The window average summed pixel by pixel: the reference the running sums must match. */
+  function directMean(source: FloatPlanes, radius: number, x: number, y: number, c: number): number {
+    let sum = 0;
+    let count = 0;
+    for (let v = Math.max(0, y - radius); v <= Math.min(source.height - 1, y + radius); v++) {
+      for (let u = Math.max(0, x - radius); u <= Math.min(source.width - 1, x + radius); u++) {
+        sum += source.data[(v * source.width + u) * source.channels + c]!;
+        count++;
+      }
+    }
+    return sum / count;
+  }
+
+  it("match a direct window average, borders included, for any channel count and radius", () => {
+    // Channel counts the steps use (1 to 13); radii from none to wider than the image.
+    for (const channels of [1, 2, 4, 13]) {
+      const source = planes(13, 9, channels, (x, y, c) => Math.sin(x * 1.3 + y * 0.7 + c) * 10);
+      for (const radius of [0, 1, 3, 6, 7, 20]) {
+        const fast = boxMean(source, radius);
+        // Written over its own source (how the guided filter and foreground estimate call it): the same means.
+        const inPlace = { ...source, data: source.data.slice() };
+        boxMean(inPlace, radius, inPlace.data);
+        expect(inPlace.data).toEqual(fast.data);
+        for (let y = 0; y < 9; y++) {
+          for (let x = 0; x < 13; x++) {
+            for (let c = 0; c < channels; c++) expect(fast.data[(y * 13 + x) * channels + c]).toBeCloseTo(directMean(source, radius, x, y, c), 4);
           }
         }
       }

@@ -6,17 +6,21 @@ import { fieldLabel, formFields } from "../../console/playground/schema-form.js"
 import { appRouter } from "../../server/router.js";
 
 describe("schema forms", () => {
-  it("turns the upscale schema into an image field, a bounded integer, a model text field and a format choice", () => {
+  it("turns the upscale schema into an image field, a bounded integer, a model text field, a quality and a format choice", () => {
     const fields = formFields(playgroundOperation("upscale")!.input);
     expect(fields.map(({ name, control, required }) => [name, control, required])).toEqual([
       ["imageUrl", "image", true],
       ["scale", "integer", false],
       ["model", "text", false],
+      ["quality", "select", false],
       ["outputFormat", "select", false],
     ]);
     expect(fields[1]).toMatchObject({ label: "Scale", minimum: 2, maximum: 8, default: 2 });
     expect(fields[1]!.description).toMatch(/^Enlargement factor/);
-    expect(fields[3]).toMatchObject({ label: "Output format", options: ["png", "jpeg", "webp"], default: "png" });
+    // No default: the page offers "(default)", which leaves the field out.
+    expect(fields[3]).toMatchObject({ label: "Quality", options: ["fast", "balanced", "max"] });
+    expect(fields[3]!.default).toBeUndefined();
+    expect(fields[4]).toMatchObject({ label: "Output format", options: ["png", "jpeg", "webp"], default: "png" });
   });
 
   it.each([

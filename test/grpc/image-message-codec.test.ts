@@ -4,7 +4,7 @@ import { deserializeWithImage, IMAGE_MESSAGES, LARGE_IMAGE_BYTES, serializeWithI
 import { BackgroundServiceService, RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
 import { GenerationServiceService } from "../../gen/atelier/generation/v1/generation_service.js";
 import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleRequest, UpscaleResponse, UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { UpscaleQuality, UpscaleRequest, UpscaleResponse, UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 
 const generatedSerialize = (value: UpscaleRequest) => Buffer.from(UpscaleRequest.encode(value).finish());
@@ -17,6 +17,7 @@ function request(bytes: number): UpscaleRequest {
     scale: 3,
     model: "espcn-x3",
     outputFormat: OutputFormat.OUTPUT_FORMAT_WEBP,
+    quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED,
   };
 }
 

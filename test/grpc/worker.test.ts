@@ -24,7 +24,7 @@ import { createLogger } from "../../core/logger.js";
 import { GenerateRequest, GenerateStreamRequest, GenerationServiceClient } from "../../gen/atelier/generation/v1/generation_service.js";
 import { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
 import { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleRequest, UpscaleServiceClient, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { UpscaleQuality, UpscaleRequest, UpscaleServiceClient, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { createWorkerClients, type WorkerClients } from "../../server/workers/worker-clients.js";
 import { resample } from "../../workers/upscale/resample.js";
 import { startWorkerServer, type RunningWorker } from "../../workers/worker-server.js";
@@ -209,6 +209,22 @@ describe("worker over gRPC", () => {
     const failure = await atelierFailure(router.upscale(upscaleRequest(source, 9)));
     expect(failure.code).toBe("INVALID_INPUT");
     expect(failure.httpStatus).toBe(400);
+  });
+
+  it("takes a quality: FAST runs, MAX needs LSDIR (not installed here), quality beside a model or unknown is INVALID_ARGUMENT", async () => {
+    const request = (quality: UpscaleQuality, model = "") => UpscaleRequest.fromPartial({ image: { data: source, mimeType: "image/png" }, scale: 2, model, quality });
+    // 40x30 is under the 32 px network side: the fast choice is Lanczos.
+    const fast = await rawUpscale(raw, request(UpscaleQuality.UPSCALE_QUALITY_FAST));
+    expect(fast.response).toMatchObject({ model: "lanczos", steps: ["lanczos3 x2"] });
+    const max = await rawUpscale(raw, request(UpscaleQuality.UPSCALE_QUALITY_MAX));
+    expect(max.error?.code).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(errorCodeOf(max.error!)).toBe("MODEL_NOT_INSTALLED");
+    for (const bad of [request(UpscaleQuality.UPSCALE_QUALITY_MAX, "lanczos"), request(7 as UpscaleQuality)]) {
+      const { error } = await rawUpscale(raw, bad);
+      expect(error?.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(errorCodeOf(error!)).toBe("INVALID_INPUT");
+      expect(error!.details).toMatch(/quality/);
+    }
   });
 
   it("refuses bytes that are not an image with IMAGE_UNDECODABLE", async () => {

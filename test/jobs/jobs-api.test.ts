@@ -79,6 +79,19 @@ describe("Prefer: respond-async", () => {
   });
 });
 
+describe("upscale jobs carry quality", () => {
+  it("to the worker: quality beside a model fails the job with the synchronous error, quality alone runs", async () => {
+    const refused = { imageUrl: dataUrl(png), scale: 2, model: "lanczos", quality: "max" };
+    const failed = await finishedJob(service, key, (await submitAsync(service, "/tools/upscale", refused, key)).id);
+    const sync = (await (await service.post("/tools/upscale", refused, key)).json()) as { code: string; message: string };
+    expect(sync.message).toMatch(/quality chooses the model/);
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toMatchObject({ code: sync.code, message: sync.message });
+    const done = await finishedJob(service, key, (await submitAsync(service, "/tools/upscale", { imageUrl: dataUrl(png), scale: 2, quality: "fast" }, key)).id);
+    expect(done.result).toMatchObject({ model: "lanczos", steps: ["lanczos3 x2"] });
+  });
+});
+
 describe("Prefer: wait", () => {
   it("answers 200 with the normal body when the job finishes in time", async () => {
     const response = await service.post("/prompt/improve", { prompt: "a lighthouse at dusk" }, key, { prefer: "wait=20" });

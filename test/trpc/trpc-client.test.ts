@@ -53,6 +53,16 @@ describe("tRPC over HTTP", () => {
     expect(headers?.get("x-request-id")).toBe(result.id);
   });
 
+  it("takes upscale's quality, typed, and refuses an unknown one", async () => {
+    const own = await service.createKey("trpc-quality");
+    const result = await clientWith(own).tools.upscale.mutate({ imageUrl: dataUrl(await gradientPng(10, 10)), scale: 2, quality: "fast" });
+    expect(result).toMatchObject({ model: "lanczos", steps: ["lanczos3 x2"] });
+    // @ts-expect-error: the input type admits only fast, balanced and max.
+    const invalid = await failureOf(clientWith(own).tools.upscale.mutate({ imageUrl: dataUrl(await gradientPng(10, 10)), quality: "best" }));
+    expect(invalid.data).toMatchObject({ code: "INVALID_INPUT", httpStatus: 400 });
+    expect(invalid.data?.issues?.[0]).toMatchObject({ path: "quality" });
+  });
+
   it("lists models without a key", async () => {
     const models = await clientWith().models.list.query();
     expect(models.data.map((model) => model.id)).toContain("lanczos");

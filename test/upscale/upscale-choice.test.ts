@@ -9,6 +9,8 @@ import {
   CLASSICAL_MODEL,
   DEFAULT_PREFERENCE,
   MIN_NETWORK_SIDE,
+  STRONGEST_WAYS,
+  chooseByQuality,
   defaultModel,
   predictedUpgradeMs,
   requestedModel,
@@ -186,5 +188,36 @@ describe("the strongest way the time budget affords", () => {
     expect(budget).toBe(10_000);
     expect(loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "0" }).images.upscaleTimeBudgetMs).toBe(0);
     expect(() => loadConfig({ ATELIER_UPSCALE_TIME_BUDGET_MS: "-5" })).toThrow();
+  });
+});
+
+describe("the quality a request asks for", () => {
+  const everything = { isUsable: () => true, assertUsable: () => undefined };
+  const defaults = loadConfig({});
+  const settings = { timeBudgetMs: defaults.images.upscaleTimeBudgetMs!, workers: defaults.workers };
+  const small = { width: 256, height: 256 };
+
+  it("fast ignores the budget, balanced uses it, max takes the strongest way whatever the budget", () => {
+    expect(chooseByQuality("fast", 2, small, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+    expect(chooseByQuality("balanced", 2, small, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    expect(chooseByQuality("max", 2, photo, everything, { ...settings, timeBudgetMs: 0 })).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    expect(chooseByQuality("max", 4, photo, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    // No strongest way measured at x3: the balanced choice.
+    expect(chooseByQuality("max", 3, small, everything, settings)).toEqual(defaultModel(3, small, () => true, settings.timeBudgetMs));
+  });
+
+  it("max refuses a result predicted past the deadline shared by the job slots, and one whose model is not installed", () => {
+    // Default 120 s over the default slots (2 on 2 cores: 60 s, 3.55 MP out at x2).
+    const allowedMegapixels = defaults.workers.deadlineMs / defaults.workers.concurrency / STRONGEST_WAYS[2]!.msPerOutputMegapixel;
+    const side = (megapixels: number) => Math.floor(Math.sqrt(megapixels * 1e6) / 2);
+    expect(chooseByQuality("max", 2, { width: side(allowedMegapixels * 0.98), height: side(allowedMegapixels * 0.98) }, everything, settings).selfEnsemble).toBe(true);
+    const tooSlow = failure(() => chooseByQuality("max", 2, { width: side(allowedMegapixels * 1.02), height: side(allowedMegapixels * 1.02) }, everything, settings));
+    expect(tooSlow.code).toBe("INVALID_INPUT");
+    expect(tooSlow.issues?.[0]?.path).toBe("quality");
+    const allowedSeconds = Math.round(defaults.workers.deadlineMs / defaults.workers.concurrency / 1000);
+    expect(tooSlow.message).toContain(`over the ${allowedSeconds} s an upscale may take here (worker deadline 120 s shared by ${defaults.workers.concurrency} concurrent jobs)`);
+    const missing = new AtelierError("MODEL_NOT_INSTALLED", "not installed");
+    const none = { isUsable: () => false, assertUsable: () => { throw missing; } };
+    expect(failure(() => chooseByQuality("max", 4, small, none, settings))).toBe(missing);
   });
 });

@@ -213,6 +213,39 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     const out = await decoded(await ok({ imageUrl: dataUrl(grey), scale: 2 }));
     expect([out.metadata.channels, out.metadata.space, out.metadata.hasAlpha]).toEqual([2, "b-w", true]);
   });
+
+  it('quality "max" runs LSDIR as a self-ensemble, "fast" and the default (budget 0 here) run it once, and the outputs differ', async () => {
+    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
+    const max = await ok({ imageUrl, scale: 2, quality: "max" });
+    expect(max).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2"] });
+    const fast = await ok({ imageUrl, scale: 2, quality: "fast" });
+    expect(fast.steps).toEqual(["lsdir-compact-x4 x4", "lanczos3 to x2"]);
+    expect((await ok({ imageUrl, scale: 2, quality: "balanced" })).steps).toEqual(fast.steps);
+    const [ensembled, once] = [(await decoded(max)).data, (await decoded(fast)).data];
+    expect(ensembled.length).toBe(once.length);
+    expect(ensembled.equals(once)).toBe(false);
+    const x4 = await ok({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 })), scale: 4, quality: "max" });
+    expect(x4).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)"] });
+  });
+
+  it("answers 400 with a JSON error naming quality for an unknown value, for quality beside model, and for a max predicted past the deadline", async () => {
+    const imageUrl = dataUrl(await gradientPng(40, 40));
+    const refusal = async (body: Record<string, unknown>) => {
+      const response = await service.post("/tools/upscale", body, key);
+      expect(response.status).toBe(400);
+      expect(response.headers.get("content-type")).toMatch(/application\/json/);
+      const json = (await response.json()) as ErrorBody;
+      expect(json.code).toBe("INVALID_INPUT");
+      expect(json.issues?.[0]?.path).toBe("quality");
+      return json.message;
+    };
+    expect(await refusal({ imageUrl, quality: "best" })).toMatch(/Expected one of fast, balanced, max for quality but received "best"/);
+    expect(await refusal({ imageUrl, quality: "max", model: "lanczos" })).toMatch(/quality chooses the model, so it cannot be set together with model \("lanczos"\)/);
+    // 2000x2000 at x2: 16 MP of LSDIR x8 is about 270 s, over the whole 120 s deadline however many job slots share it.
+    expect(await refusal({ imageUrl: dataUrl(await gradientPng(2000, 2000)), scale: 2, quality: "max" })).toMatch(
+      /quality "max" would take about 270 s for a 4000x4000 result \(lsdir-compact-x4 as a self-ensemble of 8, 16\.9 s per output MP on 2 cores\), over the \d+ s an upscale may take here/,
+    );
+  });
 });
 
 describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/v1/tools/upscale with the default time budget", () => {

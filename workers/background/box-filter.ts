@@ -8,6 +8,7 @@
  * passes read memory in order, which is what keeps them fast in JavaScript.
  */
 import { AtelierError } from "../../core/errors.js";
+import { ScratchPlane } from "./scratch-plane.js";
 
 /** Interleaved float samples: `channels` per pixel, rows top to bottom. */
 export interface FloatPlanes {
@@ -24,58 +25,54 @@ function inverseCounts(size: number, radius: number): Float64Array {
   return inverse;
 }
 
+/** The row pass's intermediate plane (up to 13 MB at the working resolution). */
+const rowScratch = new ScratchPlane();
+
 /**
- * The row pass's intermediate plane, kept between calls: at the working resolution it is up to
- * 13 MB, and allocating (and zeroing, and later collecting) it on every call cost more than the pass.
- * Safe to share because a box pass is synchronous and the worker runs one JavaScript thread.
+ * Mean of every channel over the (2r+1) x (2r+1) window around each pixel, cut at the borders.
+ *
+ * @param into Where to write the means (a new array by default); may be `source.data` itself, since
+ *   the row pass reads the source into the scratch plane before the column pass writes anything.
  */
-let scratch = new Float32Array(0);
-
-function scratchFor(length: number): Float32Array {
-  if (scratch.length < length) scratch = new Float32Array(length);
-  return scratch.subarray(0, length);
-}
-
-/** Mean of every channel over the (2r+1) x (2r+1) window around each pixel, cut at the borders. */
-export function boxMean(source: FloatPlanes, radius: number): FloatPlanes {
+export function boxMean(source: FloatPlanes, radius: number, into?: Float32Array): FloatPlanes {
   const { width, height, channels, data } = source;
   if (data.length !== width * height * channels) {
     throw new AtelierError("INTERNAL", `Expected ${width * height * channels} samples for ${width}x${height}x${channels} planes but received ${data.length}.`);
   }
   if (!Number.isInteger(radius) || radius < 0) throw new AtelierError("INTERNAL", `Expected integer of at least 0 for radius but received ${radius}.`);
-  const rowMeans = scratchFor(data.length);
+  const rowMeans = rowScratch.take(data.length);
   const rowLength = width * channels;
   const across = inverseCounts(width, radius);
   const preload = Math.min(radius, width);
-  const sums = new Float64Array(channels);
-  // Rows: the window [x - r, x + r] slides right, adding the pixel entering and dropping the one
-  // leaving; away from the borders both happen in one loop over the channels.
+  // Rows, one channel at a time: the window [x - r, x + r] slides right, adding the sample entering
+  // and dropping the one leaving. The running sum stays in a local (a register) rather than an
+  // array slot per channel, which halves this pass on 4 and 13 channels; the border stretches,
+  // where the window is cut, are separate loops so the middle one has no branch.
+  const middleEnd = width - radius;
   for (let y = 0; y < height; y++) {
     const row = y * rowLength;
-    sums.fill(0);
-    for (let x = 0; x < preload; x++) for (let c = 0; c < channels; c++) sums[c]! += data[row + x * channels + c]!;
-    for (let x = 0; x < width; x++) {
-      const enter = x + radius;
-      const leave = x - radius - 1;
-      const entering = row + enter * channels;
-      const leaving = row + leave * channels;
-      const to = row + x * channels;
-      const inverse = across[x]!;
-      if (enter < width && leave >= 0) {
-        for (let c = 0; c < channels; c++) {
-          const sum = sums[c]! + data[entering + c]! - data[leaving + c]!;
-          sums[c] = sum;
-          rowMeans[to + c] = sum * inverse;
-        }
-      } else {
-        if (enter < width) for (let c = 0; c < channels; c++) sums[c]! += data[entering + c]!;
-        if (leave >= 0) for (let c = 0; c < channels; c++) sums[c]! -= data[leaving + c]!;
-        for (let c = 0; c < channels; c++) rowMeans[to + c] = sums[c]! * inverse;
+    for (let c = 0; c < channels; c++) {
+      const first = row + c;
+      let sum = 0;
+      for (let x = 0; x < preload; x++) sum += data[first + x * channels]!;
+      let x = 0;
+      for (; x <= radius && x < width; x++) {
+        if (x + radius < width) sum += data[first + (x + radius) * channels]!;
+        rowMeans[first + x * channels] = sum * across[x]!;
+      }
+      for (; x < middleEnd; x++) {
+        sum += data[first + (x + radius) * channels]! - data[first + (x - radius - 1) * channels]!;
+        rowMeans[first + x * channels] = sum * across[x]!;
+      }
+      for (; x < width; x++) {
+        sum -= data[first + (x - radius - 1) * channels]!;
+        rowMeans[first + x * channels] = sum * across[x]!;
       }
     }
   }
   // Columns: one running sum per sample of a row, moved down a row at a time (contiguous loops).
-  const out = new Float32Array(data.length);
+  const out = into ?? new Float32Array(data.length);
+  if (out.length !== data.length) throw new AtelierError("INTERNAL", `Expected ${data.length} samples to write box means into but received ${out.length}.`);
   const columnSums = new Float64Array(rowLength);
   for (let y = 0; y < Math.min(radius, height); y++) {
     const row = y * rowLength;
@@ -113,7 +110,8 @@ export function gaussianBoxRadii(sigma: number): [number, number, number] {
 
 /** Approximate Gaussian blur of every channel: three box means. */
 export function gaussianMean(source: FloatPlanes, sigma: number): FloatPlanes {
-  let planes = source;
-  for (const radius of gaussianBoxRadii(sigma)) planes = boxMean(planes, radius);
+  const [first, ...rest] = gaussianBoxRadii(sigma);
+  const planes = boxMean(source, first);
+  for (const radius of rest) boxMean(planes, radius, planes.data);
   return planes;
 }

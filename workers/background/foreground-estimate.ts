@@ -18,6 +18,7 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import { boxMean, type FloatPlanes } from "./box-filter.js";
+import { ScratchPlane } from "./scratch-plane.js";
 
 /** Local colour means of each side of the edge, 3 interleaved channels each, on 0..1. */
 export interface SideMeans {
@@ -34,11 +35,29 @@ export interface BlurFusionOptions {
 
 const TINY = 1e-5;
 
-/** One blur-fusion pass: side means from the current foreground and background estimates. */
-function sideMeans(foreground: Float32Array, background: Float32Array, alpha: Float32Array, width: number, height: number, radius: number): SideMeans {
+/** Planes used only inside `blurFusionMeans`: the weighted box input and the wide pass's results. */
+const weightedScratch = new ScratchPlane();
+const wideForeground = new ScratchPlane();
+const wideBackground = new ScratchPlane();
+const firstEstimate = new ScratchPlane();
+
+/**
+ * One blur-fusion pass: side means from the current foreground and background estimates, written
+ * into `fg` and `bg` (3 channels each).
+ */
+function sideMeans(
+  foreground: Float32Array,
+  background: Float32Array,
+  alpha: Float32Array,
+  width: number,
+  height: number,
+  radius: number,
+  fg: Float32Array,
+  bg: Float32Array,
+): SideMeans {
   const pixels = width * height;
   // alpha F (3), alpha, (1 - alpha) B (3): one 7-channel box pass; box(1 - alpha) is 1 - box(alpha).
-  const weighted = new Float32Array(pixels * 7);
+  const weighted = weightedScratch.take(pixels * 7);
   for (let i = 0; i < pixels; i++) {
     const a = alpha[i]!;
     const o = i * 7;
@@ -51,9 +70,7 @@ function sideMeans(foreground: Float32Array, background: Float32Array, alpha: Fl
     weighted[o + 5] = (1 - a) * background[f + 1]!;
     weighted[o + 6] = (1 - a) * background[f + 2]!;
   }
-  const means = boxMean({ data: weighted, width, height, channels: 7 }, radius).data;
-  const fg = new Float32Array(pixels * 3);
-  const bg = new Float32Array(pixels * 3);
+  const means = boxMean({ data: weighted, width, height, channels: 7 }, radius, weighted).data;
   for (let i = 0; i < pixels; i++) {
     const o = i * 7;
     const a = means[o + 3]!;
@@ -88,15 +105,15 @@ export function blurFusionMeans(image: FloatPlanes, alpha: FloatPlanes, options:
   if (image.channels !== 3 || alpha.channels !== 1 || alpha.width !== width || alpha.height !== height) {
     throw new AtelierError("INTERNAL", "Expected a 3-channel image and a 1-channel matte of the same size for foreground estimation.");
   }
-  const wide = sideMeans(image.data, image.data, alpha.data, width, height, options.wideRadius);
-  // First estimate of F everywhere, then the narrow pass refines the means around each edge pixel.
   const pixels = width * height;
-  const first = new Float32Array(pixels * 3);
+  const wide = sideMeans(image.data, image.data, alpha.data, width, height, options.wideRadius, wideForeground.take(pixels * 3), wideBackground.take(pixels * 3));
+  // First estimate of F everywhere, then the narrow pass refines the means around each edge pixel.
+  const first = firstEstimate.take(pixels * 3);
   const fm = wide.foreground.data;
   const bm = wide.background.data;
   for (let i = 0; i < pixels; i++) {
     const a = alpha.data[i]!;
     for (let c = 0; c < 3; c++) first[i * 3 + c] = fuseForeground(image.data[i * 3 + c]!, a, fm[i * 3 + c]!, bm[i * 3 + c]!);
   }
-  return sideMeans(first, bm, alpha.data, width, height, options.narrowRadius);
+  return sideMeans(first, bm, alpha.data, width, height, options.narrowRadius, new Float32Array(pixels * 3), new Float32Array(pixels * 3));
 }

@@ -1,9 +1,12 @@
 /**
  * Background removal as an ordered list of named steps, each in its own file:
  *
- *   decode (full size, network size and working size ≤ 0.25 MP, started at once) → segment
- *   (network) → refine (guided filter) → foreground (blur-fusion means) → fill (new background)
- *   → compose (full resolution) → encode
+ *   decode (full size, network size and working size, started at once) → segment (network) →
+ *   refine (guided filter) → foreground (blur-fusion means) → fill (new background) → compose
+ *   (full resolution) → encode
+ *
+ * The working size has at most as many pixels as the network's matte, and at most 0.25 MP
+ * (working-image.ts).
  *
  * Each step waits only for the decode it needs, so the full-resolution decode overlaps the network
  * and the refinement (see decode-source.ts). Each step's wall time is reported, so the service can
@@ -25,7 +28,7 @@ import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.j
 import { decodeSource } from "./decode-source.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
 import { refineMatte, type RefineOptions } from "./refine-matte.js";
-import { WORKING_PIXELS, workingSize } from "./working-image.js";
+import { workingBudget, workingSize } from "./working-image.js";
 
 /** What the client asked to put behind the subject, before it is prepared. */
 export type FillRequest =
@@ -54,7 +57,7 @@ export interface RemovalDependencies {
 /** Knobs for experiments (bench/background.ts); production uses the defaults. */
 export interface RemovalTuning {
   refine?: RefineOptions;
-  /** Pixels of the working copy; default {@link WORKING_PIXELS}. */
+  /** Pixels of the working copy; default {@link workingBudget} of the network's size. */
   workingPixels?: number;
   /** Skip foreground estimation (keep the source colours in the band; exact below the working size), for comparisons. */
   keepSourceColours?: boolean;
@@ -104,8 +107,8 @@ class StepClock {
 export async function runRemoval(request: RemovalRequest, deps: RemovalDependencies, signal?: AbortSignal, tuning: RemovalTuning = {}): Promise<RemovalResult> {
   const clock = new StepClock(signal);
   const { width, height } = request.source.info;
-  const size = workingSize(width, height, tuning.workingPixels ?? WORKING_PIXELS);
   const [networkWidth, networkHeight] = networkSize(request.model);
+  const size = workingSize(width, height, tuning.workingPixels ?? workingBudget(networkWidth, networkHeight));
   const decoded = decodeSource(request.source, {
     network: { width: networkWidth, height: networkHeight },
     networkKernel: request.model.spec.inputKernel,

@@ -49,6 +49,28 @@ export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpg
   4: [{ id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: 4703 }],
 };
 
+/**
+ * How a request without `model` trades time for fidelity: `fast` runs the fast default of
+ * {@link DEFAULT_PREFERENCE} once, `balanced` (the default) takes an {@link AFFORDABLE_UPGRADES} way
+ * when its predicted time fits the time budget, `max` takes the {@link STRONGEST_WAYS} way whatever
+ * the budget, within {@link assertWithinDeadline}.
+ */
+export const UPSCALE_QUALITIES = ["fast", "balanced", "max"] as const;
+export type UpscaleQuality = (typeof UPSCALE_QUALITIES)[number];
+
+/**
+ * What `quality: "max"` runs per factor: the way with the highest mean RGB PSNR gain over Lanczos-3
+ * on the tuning photos (README Upscaling), worst photo aside: LSDIR as a self-ensemble at x2 (+1.49 dB)
+ * and at x4 (+0.81 dB, against ESRGAN thick's +0.59 at about the same time; thick's own self-ensemble
+ * adds under 0.02 dB for eight times the time, so it is no candidate). The ensemble is where the gain
+ * comes from: LSDIR alone gains +0.72 and +0.08. Factors not measured yet get the `balanced` choice.
+ */
+export const STRONGEST_WAYS: Readonly<Record<number, AffordableUpgrade>> = {
+  2: AFFORDABLE_UPGRADES[2]![0]!,
+  // LSDIR's 528 ms per native-output MP: at x4 the native output is the output; eight runs.
+  4: { id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: 528 * 8 },
+};
+
 /** Predicted milliseconds for `upgrade` at `scale` on an input of `size`. */
 export function predictedUpgradeMs(upgrade: AffordableUpgrade, scale: number, size: { width: number; height: number }): number {
   return ((size.width * scale * size.height * scale) / 1e6) * upgrade.msPerOutputMegapixel;
@@ -179,4 +201,50 @@ export function defaultModel(
     if (entry && upscalePath(entry, scale) && isUsable(entry)) return { entry, selfEnsemble: false };
   }
   return classical;
+}
+
+/**
+ * Refuses a `max` way whose predicted time would not finish within the router's deadline with every
+ * job slot of the worker busy (the slots share the cores, so each runs about `concurrency` times
+ * slower): the call would only time out after holding a slot that long. With the defaults on 2 cores
+ * (120 s, 2 slots) that is 60 s predicted alone: outputs up to about 3.5 MP at x2 and 14 MP at x4.
+ */
+export function assertWithinDeadline(
+  way: AffordableUpgrade,
+  scale: number,
+  size: { width: number; height: number },
+  workers: { deadlineMs: number; concurrency: number },
+): void {
+  const predictedMs = predictedUpgradeMs(way, scale, size);
+  const allowedMs = workers.deadlineMs / Math.max(1, workers.concurrency);
+  if (predictedMs <= allowedMs) return;
+  const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+  const message =
+    `quality "max" would take about ${seconds(predictedMs)} for a ${size.width * scale}x${size.height * scale} result ` +
+    `(${way.id}${way.selfEnsemble ? " as a self-ensemble of 8" : ""}, ${(way.msPerOutputMegapixel / 1000).toFixed(1)} s per output MP on 2 cores), ` +
+    `over the ${seconds(allowedMs)} an upscale may take here (worker deadline ${seconds(workers.deadlineMs)} shared by ${workers.concurrency} concurrent jobs). ` +
+    'Use quality "balanced", a smaller image or a smaller scale.';
+  throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "quality", message }] });
+}
+
+/**
+ * What a request without `model` runs at `quality`: {@link defaultModel} with no budget (`fast`) or
+ * the configured one (`balanced`), or the factor's {@link STRONGEST_WAYS} entry (`max`), which must be
+ * installed (MODEL_NOT_INSTALLED otherwise) and fit {@link assertWithinDeadline}.
+ */
+export function chooseByQuality(
+  quality: UpscaleQuality,
+  scale: number,
+  size: { width: number; height: number },
+  models: { isUsable(entry: CatalogEntry): boolean; assertUsable(entry: CatalogEntry): void },
+  settings: { timeBudgetMs: number; workers: { deadlineMs: number; concurrency: number } },
+): UpscaleChoice {
+  const isUsable = (entry: CatalogEntry) => models.isUsable(entry);
+  const strongest = STRONGEST_WAYS[scale];
+  if (quality === "fast") return defaultModel(scale, size, isUsable, 0);
+  if (quality === "balanced" || !strongest) return defaultModel(scale, size, isUsable, settings.timeBudgetMs);
+  const entry = catalogEntry(strongest.id)!;
+  models.assertUsable(entry);
+  assertWithinDeadline(strongest, scale, size, settings.workers);
+  return { entry, selfEnsemble: strongest.selfEnsemble };
 }

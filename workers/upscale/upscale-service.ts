@@ -3,15 +3,18 @@
  * (upscale-choice.ts), refuses an output over the pixel limit before any work, then runs the
  * upscale and the encoding inside the worker's queue.
  *
- * Order of refusals: scale out of range, no image, unknown model or a factor it cannot produce (400),
- * model not installed (503), undecodable or oversized input (422, 413), oversized output (413).
+ * Order of refusals: scale out of range, no image, unknown quality or quality beside a model, unknown
+ * model or a factor it cannot produce (400), model not installed (503), undecodable or oversized input
+ * (422, 413), oversized output (413), `quality: "max"` predicted past the deadline (400).
  */
 import type { Sharp } from "sharp";
 import {
+  UpscaleQuality,
   UpscaleServiceService,
   type UpscaleRequest,
   type UpscaleResponse,
 } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { unaryHandler } from "../grpc-handler.js";
@@ -21,7 +24,7 @@ import { rawImagePipeline, readRawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork } from "./network-pipeline.js";
-import { defaultModel, isClassical, requestedModel, upscalePath, type UpscalePath } from "./upscale-choice.js";
+import { chooseByQuality, isClassical, requestedModel, upscalePath, type UpscalePath, type UpscaleQuality as QualityName } from "./upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
@@ -35,6 +38,28 @@ function assertScale(scale: number): void {
       issues: [{ path: "scale", message: `Expected integer between ${MIN_SCALE} and ${MAX_SCALE} but received ${scale}.` }],
     });
   }
+}
+
+const QUALITY_NAMES: Readonly<Record<UpscaleQuality, QualityName | undefined>> = {
+  [UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED]: undefined,
+  [UpscaleQuality.UPSCALE_QUALITY_FAST]: "fast",
+  [UpscaleQuality.UPSCALE_QUALITY_BALANCED]: "balanced",
+  [UpscaleQuality.UPSCALE_QUALITY_MAX]: "max",
+  [UpscaleQuality.UNRECOGNIZED]: undefined,
+};
+
+/** The requested quality's name, undefined when unset; INVALID_INPUT for an unknown value or one set beside `model`. */
+function requestedQuality(request: UpscaleRequest): QualityName | undefined {
+  const name = QUALITY_NAMES[request.quality];
+  if (name === undefined && request.quality !== UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED) {
+    const message = `Expected one of fast, balanced, max for quality but received ${request.quality}.`;
+    throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "quality", message }] });
+  }
+  if (name !== undefined && request.model !== "") {
+    const message = `quality chooses the model, so it cannot be set together with model ("${request.model}"); send one of them.`;
+    throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "quality", message }] });
+  }
+  return name;
 }
 
 /** Runs the chosen model along its path; returns the finished pipeline and the steps taken. */
@@ -62,15 +87,20 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
   if (!request.image || request.image.data.byteLength === 0) {
     throw new AtelierError("INVALID_INPUT", "The request carries no image bytes.", { issues: [{ path: "image", message: "Required." }] });
   }
+  const quality = requestedQuality(request);
   const requested = request.model === "" ? undefined : requestedModel(request.model, scale);
   if (requested) deps.models.assertUsable(requested);
 
   const opened = await openImage(request.image.data, deps.limits);
+  assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
   const { entry, selfEnsemble } = requested
     ? { entry: requested, selfEnsemble: false }
-    : defaultModel(scale, opened.info, (candidate) => deps.models.isUsable(candidate), deps.config?.images.upscaleTimeBudgetMs ?? 0);
+    : chooseByQuality(quality ?? "balanced", scale, opened.info, deps.models, {
+        // Without a configuration (hand-built dependencies) no budget: the fast default.
+        timeBudgetMs: deps.config?.images.upscaleTimeBudgetMs ?? 0,
+        workers: (deps.config ?? loadConfig({})).workers,
+      });
   const path = upscalePath(entry, scale)!;
-  assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
 
   const started = performance.now();
   const { image, steps } = await deps.queue.run(async () => {

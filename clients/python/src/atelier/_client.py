@@ -169,6 +169,7 @@ class Tools(_Resource):
         *,
         scale: Optional[int] = None,
         model: Optional[str] = None,
+        quality: Optional[str] = None,
         output_format: Optional[str] = None,
         webhook_url: Optional[str] = None,
         extra_body: Optional[Dict[str, Any]] = None,
@@ -176,8 +177,13 @@ class Tools(_Resource):
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> UpscaleResult:
-        """Enlarges an image 2 to 8 times (``POST /api/v1/tools/upscale``)."""
-        body = json_body(image_url=to_image_url(image), scale=scale, model=model, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
+        """Enlarges an image 2 to 8 times (``POST /api/v1/tools/upscale``).
+
+        ``quality`` (without ``model``): ``"fast"`` (the fast network), ``"balanced"`` (the server's
+        default: a stronger way when it fits the server's time budget) or ``"max"`` (the strongest way,
+        a self-ensemble of eight orientations, whatever the budget; 400 when it would not finish in time).
+        """
+        body = json_body(image_url=to_image_url(image), scale=scale, model=model, quality=quality, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
         return self._client._run(Call("POST", path_of("tools.upscale"), _parser(UpscaleResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     def style_transfer(

@@ -21,7 +21,7 @@ const USAGE = `Usage: atelier <command> [arguments] [options]
 
 Commands:
   generate <prompt>             Text to image        (--model, --width, --height, --seed, --steps, --negative)
-  upscale <image>               Enlarge an image     (--scale 2..8, --model)
+  upscale <image>               Enlarge an image     (--scale 2..8, --model, --quality fast|balanced|max)
   style <image> --style <id>    Paint in a style     (--strength 0..1, --preserve-colors)
   remove-background <image>     Cut out the subject  (--replacement <colour|url|blur|text>, --model, --only-mask)
   improve <prompt>              Improve a prompt     (--style, --mood, --variants, --seed)
@@ -45,6 +45,7 @@ const OPTIONS = {
   format: { type: "string" },
   scale: { type: "string" },
   model: { type: "string" },
+  quality: { type: "string" },
   style: { type: "string" },
   strength: { type: "string" },
   "preserve-colors": { type: "boolean" },
@@ -115,7 +116,7 @@ function plan(command: string, positionals: string[], values: Values): Plan | un
     case "upscale": {
       const input = one(positionals, "image");
       const scale = number(values, "scale");
-      return { label: "Upscaling", operation: "tools.upscale", params: defined({ image: input, scale, model: values.model, outputFormat }), input, suffix: `upscaled-x${scale ?? 2}` };
+      return { label: "Upscaling", operation: "tools.upscale", params: defined({ image: input, scale, model: values.model, quality: values.quality, outputFormat }), input, suffix: `upscaled-x${scale ?? 2}` };
     }
     case "style": {
       const input = one(positionals, "image");

@@ -2114,6 +2114,11 @@ export interface operations {
                      */
                     outputFormat?: "png" | "jpeg" | "webp";
                     /**
+                     * @description How much time to spend for how much fidelity when `model` is omitted (beyond the spec; not allowed together with `model`). `fast`: the fast default network, run once. `balanced` (default): a stronger, slower way (LSDIR as a self-ensemble of eight orientations at x2, ESRGAN thick at x4) when its predicted time fits the server's time budget (ATELIER_UPSCALE_TIME_BUDGET_MS, 10 s by default), else `fast`. `max`: the way with the highest measured fidelity for the scale, LSDIR as a self-ensemble of eight at x2 and x4 (about 8 times LSDIR's time), whatever the budget; other scales get the `balanced` choice. `max` answers 400 when its predicted time would not finish within the worker deadline (with the defaults about 3.5 MP of output at x2, 14 MP at x4) and 503 when LSDIR is not installed. `steps` in the response says what ran.
+                     * @enum {string}
+                     */
+                    quality?: "fast" | "balanced" | "max";
+                    /**
                      * @description Enlargement factor for both sides, 2 to 8 (default 2). The output must stay within the server's pixel limit (16.8 MP by default).
                      * @default 2
                      */
