@@ -47,8 +47,10 @@ import { imageToTensor } from "../workers/image/image-tensor.js";
 import type { RawImage } from "../workers/image/raw-image.js";
 import { lanczosUpscale } from "../workers/upscale/lanczos-upscaler.js";
 import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
+import { modelEnsemble } from "../workers/upscale/model-ensemble.js";
 import { resample } from "../workers/upscale/resample.js";
-import { AFFORDABLE_UPGRADES, CLASSICAL_MODEL, DEFAULT_PREFERENCE, defaultModel, upscalePath } from "../workers/upscale/upscale-choice.js";
+import { upscaleByChoice } from "../workers/upscale/upscale-service.js";
+import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, upscalePath } from "../workers/upscale/upscale-choice.js";
 import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
 import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
@@ -74,7 +76,16 @@ interface Method {
   run(lr: RawImage, scale: number): Promise<RawImage>;
 }
 
-function methods(bench: BenchModels): Method[] {
+/** `entry` through its x`native` network, then reduced with Lanczos-3 to the factor ("ID via xN" in --models). */
+function throughLargerNative(bench: BenchModels, entry: CatalogEntry, native: number): Method {
+  return {
+    name: `${entry.id} via x${native}`,
+    path: (scale) => (native > scale && entry.upscale?.nativeScales.includes(native) ? `x${native} then lanczos3` : undefined),
+    run: async (lr, scale) => (await upscaleWithNetwork(lr, entry, scale, { nativeScale: native, finalResample: "reduce" }, bench)).image,
+  };
+}
+
+function methods(bench: BenchModels, names: string[]): Method[] {
   const classical = (name: string, text: string, run: Method["run"]): Method => ({ name, path: (scale) => `${text} x${scale}`, run });
   const network = (entry: CatalogEntry, selfEnsemble = false): Method => ({
     name: selfEnsemble ? `${entry.id} ×8` : entry.id,
@@ -91,7 +102,44 @@ function methods(bench: BenchModels): Method[] {
     classical("lanczos3", "lanczos3 (centred), the lanczos model", (lr, scale) => lanczosUpscale(lr, scale)),
     classical("libvips", "lanczos3 of libvips (half a pixel off)", (lr, scale) => sharpLanczos(lr, lr.width * scale, lr.height * scale)),
     ...bench.usable.flatMap((entry) => (ENSEMBLE_MODELS.includes(entry.id) ? [network(entry), network(entry, true)] : [network(entry)])),
-  ];
+    ...names.flatMap((name) => {
+      const [, id, native] = /^([\w-]+) via x(\d+)$/.exec(name.trim()) ?? [];
+      const entry = bench.usable.find((candidate) => candidate.id === id);
+      return entry ? [throughLargerNative(bench, entry, Number(native))] : [];
+    }),
+  ].map(remembered);
+}
+
+/**
+ * The method with its outputs kept per input and factor, so a model ensemble ("A+B") reuses its
+ * members' outputs rather than running them again; its timing column is then its own averaging only.
+ */
+function remembered(method: Method): Method {
+  const outputs = new WeakMap<RawImage, Map<number, Promise<RawImage>>>();
+  return {
+    ...method,
+    run: (lr, scale) => {
+      const byScale = outputs.get(lr) ?? new Map<number, Promise<RawImage>>();
+      outputs.set(lr, byScale);
+      if (!byScale.has(scale)) byScale.set(scale, method.run(lr, scale));
+      return byScale.get(scale)!;
+    },
+  };
+}
+
+/** "A+B+…" of {@link QualityOptions.models}: the mean of the named methods' outputs (modelEnsemble). */
+function ensembleMethods(all: Method[], names: string[]): Method[] {
+  return names
+    .filter((name) => name.includes("+"))
+    .map((name) => {
+      const members = name.split("+").map((member) => all.find((method) => method.name === member.trim()));
+      if (members.some((member) => !member)) throw new Error(`Unknown member in model ensemble "${name}".`);
+      return {
+        name,
+        path: (scale) => (members.every((member) => member!.path(scale)) ? `mean of ${members.map((member) => member!.path(scale)).join(" and ")}` : undefined),
+        run: async (lr, scale) => modelEnsemble(await Promise.all(members.map((member) => member!.run(lr, scale)))),
+      };
+    });
 }
 
 interface QualityRow {
@@ -143,11 +191,7 @@ function defaultMethod(bench: BenchModels, timeBudgetMs: number): Method {
   return {
     name: "default",
     path: (scale) => `what upscale-choice.ts picks for the input (budget ${timeBudgetMs} ms)`,
-    run: async (lr, scale) => {
-      const { entry, selfEnsemble } = choose(lr, scale);
-      if (entry.id === CLASSICAL_MODEL) return lanczosUpscale(lr, scale);
-      return (await upscaleWithNetwork(lr, entry, scale, upscalePath(entry, scale)!, bench, { selfEnsemble })).image;
-    },
+    run: async (lr, scale) => (await upscaleByChoice(lr, choose(lr, scale), scale, bench, { grey: lr.channels <= 2 })).image,
   };
 }
 
@@ -167,7 +211,8 @@ async function qualityInputs(sets: string[], scale: number): Promise<QualityInpu
 
 async function quality(bench: BenchModels, options: QualityOptions): Promise<void> {
   const timeBudgetMs = loadConfig().images.upscaleTimeBudgetMs ?? 0;
-  const all = [...methods(bench), defaultMethod(bench, timeBudgetMs)].filter(
+  const singles = methods(bench, [...new Set(options.models.flatMap((name) => name.split("+").map((member) => member.trim())))]);
+  const all = [...singles, ...ensembleMethods(singles, options.models), defaultMethod(bench, timeBudgetMs)].filter(
     (method) => BASELINES.includes(method.name) || method.name === "default" || options.models.includes(method.name),
   );
   const summary: (string | number)[][] = [];
@@ -231,12 +276,13 @@ async function quality(bench: BenchModels, options: QualityOptions): Promise<voi
       BENCH_PHOTOS.filter((photo) => options.sets.includes(photo.set)).map((photo) => {
         const clean = inputs.findIndex((input) => input.label === photo.name);
         const lr = inputs[clean]!.lr;
-        const { entry, selfEnsemble } = defaultModel(scale, lr, (entry) => bench.models.isUsable(entry), timeBudgetMs);
+        const { entry, selfEnsemble, averagedWith } = defaultModel(scale, lr, (entry) => bench.models.isUsable(entry), timeBudgetMs);
+        const partner = averagedWith ? ` + ${averagedWith.entry.id} x${averagedWith.path.nativeScale}${averagedWith.selfEnsemble ? " (self-ensemble)" : ""}` : "";
         return [
           photo.name,
           photo.set,
           photo.subject,
-          `${entry.id}${selfEnsemble ? " (self-ensemble)" : ""}`,
+          `${entry.id}${selfEnsemble ? " (self-ensemble)" : ""}${partner}`,
           signed(defaults.rgb[clean]! - lanczos.rgb[clean]!),
           signed(defaults.rgb[clean + 1]! - lanczos.rgb[clean + 1]!),
         ];

@@ -14,6 +14,7 @@ import {
   defaultModel,
   predictedUpgradeMs,
   requestedModel,
+  runPath,
   upscaleEntries,
   upscalePath,
 } from "../../workers/upscale/upscale-choice.js";
@@ -140,6 +141,27 @@ describe("requestedModel", () => {
   });
 });
 
+/** The model ensembles of AFFORDABLE_UPGRADES: LSDIR x8-ensemble with ESRGAN thick's x4 network at x2, ESRGAN thick with LSDIR x8-ensemble at x4. */
+const x2Ensemble = {
+  entry: entry("lsdir-compact-x4"),
+  selfEnsemble: true,
+  averagedWith: { entry: entry("esrgan-thick"), selfEnsemble: false, path: { nativeScale: 4, finalResample: "reduce" } },
+};
+const x4Ensemble = {
+  entry: entry("esrgan-thick"),
+  selfEnsemble: false,
+  averagedWith: { entry: entry("lsdir-compact-x4"), selfEnsemble: true, path: { nativeScale: 4, finalResample: "none" } },
+};
+
+describe("runPath", () => {
+  it("goes through the named larger native factor and reduces, else takes upscalePath's way", () => {
+    expect(runPath(entry("esrgan-thick"), 2, 4)).toEqual({ nativeScale: 4, finalResample: "reduce" });
+    expect(runPath(entry("esrgan-thick"), 2)).toEqual(upscalePath(entry("esrgan-thick"), 2));
+    expect(runPath(entry("lsdir-compact-x4"), 2, 3)).toBeUndefined();
+    expect(runPath(entry("esrgan-thick"), 4, 2)).toBeUndefined();
+  });
+});
+
 describe("the strongest way the time budget affords", () => {
   const everything = () => true;
   const small = { width: 256, height: 256 };
@@ -151,19 +173,31 @@ describe("the strongest way the time budget affords", () => {
     expect(predictedUpgradeMs(upgrade(2), 2, small)).toBeCloseTo((512 * 512 * upgrade(2).msPerOutputMegapixel) / 1e6, 6);
   });
 
-  it("gives small images LSDIR as a self-ensemble at x2 and ESRGAN thick at x4, large ones the fast default", () => {
-    expect(defaultModel(2, small, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
-    expect(defaultModel(4, small, everything, budget)).toEqual({ entry: entry("esrgan-thick"), selfEnsemble: false });
+  it("gives small images a model ensemble, medium ones a single network's upgrade, large ones the fast default", () => {
+    expect(defaultModel(2, small, everything, budget)).toEqual(x2Ensemble);
+    expect(defaultModel(4, small, everything, budget)).toEqual(x4Ensemble);
+    // 320x320 is 0.41 MP out at x2 and 1.6 MP at x4: over the budget for the ensembles, within it for one network.
+    const medium = { width: 320, height: 320 };
+    expect(defaultModel(2, medium, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    expect(defaultModel(4, medium, everything, budget)).toEqual({ entry: entry("esrgan-thick"), selfEnsemble: false });
     // 640x480 is 1.2 MP out at x2 and 4.9 MP at x4: both predicted over the default budget.
     expect(defaultModel(2, photo, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
     expect(defaultModel(4, photo, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
   });
 
-  it.each([2, 4])("x%i: takes the upgrade just within the budget and not just over it", (scale) => {
-    const within = Math.floor(predictedUpgradeMs(upgrade(scale), scale, small));
-    expect(defaultModel(scale, small, everything, within + 1).entry.id).toBe(upgrade(scale).id);
-    expect(defaultModel(scale, small, everything, within + 1).selfEnsemble).toBe(upgrade(scale).selfEnsemble);
-    expect(defaultModel(scale, small, everything, within - 1)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+  it.each([2, 4])("x%i: takes each upgrade just within the budget and the next way just over it", (scale) => {
+    const upgrades = AFFORDABLE_UPGRADES[scale]!;
+    upgrades.forEach((way, i) => {
+      const within = Math.floor(predictedUpgradeMs(way, scale, small));
+      const taken = defaultModel(scale, small, everything, within + 1);
+      expect(taken.entry.id).toBe(way.id);
+      expect(taken.selfEnsemble).toBe(way.selfEnsemble);
+      expect(taken.averagedWith?.entry.id).toBe(way.averagedWith?.id);
+      const next = upgrades[i + 1];
+      const over = defaultModel(scale, small, everything, within - 1);
+      if (next) expect([over.entry.id, over.averagedWith?.entry.id]).toEqual([next.id, next.averagedWith?.id]);
+      else expect(over).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+    });
   });
 
   it("keeps the fast default where no upgrade is listed, without a budget, or when the upgrade is not installed", () => {
@@ -175,10 +209,16 @@ describe("the strongest way the time budget affords", () => {
     expect(defaultModel(4, { width: MIN_NETWORK_SIDE - 1, height: 64 }, everything, budget).entry.id).toBe(CLASSICAL_MODEL);
   });
 
+  it("skips a model ensemble one of whose networks is not installed", () => {
+    expect(defaultModel(2, small, installed("lsdir-compact-x4"), budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    expect(defaultModel(4, small, installed("esrgan-thick"), budget)).toEqual({ entry: entry("esrgan-thick"), selfEnsemble: false });
+  });
+
   it("lists only upscale models that can reach the factor, with a positive rate", () => {
     for (const [scale, upgrades] of Object.entries(AFFORDABLE_UPGRADES)) {
-      for (const { id, msPerOutputMegapixel } of upgrades) {
+      for (const { id, msPerOutputMegapixel, averagedWith } of upgrades) {
         expect(upscalePath(entry(id), Number(scale)), `${id} x${scale}`).toBeDefined();
+        if (averagedWith) expect(runPath(entry(averagedWith.id), Number(scale), averagedWith.viaNativeScale), `${averagedWith.id} x${scale}`).toBeDefined();
         expect(msPerOutputMegapixel).toBeGreaterThan(0);
       }
     }
@@ -199,18 +239,18 @@ describe("the quality a request asks for", () => {
 
   it("fast ignores the budget, balanced uses it, max takes the strongest way whatever the budget", () => {
     expect(chooseByQuality("fast", 2, small, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
-    expect(chooseByQuality("balanced", 2, small, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
-    expect(chooseByQuality("max", 2, photo, everything, { ...settings, timeBudgetMs: 0 })).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
-    expect(chooseByQuality("max", 4, photo, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
+    expect(chooseByQuality("balanced", 2, small, everything, settings)).toEqual(x2Ensemble);
+    expect(chooseByQuality("max", 2, photo, everything, { ...settings, timeBudgetMs: 0 })).toEqual(x2Ensemble);
+    expect(chooseByQuality("max", 4, photo, everything, settings)).toEqual(x4Ensemble);
     // No strongest way measured at x3: the balanced choice.
     expect(chooseByQuality("max", 3, small, everything, settings)).toEqual(defaultModel(3, small, () => true, settings.timeBudgetMs));
   });
 
   it("max refuses a result predicted past the deadline shared by the job slots, and one whose model is not installed", () => {
-    // Default 120 s over the default slots (2 on 2 cores: 60 s, 3.55 MP out at x2).
+    // Default 120 s over the default slots (2 on 2 cores: 60 s, 1.68 MP out at x2).
     const allowedMegapixels = defaults.workers.deadlineMs / defaults.workers.concurrency / STRONGEST_WAYS[2]!.msPerOutputMegapixel;
     const side = (megapixels: number) => Math.floor(Math.sqrt(megapixels * 1e6) / 2);
-    expect(chooseByQuality("max", 2, { width: side(allowedMegapixels * 0.98), height: side(allowedMegapixels * 0.98) }, everything, settings).selfEnsemble).toBe(true);
+    expect(chooseByQuality("max", 2, { width: side(allowedMegapixels * 0.98), height: side(allowedMegapixels * 0.98) }, everything, settings)).toEqual(x2Ensemble);
     const tooSlow = failure(() => chooseByQuality("max", 2, { width: side(allowedMegapixels * 1.02), height: side(allowedMegapixels * 1.02) }, everything, settings));
     expect(tooSlow.code).toBe("INVALID_INPUT");
     expect(tooSlow.issues?.[0]?.path).toBe("quality");

@@ -214,10 +214,14 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     expect([out.metadata.channels, out.metadata.space, out.metadata.hasAlpha]).toEqual([2, "b-w", true]);
   });
 
-  it('quality "max" runs LSDIR as a self-ensemble, "fast" and the default (budget 0 here) run it once, and the outputs differ', async () => {
+  it('quality "max" averages LSDIR as a self-ensemble with ESRGAN thick, "fast" and the default (budget 0 here) run LSDIR once, and the outputs differ', async () => {
     const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
     const max = await ok({ imageUrl, scale: 2, quality: "max" });
-    expect(max).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2"] });
+    expect(max).toMatchObject({
+      model: "lsdir-compact-x4",
+      nativeScale: 4,
+      steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2", "esrgan-thick x4", "lanczos3 to x2", "mean of both"],
+    });
     const fast = await ok({ imageUrl, scale: 2, quality: "fast" });
     expect(fast.steps).toEqual(["lsdir-compact-x4 x4", "lanczos3 to x2"]);
     expect((await ok({ imageUrl, scale: 2, quality: "balanced" })).steps).toEqual(fast.steps);
@@ -225,7 +229,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     expect(ensembled.length).toBe(once.length);
     expect(ensembled.equals(once)).toBe(false);
     const x4 = await ok({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 })), scale: 4, quality: "max" });
-    expect(x4).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)"] });
+    expect(x4).toMatchObject({ model: "esrgan-thick", nativeScale: 4, steps: ["esrgan-thick x4", "lsdir-compact-x4 x4 (self-ensemble of 8)", "mean of both"] });
   });
 
   it("answers 400 with a JSON error naming quality for an unknown value, for quality beside model, and for a max predicted past the deadline", async () => {
@@ -241,9 +245,9 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     };
     expect(await refusal({ imageUrl, quality: "best" })).toMatch(/Expected one of fast, balanced, max for quality but received "best"/);
     expect(await refusal({ imageUrl, quality: "max", model: "lanczos" })).toMatch(/quality chooses the model, so it cannot be set together with model \("lanczos"\)/);
-    // 2000x2000 at x2: 16 MP of LSDIR x8 is about 270 s, over the whole 120 s deadline however many job slots share it.
+    // 2000x2000 at x2: 16 MP of LSDIR x8 and ESRGAN thick x4 is about 571 s, over the whole 120 s deadline however many job slots share it.
     expect(await refusal({ imageUrl: dataUrl(await gradientPng(2000, 2000)), scale: 2, quality: "max" })).toMatch(
-      /quality "max" would take about 270 s for a 4000x4000 result \(lsdir-compact-x4 as a self-ensemble of 8, 16\.9 s per output MP on 2 cores\), over the \d+ s an upscale may take here/,
+      /quality "max" would take about 571 s for a 4000x4000 result \(lsdir-compact-x4 as a self-ensemble of 8 averaged with esrgan-thick x4, 35\.7 s per output MP on 2 cores\), over the \d+ s an upscale may take here/,
     );
   });
 });
@@ -269,10 +273,14 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/
     return json;
   }
 
-  it("x2 of a small photo runs LSDIR as a self-ensemble of eight orientations, unlike LSDIR named alone", async () => {
+  it("x2 of a small photo averages LSDIR as a self-ensemble of eight orientations with ESRGAN thick, unlike LSDIR named alone", async () => {
     const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
     const body = await post({ imageUrl, scale: 2 });
-    expect(body).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2"] });
+    expect(body).toMatchObject({
+      model: "lsdir-compact-x4",
+      nativeScale: 4,
+      steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2", "esrgan-thick x4", "lanczos3 to x2", "mean of both"],
+    });
     const single = await post({ imageUrl, scale: 2, model: "lsdir-compact-x4" });
     expect(single.steps).toEqual(["lsdir-compact-x4 x4", "lanczos3 to x2"]);
     const [ensemble, alone] = [(await decoded(body)).data, (await decoded(single)).data];
@@ -280,9 +288,13 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/
     expect(ensemble.equals(alone)).toBe(false);
   });
 
-  it("x4 of a small photo runs ESRGAN thick (installed with npm)", async () => {
-    const body = await post({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 })), scale: 4 });
-    expect(body).toMatchObject({ model: "esrgan-thick", nativeScale: 4, steps: ["esrgan-thick x4"] });
+  it("x4 of a small photo averages ESRGAN thick (installed with npm) with LSDIR as a self-ensemble, unlike ESRGAN thick named alone", async () => {
+    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 }));
+    const body = await post({ imageUrl, scale: 4 });
+    expect(body).toMatchObject({ model: "esrgan-thick", nativeScale: 4, steps: ["esrgan-thick x4", "lsdir-compact-x4 x4 (self-ensemble of 8)", "mean of both"] });
+    const single = await post({ imageUrl, scale: 4, model: "esrgan-thick" });
+    expect(single.steps).toEqual(["esrgan-thick x4"]);
+    expect((await decoded(body)).data.equals((await decoded(single)).data)).toBe(false);
   });
 });
 

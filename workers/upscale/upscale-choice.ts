@@ -17,11 +17,39 @@ import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
 
-/** A stronger, slower way to a factor, with its measured cost. */
-export interface AffordableUpgrade {
+/** Measured milliseconds per output megapixel on 2 cores (bench/upscale-bench.ts speed, README): ESRGAN thick's x4 network. */
+const THICK_X4_MS = 4703;
+/** LSDIR's x4 network, per native-output megapixel. */
+const LSDIR_MS = 528;
+/** LSDIR as a self-ensemble of eight at x2: its x4 output is 4 times the x2 one, and eight runs. */
+const LSDIR_ENSEMBLE_X2_MS = LSDIR_MS * 4 * 8;
+
+/** A network run once or as a self-ensemble. */
+export interface NetworkRun {
   id: string;
   /** Run as a self-ensemble of eight orientations (self-ensemble.ts). */
   selfEnsemble: boolean;
+  /**
+   * Reach the factor through this larger native factor, reduced with Lanczos-3 afterwards, rather than
+   * through {@link upscalePath}'s (ESRGAN thick's x2 network loses to Lanczos; its x4 one reduced wins).
+   */
+  viaNativeScale?: number;
+}
+
+/** The path `run` takes to `scale`: its {@link NetworkRun.viaNativeScale} when set and native, else {@link upscalePath}'s. */
+export function runPath(entry: CatalogEntry, scale: number, viaNativeScale?: number): UpscalePath | undefined {
+  if (viaNativeScale === undefined) return upscalePath(entry, scale);
+  if (!entry.upscale?.nativeScales.includes(viaNativeScale) || viaNativeScale < scale) return undefined;
+  return { nativeScale: viaNativeScale, finalResample: viaNativeScale === scale ? "none" : "reduce" };
+}
+
+/** A stronger, slower way to a factor, with its measured cost. */
+export interface AffordableUpgrade extends NetworkRun {
+  /**
+   * A second network whose output is averaged with this one's (a model ensemble, model-ensemble.ts):
+   * networks of different architectures err differently, so the mean of both beats either alone.
+   */
+  averagedWith?: NetworkRun;
   /**
    * Milliseconds per output megapixel on 2 cores, ensemble included, from the speed table of
    * bench/upscale-bench.ts (README): ESRGAN thick x4 4703 as measured; LSDIR x8-ensemble at x2 from
@@ -45,8 +73,19 @@ export interface AffordableUpgrade {
  * prediction exceeds the budget, the fast default of {@link DEFAULT_PREFERENCE}.
  */
 export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpgrade[]>> = {
-  2: [{ id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: 528 * 4 * 8 }],
-  4: [{ id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: 4703 }],
+  2: [
+    {
+      id: "lsdir-compact-x4",
+      selfEnsemble: true,
+      averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 },
+      msPerOutputMegapixel: LSDIR_ENSEMBLE_X2_MS + THICK_X4_MS * 4,
+    },
+    { id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: LSDIR_ENSEMBLE_X2_MS },
+  ],
+  4: [
+    { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "lsdir-compact-x4", selfEnsemble: true }, msPerOutputMegapixel: THICK_X4_MS + LSDIR_MS * 8 },
+    { id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: THICK_X4_MS },
+  ],
 };
 
 /**
@@ -67,8 +106,7 @@ export type UpscaleQuality = (typeof UPSCALE_QUALITIES)[number];
  */
 export const STRONGEST_WAYS: Readonly<Record<number, AffordableUpgrade>> = {
   2: AFFORDABLE_UPGRADES[2]![0]!,
-  // LSDIR's 528 ms per native-output MP: at x4 the native output is the output; eight runs.
-  4: { id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: 528 * 8 },
+  4: AFFORDABLE_UPGRADES[4]![0]!,
 };
 
 /** Predicted milliseconds for `upgrade` at `scale` on an input of `size`. */
@@ -81,6 +119,20 @@ export interface UpscaleChoice {
   entry: CatalogEntry;
   /** Run the network as a self-ensemble of eight orientations. */
   selfEnsemble: boolean;
+  /** A second network whose output is averaged with the first's (a model ensemble), and its path. */
+  averagedWith?: { entry: CatalogEntry; selfEnsemble: boolean; path: UpscalePath };
+}
+
+/** The choice an upgrade makes, or undefined when one of its networks cannot run or reach `scale`. */
+function upgradeChoice(upgrade: AffordableUpgrade, scale: number, isUsable: (entry: CatalogEntry) => boolean): UpscaleChoice | undefined {
+  const entry = catalogEntry(upgrade.id);
+  if (!entry || !upscalePath(entry, scale) || !isUsable(entry)) return undefined;
+  const choice = { entry, selfEnsemble: upgrade.selfEnsemble };
+  if (!upgrade.averagedWith) return choice;
+  const partner = catalogEntry(upgrade.averagedWith.id);
+  const path = partner && runPath(partner, scale, upgrade.averagedWith.viaNativeScale);
+  if (!partner || !path || !isUsable(partner)) return undefined;
+  return { ...choice, averagedWith: { entry: partner, selfEnsemble: upgrade.averagedWith.selfEnsemble, path } };
 }
 
 /** The classical model: no weights, always installed, the fallback when no network fits. */
@@ -191,16 +243,20 @@ export function defaultModel(
   const classical = { entry: catalogEntry(CLASSICAL_MODEL)!, selfEnsemble: false };
   if (Math.min(size.width, size.height) < MIN_NETWORK_SIDE) return classical;
   for (const upgrade of AFFORDABLE_UPGRADES[scale] ?? []) {
-    const entry = catalogEntry(upgrade.id);
-    if (entry && upscalePath(entry, scale) && isUsable(entry) && predictedUpgradeMs(upgrade, scale, size) <= timeBudgetMs) {
-      return { entry, selfEnsemble: upgrade.selfEnsemble };
-    }
+    const choice = upgradeChoice(upgrade, scale, isUsable);
+    if (choice && predictedUpgradeMs(upgrade, scale, size) <= timeBudgetMs) return choice;
   }
   for (const id of DEFAULT_PREFERENCE[scale] ?? []) {
     const entry = catalogEntry(id);
     if (entry && upscalePath(entry, scale) && isUsable(entry)) return { entry, selfEnsemble: false };
   }
   return classical;
+}
+
+/** The networks of a way in words, e.g. "esrgan-thick averaged with lsdir-compact-x4 as a self-ensemble of 8". */
+function describeRuns(way: AffordableUpgrade): string {
+  const words = (run: NetworkRun) => `${run.id}${run.viaNativeScale ? ` x${run.viaNativeScale}` : ""}${run.selfEnsemble ? " as a self-ensemble of 8" : ""}`;
+  return way.averagedWith ? `${words(way)} averaged with ${words(way.averagedWith)}` : words(way);
 }
 
 /**
@@ -221,7 +277,7 @@ export function assertWithinDeadline(
   const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
   const message =
     `quality "max" would take about ${seconds(predictedMs)} for a ${size.width * scale}x${size.height * scale} result ` +
-    `(${way.id}${way.selfEnsemble ? " as a self-ensemble of 8" : ""}, ${(way.msPerOutputMegapixel / 1000).toFixed(1)} s per output MP on 2 cores), ` +
+    `(${describeRuns(way)}, ${(way.msPerOutputMegapixel / 1000).toFixed(1)} s per output MP on 2 cores), ` +
     `over the ${seconds(allowedMs)} an upscale may take here (worker deadline ${seconds(workers.deadlineMs)} shared by ${workers.concurrency} concurrent jobs). ` +
     'Use quality "balanced", a smaller image or a smaller scale.';
   throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "quality", message }] });
@@ -243,8 +299,7 @@ export function chooseByQuality(
   const strongest = STRONGEST_WAYS[scale];
   if (quality === "fast") return defaultModel(scale, size, isUsable, 0);
   if (quality === "balanced" || !strongest) return defaultModel(scale, size, isUsable, settings.timeBudgetMs);
-  const entry = catalogEntry(strongest.id)!;
-  models.assertUsable(entry);
+  for (const run of [strongest, ...(strongest.averagedWith ? [strongest.averagedWith] : [])]) models.assertUsable(catalogEntry(run.id)!);
   assertWithinDeadline(strongest, scale, size, settings.workers);
-  return { entry, selfEnsemble: strongest.selfEnsemble };
+  return upgradeChoice(strongest, scale, isUsable)!;
 }

@@ -16,15 +16,24 @@ import {
 } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
 import { assertOutputSize, openImage, type OpenedImage } from "../image/open-image.js";
-import { rawImagePipeline, readRawImage } from "../image/raw-image.js";
+import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
-import { upscaleWithNetwork } from "./network-pipeline.js";
-import { chooseByQuality, isClassical, requestedModel, upscalePath, type UpscalePath, type UpscaleQuality as QualityName } from "./upscale-choice.js";
+import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
+import type { NetworkDependencies } from "./network-upscaler.js";
+import { modelEnsemble } from "./model-ensemble.js";
+import {
+  chooseByQuality,
+  isClassical,
+  requestedModel,
+  upscalePath,
+  type UpscaleChoice,
+  type UpscalePath,
+  type UpscaleQuality as QualityName,
+} from "./upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
@@ -62,21 +71,43 @@ function requestedQuality(request: UpscaleRequest): QualityName | undefined {
   return name;
 }
 
+/** Upscales `source` with the chosen model along its path, averaged with the choice's second network if any. */
+export async function upscaleByChoice(
+  source: RawImage,
+  choice: UpscaleChoice,
+  scale: number,
+  deps: NetworkDependencies,
+  options: { grey: boolean; signal?: AbortSignal },
+): Promise<NetworkUpscale> {
+  const { entry, selfEnsemble, averagedWith } = choice;
+  const { grey, signal } = options;
+  const path = upscalePath(entry, scale)!;
+  let { image, steps } = isClassical(entry)
+    ? { image: await lanczosUpscale(source, scale, { grey, signal }), steps: [`lanczos3 x${scale}`] }
+    : await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal, selfEnsemble });
+  if (averagedWith) {
+    const other = await upscaleWithNetwork(source, averagedWith.entry, scale, averagedWith.path, deps, {
+      grey,
+      signal,
+      selfEnsemble: averagedWith.selfEnsemble,
+    });
+    image = modelEnsemble([image, other.image]);
+    steps = [...steps, ...other.steps, "mean of both"];
+  }
+  return { image, steps };
+}
+
 /** Runs the chosen model along its path; returns the finished pipeline and the steps taken. */
 async function render(
   opened: OpenedImage,
-  entry: CatalogEntry,
+  choice: UpscaleChoice,
   scale: number,
-  path: UpscalePath,
-  selfEnsemble: boolean,
   deps: UpscaleDependencies,
   signal: AbortSignal,
 ): Promise<{ pipeline: Sharp; steps: string[] }> {
   const source = await readRawImage(opened.pipeline());
   const grey = opened.info.colorChannels === 1;
-  const { image, steps } = isClassical(entry)
-    ? { image: await lanczosUpscale(source, scale, { grey, signal }), steps: [`lanczos3 x${scale}`] }
-    : await upscaleWithNetwork(source, entry, scale, path, deps, { grey, signal, selfEnsemble });
+  const { image, steps } = await upscaleByChoice(source, choice, scale, deps, { grey, signal });
   // sharp writes raw grey as sRGB unless told it is grey.
   return { pipeline: grey ? rawImagePipeline(image).toColourspace("b-w") : rawImagePipeline(image), steps };
 }
@@ -93,18 +124,19 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
 
   const opened = await openImage(request.image.data, deps.limits);
   assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
-  const { entry, selfEnsemble } = requested
+  const choice: UpscaleChoice = requested
     ? { entry: requested, selfEnsemble: false }
     : chooseByQuality(quality ?? "balanced", scale, opened.info, deps.models, {
         // Without a configuration (hand-built dependencies) no budget: the fast default.
         timeBudgetMs: deps.config?.images.upscaleTimeBudgetMs ?? 0,
         workers: (deps.config ?? loadConfig({})).workers,
       });
+  const { entry } = choice;
   const path = upscalePath(entry, scale)!;
 
   const started = performance.now();
   const { image, steps } = await deps.queue.run(async () => {
-    const { pipeline, steps } = await render(opened, entry, scale, path, selfEnsemble, deps, signal);
+    const { pipeline, steps } = await render(opened, choice, scale, deps, signal);
     return { image: await encodeImage(pipeline, request.outputFormat), steps };
   }, signal);
   deps.logger.debug({ model: entry.id, scale, nativeScale: path.nativeScale, steps, ms: Math.round(performance.now() - started) }, "upscaled");
