@@ -6,7 +6,9 @@
  *
  *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all but rest-goals/rest-1mp)
  *     quality options: --scales=2,4 (default) --sets=tuning,reporting (default both)
- *                      --models=ID,"ID ×8",... (default: every network, LSDIR also as a self-ensemble)
+ *                      --models=ID,"ID ×8",... (default: every network, LSDIR also as a self-ensemble);
+ *                      also "ID via xN" (through a larger native factor, then reduced) and "A+B" (a
+ *                      model ensemble: the mean of methods A and B, e.g. "esrgan-thick+lsdir-compact-x4 ×8")
  *
  * Needs the photographs of scripts/fetch-test-photos.sh (data/test-photos); the quality section
  * fetches its own (bench/bench-photos.ts, into data/bench-photos). LSDIR and ESPCN come from the model
@@ -50,7 +52,7 @@ import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
 import { modelEnsemble } from "../workers/upscale/model-ensemble.js";
 import { resample } from "../workers/upscale/resample.js";
 import { upscaleByChoice } from "../workers/upscale/upscale-service.js";
-import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, upscalePath } from "../workers/upscale/upscale-choice.js";
+import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, runPath, upscalePath } from "../workers/upscale/upscale-choice.js";
 import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
 import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
@@ -351,21 +353,29 @@ async function speed(bench: BenchModels): Promise<void> {
   }
   // The ways AFFORDABLE_UPGRADES lists, as the default runs them (rates for upscale-choice.ts).
   for (const [scale, upgrades] of Object.entries(AFFORDABLE_UPGRADES).map(([scale, list]) => [Number(scale), list] as const)) {
-    for (const { id, selfEnsemble } of upgrades) {
+    for (const { id, selfEnsemble, averagedWith } of upgrades) {
       const entry = catalogEntry(id)!;
-      if (!bench.usable.includes(entry)) continue;
+      const partner = averagedWith && catalogEntry(averagedWith.id)!;
+      if (!bench.usable.includes(entry) || (partner && !bench.usable.includes(partner))) continue;
       const size = 128;
       const input = await centreCrop(`${PHOTO_DIR}/astronaut.png`, size);
-      const path = upscalePath(entry, scale)!;
-      await upscaleWithNetwork(warm, entry, scale, path, bench, { selfEnsemble });
+      const choice = {
+        entry,
+        selfEnsemble,
+        ...(partner && averagedWith ? { averagedWith: { entry: partner, selfEnsemble: averagedWith.selfEnsemble, path: runPath(partner, scale, averagedWith.viaNativeScale)! } } : {}),
+      };
+      const run = (image: RawImage) => upscaleByChoice(image, choice, scale, bench, { grey: false });
+      await run(warm);
       const times: number[] = [];
       for (let i = 0; i < SPEED_RUNS; i++) {
         const started = performance.now();
-        await upscaleWithNetwork(input, entry, scale, path, bench, { selfEnsemble });
+        await run(input);
         times.push(performance.now() - started);
       }
       const outputMp = (size * scale) ** 2 / 1e6;
-      rows.push([`${id}${selfEnsemble ? " ×8 (self-ensemble)" : ""}`, `x${scale} (upgrade)`, `${size * scale}x${size * scale}`, Math.round(Math.min(...times)), Math.round(Math.min(...times) / outputMp), Math.round(median(times) / outputMp), "—"]);
+      const name = (runId: string, ensemble: boolean, via?: number) => `${runId}${via ? ` via x${via}` : ""}${ensemble ? " ×8 (self-ensemble)" : ""}`;
+      const label = averagedWith ? `${name(id, selfEnsemble)} + ${name(averagedWith.id, averagedWith.selfEnsemble, averagedWith.viaNativeScale)}` : name(id, selfEnsemble);
+      rows.push([label, `x${scale} (upgrade)`, `${size * scale}x${size * scale}`, Math.round(Math.min(...times)), Math.round(Math.min(...times) / outputMp), Math.round(median(times) / outputMp), "—"]);
     }
   }
   printTable(
