@@ -54,6 +54,8 @@ export interface ModelRuntimeOptions {
   logger: RuntimeLogger;
   /** Runs let through at once on one session, at least 1; default 1. */
   runsPerSession?: number;
+  /** Let the intra-op threads busy-wait between runs (onnxruntime's default); default false. */
+  spinning?: boolean;
 }
 
 /**
@@ -257,6 +259,11 @@ export class ModelRuntime {
       // Old exporters list initializers as graph inputs, and onnxruntime warns once per initializer
       // (about a hundred lines for ESPCN); errors still reach the log through the thrown exception.
       logSeverityLevel: 3,
+      // By default onnxruntime's intra-op threads busy-wait for more work after each run; on a machine
+      // whose cores are shared (the JavaScript and libvips steps around a run, other processes) that
+      // spinning takes the cores from them: a 1 MP portrait call over REST spent ~90 ms more CPU
+      // with it, and bare runs were no faster (bench/onnx-spinning.ts measures both).
+      ...(options.spinning ? {} : { extra: { session: { intra_op: { allow_spinning: "0" } } } }),
     };
   }
 
