@@ -16,6 +16,7 @@
 import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
+import type { UpscaleQuality } from "../../core/upscale-quality.js";
 
 /** A stronger, slower way to a factor, with its measured cost. */
 export interface AffordableUpgrade {
@@ -49,14 +50,6 @@ export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpg
   4: [{ id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: 4703 }],
 };
 
-/**
- * How a request without `model` trades time for fidelity: `fast` runs the fast default of
- * {@link DEFAULT_PREFERENCE} once, `balanced` (the default) takes an {@link AFFORDABLE_UPGRADES} way
- * when its predicted time fits the time budget, `max` takes the {@link STRONGEST_WAYS} way whatever
- * the budget, within {@link assertWithinDeadline}.
- */
-export const UPSCALE_QUALITIES = ["fast", "balanced", "max"] as const;
-export type UpscaleQuality = (typeof UPSCALE_QUALITIES)[number];
 
 /**
  * What `quality: "max"` runs per factor: the way with the highest mean RGB PSNR gain over Lanczos-3

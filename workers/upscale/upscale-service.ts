@@ -24,7 +24,8 @@ import { rawImagePipeline, readRawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork } from "./network-pipeline.js";
-import { chooseByQuality, isClassical, requestedModel, upscalePath, type UpscalePath, type UpscaleQuality as QualityName } from "./upscale-choice.js";
+import type { UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
+import { chooseByQuality, isClassical, requestedModel, upscalePath, type UpscalePath } from "./upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
