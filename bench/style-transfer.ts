@@ -34,7 +34,7 @@ import { rawImagePipeline, readRawImage, type RawImage } from "../workers/image/
 import { runTiled } from "../workers/image/tiling.js";
 import { ModelLoader } from "../workers/models/model-loader.js";
 import { ModelStore } from "../workers/models/model-store.js";
-import { ModelRuntime } from "../workers/onnx/onnx-runtime.js";
+import { ModelRuntime, serviceSessionOptions } from "../workers/onnx/onnx-runtime.js";
 import { addReflectedMargin } from "../workers/style/edge-margin.js";
 import { resizeImage } from "../workers/style/resample.js";
 import { STYLE_FAMILIES, styleFamily } from "../workers/style/style-families.js";
@@ -171,11 +171,7 @@ async function bareSession(entry: CatalogEntry, models: ModelLoader) {
   const family = styleFamily(entry);
   const bytes = await models.graphLoader(entry, "default")();
   const session = await ort.InferenceSession.create(family.prepareGraph ? family.prepareGraph(bytes) : bytes, {
-    executionProviders: ["cpu"],
-    intraOpNumThreads: THREADS,
-    interOpNumThreads: 1,
-    executionMode: "sequential",
-    graphOptimizationLevel: "all",
+    ...serviceSessionOptions(THREADS),
     enableCpuMemArena: true,
     enableMemPattern: true,
   });

@@ -45,6 +45,7 @@ import { loadConfig } from "../core/config.js";
 import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
 import { PNG_OPTIONS } from "../workers/image/encode-image.js";
+import { serviceSessionOptions } from "../workers/onnx/onnx-runtime.js";
 import { imageToTensor } from "../workers/image/image-tensor.js";
 import type { RawImage } from "../workers/image/raw-image.js";
 import { lanczosUpscale } from "../workers/upscale/lanczos-upscaler.js";
@@ -454,7 +455,7 @@ async function tfjsComparison(bench: BenchModels): Promise<void> {
       return data;
     };
     const bytes = await bench.models.graphLoader(entry, `x${scale}`)();
-    const session = await ort.InferenceSession.create(bytes, { intraOpNumThreads: bench.threads, interOpNumThreads: 1, graphOptimizationLevel: "all" });
+    const session = await ort.InferenceSession.create(bytes, serviceSessionOptions(bench.threads));
     const feeds = { input: new ort.Tensor("float32", nchw.data, nchw.dims) };
     const runOnnx = async () => (await session.run(feeds)).output!.data as Float32Array;
     // One untimed run each, then interleaved timed runs, so both see the same share of the machine.
@@ -567,10 +568,7 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
       const path = upscalePath(entry, scale)!;
       const bytes = await bench.models.graphLoader(entry, `x${path.nativeScale}`)();
       const session = await ort.InferenceSession.create(bytes, {
-        intraOpNumThreads: bench.threads,
-        interOpNumThreads: 1,
-        executionMode: "sequential",
-        graphOptimizationLevel: "all",
+        ...serviceSessionOptions(bench.threads),
         enableCpuMemArena: true,
       });
       const tensor = imageToTensor(image, entry.imageFormat!);

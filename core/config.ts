@@ -111,6 +111,7 @@ const envSchema = z.object({
   ATELIER_PROMPT_LLM_TIMEOUT_MS: integer(15_000, 100, 600_000),
   ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
   ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
+  ATELIER_ONNX_SPINNING: flag(false),
   ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
   ATELIER_UPSCALE_TIME_BUDGET_MS: integer(10_000, 0, 3_600_000),
   ATELIER_JOB_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
@@ -331,6 +332,8 @@ export interface AtelierConfig {
   inference: {
     /** onnxruntime intra-op threads per session. */
     threads: number;
+    /** Let those threads busy-wait for work between runs (onnxruntime's own default). */
+    spinning: boolean;
     /** Estimated memory all loaded model sessions may use before idle ones are evicted, in bytes. */
     memoryBudgetBytes: number;
     /** Refuse models whose licence forbids commercial use (they are listed as disabled). */
@@ -449,6 +452,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
     provisionModels: e.ATELIER_PROVISION_MODELS,
     inference: {
       threads: e.ATELIER_ONNX_THREADS,
+      spinning: e.ATELIER_ONNX_SPINNING,
       memoryBudgetBytes: e.ATELIER_MODEL_MEMORY_MB * MiB,
       disableNonCommercial: e.ATELIER_DISABLE_NON_COMMERCIAL,
     },

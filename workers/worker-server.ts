@@ -49,7 +49,7 @@ export function createWorkerContext(config: AtelierConfig, logger: Logger): Work
     limits: config.images,
     logger,
     queue: new WorkQueue({ concurrency: config.workers.concurrency, queueLength: config.workers.queueLength }),
-    runtime: new ModelRuntime({ threads: config.inference.threads, memoryBudgetBytes: config.inference.memoryBudgetBytes, logger }),
+    runtime: new ModelRuntime({ threads: config.inference.threads, spinning: config.inference.spinning, memoryBudgetBytes: config.inference.memoryBudgetBytes, logger }),
     models: new ModelLoader(new ModelStore(config.modelsDir), { disableNonCommercial: config.inference.disableNonCommercial }),
   };
 }

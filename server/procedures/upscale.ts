@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { UpscaleQuality } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { UPSCALE_QUALITIES, type UpscaleQuality as QualityName } from "../../workers/upscale/upscale-choice.js";
+import { UPSCALE_QUALITIES, type UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
 import { boundedInteger, imageUrlField, modelIdField, oneOf, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
 import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../schemas/example-images.js";

@@ -12,6 +12,8 @@ describe("loadConfig", () => {
     expect(config.images.maxOutputPixels).toBe(4096 * 4096);
     expect(config.fetch).toMatchObject({ maxRedirects: 3, allowedPrivateHosts: [] });
     expect(config.workers.addresses).toEqual({});
+    expect(config.inference.spinning).toBe(false);
+    expect(loadConfig({ ATELIER_ONNX_SPINNING: "true" }).inference.spinning).toBe(true);
   });
 
   it("reads lists and per-service worker addresses, the shared address filling the rest", () => {

@@ -75,7 +75,7 @@ describe("POST /api/v1/tools/upscale", () => {
     [{ scale: 2 }, "imageUrl", /imageUrl/],
     [{ imageUrl: "", scale: 2 }, "imageUrl", /imageUrl/],
     [{ imageUrl: "x", outputFormat: "gif" }, "outputFormat", /png, jpeg, webp/],
-    [{ imageUrl: "x", image_url: "y" }, "", /Unknown field "image_url"; accepted fields: imageUrl, scale, model, outputFormat/],
+    [{ imageUrl: "x", image_url: "y" }, "", /Unknown field "image_url"; accepted fields: imageUrl, scale, model, quality, outputFormat/],
     [{ imageUrl: "x", model: "Bad Model" }, "model", /model id/],
   ])("refuses %j with a 400 naming the field", async (body, path, message) => {
     const error = await expectError(await service.post("/tools/upscale", body, key), 400, "INVALID_INPUT");

@@ -54,6 +54,8 @@ export interface ModelRuntimeOptions {
   logger: RuntimeLogger;
   /** Runs let through at once on one session, at least 1; default 1. */
   runsPerSession?: number;
+  /** Let the intra-op threads busy-wait between runs (onnxruntime's default); default false. */
+  spinning?: boolean;
 }
 
 /**
@@ -208,9 +210,33 @@ interface OutputTensor {
 const MiB = 1024 * 1024;
 const mib = (bytes: number) => Math.round((bytes / MiB) * 10) / 10;
 
+/**
+ * The session options of every model the service loads (arena settings aside, chosen per model),
+ * exported so the benches' bare sessions run as the service's do.
+ */
+export function serviceSessionOptions(threads: number, spinning = false) {
+  return {
+    executionProviders: ["cpu"],
+    intraOpNumThreads: threads,
+    // Graphs here are chains of convolutions; parallel branches are rare, so one inter-op thread
+    // avoids a second pool competing with the intra-op threads for the same cores.
+    interOpNumThreads: 1,
+    executionMode: "sequential" as const,
+    graphOptimizationLevel: "all" as const,
+    // Old exporters list initializers as graph inputs, and onnxruntime warns once per initializer
+    // (about a hundred lines for ESPCN); errors still reach the log through the thrown exception.
+    logSeverityLevel: 3 as const,
+    // By default onnxruntime's intra-op threads busy-wait for more work after each run; on a machine
+    // whose cores are shared (the JavaScript and libvips steps around a run, other processes) that
+    // spinning takes the cores from them: a 1 MP portrait call over REST spent ~90 ms more CPU
+    // with it, and bare runs were no faster (bench/onnx-spinning.ts measures both).
+    ...(spinning ? {} : { extra: { session: { intra_op: { allow_spinning: "0" } } } }),
+  };
+}
+
 export class ModelRuntime {
   private readonly entries = new Map<string, SessionEntry>();
-  private readonly sessionOptions: Record<string, unknown>;
+  private readonly sessionOptions: ReturnType<typeof serviceSessionOptions>;
   private thread: InferenceThread | undefined;
   private nextSessionId = 1;
   private readonly runsPerSession: number;
@@ -246,18 +272,7 @@ export class ModelRuntime {
       throw new RangeError(`Expected integer of at least 1 for runsPerSession but received ${this.runsPerSession}`);
     }
     observeRuntime(this);
-    this.sessionOptions = {
-      executionProviders: ["cpu"],
-      intraOpNumThreads: options.threads,
-      // Graphs here are chains of convolutions; parallel branches are rare, so one inter-op thread
-      // avoids a second pool competing with the intra-op threads for the same cores.
-      interOpNumThreads: 1,
-      executionMode: "sequential",
-      graphOptimizationLevel: "all",
-      // Old exporters list initializers as graph inputs, and onnxruntime warns once per initializer
-      // (about a hundred lines for ESPCN); errors still reach the log through the thrown exception.
-      logSeverityLevel: 3,
-    };
+    this.sessionOptions = serviceSessionOptions(options.threads, options.spinning);
   }
 
   /** A handle on the model `key`; `load` is called only when the session must be (re)created. */

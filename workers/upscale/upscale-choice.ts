@@ -16,6 +16,7 @@
 import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
+import type { UpscaleQuality } from "../../core/upscale-quality.js";
 
 /** Measured milliseconds per output megapixel on 2 cores (bench/upscale-bench.ts speed, README): ESRGAN thick's x4 network. */
 const THICK_X4_MS = 4703;
@@ -51,9 +52,10 @@ export interface AffordableUpgrade extends NetworkRun {
    */
   averagedWith?: NetworkRun;
   /**
-   * Milliseconds per output megapixel on 2 cores, ensemble included, from the speed table of
-   * bench/upscale-bench.ts (README): ESRGAN thick x4 4703 as measured; LSDIR x8-ensemble at x2 from
-   * LSDIR's 528 per native-output MP, times 4 (its x4 output is 4 times the x2 one) and 8 runs.
+   * Milliseconds per output megapixel on 2 cores, ensembles included, from the speed table of
+   * bench/upscale-bench.ts (README; the constants above); a model ensemble costs the sum of its two
+   * networks' rates (the averaging itself is negligible: the quality bench's x4 ensemble took the sum
+   * of thick's and LSDIR x8's times under the same load).
    */
   msPerOutputMegapixel: number;
 }
@@ -96,14 +98,6 @@ export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpg
   ],
 };
 
-/**
- * How a request without `model` trades time for fidelity: `fast` runs the fast default of
- * {@link DEFAULT_PREFERENCE} once, `balanced` (the default) takes an {@link AFFORDABLE_UPGRADES} way
- * when its predicted time fits the time budget, `max` takes the {@link STRONGEST_WAYS} way whatever
- * the budget, within {@link assertWithinDeadline}.
- */
-export const UPSCALE_QUALITIES = ["fast", "balanced", "max"] as const;
-export type UpscaleQuality = (typeof UPSCALE_QUALITIES)[number];
 
 /**
  * What `quality: "max"` runs per factor: the way with the highest mean RGB PSNR gain over Lanczos-3

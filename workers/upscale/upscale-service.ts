@@ -25,15 +25,8 @@ import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
 import type { NetworkDependencies } from "./network-upscaler.js";
 import { modelEnsemble } from "./model-ensemble.js";
-import {
-  chooseByQuality,
-  isClassical,
-  requestedModel,
-  upscalePath,
-  type UpscaleChoice,
-  type UpscalePath,
-  type UpscaleQuality as QualityName,
-} from "./upscale-choice.js";
+import type { UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
+import { chooseByQuality, isClassical, requestedModel, upscalePath, type UpscaleChoice } from "./upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
