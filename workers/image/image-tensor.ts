@@ -8,7 +8,7 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat } from "../catalog/catalog-types.js";
-import type { TensorData } from "../onnx/tensor-data.js";
+import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 
 /** BT.601 luma weights (as PIL's YCbCr and the ESPCN training pipeline use), full range. */
@@ -166,6 +166,26 @@ export function tensorImage(tensor: TensorData, format: ImageTensorFormat): Tens
     }
   };
   return { width, height, channels, sample, copyTo };
+}
+
+/**
+ * A `[1, H, W, 3]` uint8 output tensor (a byte graph's, byte-image-graph.ts) read as pixels: samples are
+ * the bytes, and a region is copied a row at a time.
+ */
+export function byteTensorImage(tensor: ByteTensor): TensorImage {
+  const [batch, height, width, channels] = tensor.dims;
+  if (tensor.dims.length !== 4 || batch !== 1 || channels !== 3 || !(height! > 0) || !(width! > 0) || tensor.data.length !== height! * width! * 3) {
+    throw new AtelierError("INTERNAL", `Expected a [1, H, W, 3] byte image tensor but received [${tensor.dims.join(", ")}] with ${tensor.data.length} values.`);
+  }
+  const { data } = tensor;
+  const copyTo = (region: PixelRect, target: RawImage, x: number, y: number) => {
+    if (target.channels !== 3) throw new AtelierError("INTERNAL", `Expected a 3-channel target for a byte tensor image but received ${target.channels} channels.`);
+    for (let j = 0; j < region.height; j++) {
+      const from = ((region.y + j) * width! + region.x) * 3;
+      target.data.set(data.subarray(from, from + region.width * 3), ((y + j) * target.width + x) * 3);
+    }
+  };
+  return { width: width!, height: height!, channels: 3, sample: (p, c) => data[p * 3 + c]!, copyTo };
 }
 
 /**

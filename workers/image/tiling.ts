@@ -16,7 +16,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
-import { imageToTensor, tensorChannels, tensorImage, toSample } from "./image-tensor.js";
+import { byteTensorImage, imageToTensor, tensorChannels, tensorImage, toSample, type TensorImage } from "./image-tensor.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 import { blendWeights, edgeIndex, planAxis, type AxisTile, type EdgeMode } from "./tile-grid.js";
 import { reportProgress } from "../work-progress.js";
@@ -110,12 +110,44 @@ function cutTile(image: RawImage, column: AxisTile, row: AxisTile, edge: EdgeMod
  * `scale`-times larger result: RGB, or grey for a Y output format.
  */
 export async function runTiled(image: RawImage, options: TiledInferenceOptions): Promise<RawImage> {
+  const outputFormat = options.outputFormat ?? options.format;
+  return assembleTiles(image, options, tensorChannels(outputFormat), async (tile, geometry) =>
+    tensorImage(await options.runTile(imageToTensor(tile, options.format), geometry), outputFormat),
+  );
+}
+
+/**
+ * {@link runTiled} for a network that takes and gives 8-bit RGB (byte-image-graph.ts): no pixel is
+ * converted here, inside the overlaps rows are copied as they are, and only the overlap bands are
+ * blended, from the tiles' rounded samples. Where {@link runTiled} blends the float outputs, then clamps
+ * and rounds, this blends samples each tile already clamped and rounded: a blended sample may differ
+ * from runTiled's by 1 (the blend moves by less than half a step before its own rounding), a little
+ * more where a tile's output went past 0..255 (clamped before the blend instead of after); every other
+ * sample is the same. Seams fade as before; tiling itself moves samples more than that (the network
+ * sees less context near a tile's border).
+ */
+export async function runTiledBytes(image: RawImage, options: ByteTileOptions): Promise<RawImage> {
+  assertRgb(image);
+  return assembleTiles(image, options, 3, async (tile, geometry) => {
+    const dims = [1, tile.height, tile.width, 3];
+    return byteTensorImage(await options.runTile({ data: tile.data, dims }, geometry));
+  });
+}
+
+/**
+ * The tiling both runners share: `runTile` gets each tile's input pixels (padded) and returns its
+ * output, which must be `scale` times the padded tile on each side; the result has `channels` channels.
+ */
+async function assembleTiles(
+  image: RawImage,
+  options: Pick<TiledInferenceOptions, "scale" | "geometry" | "edge" | "signal">,
+  channels: 1 | 3,
+  runTile: (tile: RawImage, geometry: TileGeometry) => Promise<TensorImage>,
+): Promise<RawImage> {
   assertRawImage(image, "tiling input");
   const { scale } = options;
-  const outputFormat = options.outputFormat ?? options.format;
   const edge = options.edge ?? "reflect";
   const { columns, rows } = plan(image, options);
-  const channels = tensorChannels(outputFormat);
   const outWidth = image.width * scale;
   const outHeight = image.height * scale;
   const out = new Uint8Array(outWidth * outHeight * channels);
@@ -152,9 +184,8 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
         paddedWidth: column.padded,
         paddedHeight: row.padded,
       };
-      const result = await options.runTile(imageToTensor(cutTile(image, column, row, edge), options.format), geometry);
+      const tile = await runTile(cutTile(image, column, row, edge), geometry);
       reportProgress(r * columns.length + c + 1, rows.length * columns.length, "tiles");
-      const tile = tensorImage(result, outputFormat);
       if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
         throw new AtelierError(
           "INTERNAL",
@@ -210,6 +241,11 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
   return output;
 }
 
+function assertRgb(image: RawImage): void {
+  assertRawImage(image, "tiling input");
+  if (image.channels !== 3) throw new AtelierError("INTERNAL", `Expected an RGB image for a byte graph but received ${image.channels} channels.`);
+}
+
 /** Whether `image` fits in one tile of `options.geometry` (then no overlap needs blending). */
 export function fitsOneTile(image: RawImage, options: Pick<TiledInferenceOptions, "scale" | "geometry">): boolean {
   const { columns, rows } = plan(image, options);
@@ -229,8 +265,7 @@ export interface ByteTileOptions extends Pick<TiledInferenceOptions, "scale" | "
  * and comes out as bytes, padded as {@link runTiled} pads it, and the padding is cropped off.
  */
 export async function runOneByteTile(image: RawImage, options: ByteTileOptions): Promise<RawImage> {
-  assertRawImage(image, "tiling input");
-  if (image.channels !== 3) throw new AtelierError("INTERNAL", `Expected an RGB image for a byte graph but received ${image.channels} channels.`);
+  assertRgb(image);
   const { columns, rows } = plan(image, options);
   const [column, row] = [columns[0]!, rows[0]!];
   if (columns.length !== 1 || rows.length !== 1) throw new AtelierError("INTERNAL", `Expected one tile but the image takes ${columns.length}x${rows.length}.`);
