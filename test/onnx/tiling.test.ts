@@ -14,6 +14,7 @@ import { imageToTensor, tensorToImage, toSample } from "../../workers/image/imag
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { blendWeights, planAxis } from "../../workers/image/tile-grid.js";
 import { runTiled, runTiledBytes, type TileGeometry } from "../../workers/image/tiling.js";
+import { withProgress } from "../../workers/work-progress.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, testPhoto } from "../support/test-assets.js";
 import { flatImage, nearestUpscale, noiseImage, psnr } from "./pixels.js";
 import { fixedIdentityModel, nearest2xModel } from "./tiny-models.js";
@@ -325,6 +326,42 @@ describe("bounds and failures", () => {
     });
     await expect(run).rejects.toMatchObject({ code: "CANCELLED" });
     expect(calls).toBe(1);
+  });
+
+  it("asks for each tile's run before assembling the tile before it", async () => {
+    const events: string[] = [];
+    await withProgress(
+      (step) => events.push(`assembling ${step - 1}`),
+      () =>
+        runTiledBytes(noiseImage(40, 20), {
+          scale: 1,
+          geometry: { tileSize: 16, tileOverlap: 4 },
+          runTile: async (tile, where) => {
+            events.push(`run ${where.row * 3 + where.column}`);
+            return tile;
+          },
+        }),
+    );
+    // 3 columns x 2 rows: run k+1 is asked for before tile k is assembled, so the network never waits on blending.
+    expect(events).toEqual(["run 0", "run 1", "assembling 0", "run 2", "assembling 1", "run 3", "assembling 2", "run 4", "assembling 3", "run 5", "assembling 4", "assembling 5"]);
+  });
+
+  it("leaves no run unobserved when a tile is refused while the next one runs", async () => {
+    let calls = 0;
+    const run = runTiled(noiseImage(40, 40), {
+      format: RGB255,
+      scale: 2,
+      geometry: { tileSize: 16 },
+      runTile: async (tile) => {
+        calls++;
+        if (calls > 1) throw new Error("the next tile failed too");
+        return tile;
+      },
+    });
+    // The first tile has the wrong size; the second, already asked for, fails later and is not reported unhandled.
+    await expect(run).rejects.toThrow("Expected a 32x32 output tile");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(calls).toBe(2);
   });
 
   it("refuses an output tile of the wrong size, naming both sizes", async () => {

@@ -125,6 +125,9 @@ function deflateBand(band: Buffer, last: boolean): Promise<Buffer> {
     strategy: zlib.constants.Z_RLE,
     level: 1,
     finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
+    // Room for the whole band's output (deflate grows incompressible data by a few bytes per 16 KB):
+    // with the default 16 KB, the pool thread hands back every 16 KB and this thread sends it on.
+    chunkSize: band.length + (band.length >> 10) + 1024,
   };
   return new Promise((resolve, reject) => zlib.deflateRaw(band, options, (error, result) => (error ? reject(error) : resolve(result))));
 }

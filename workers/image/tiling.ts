@@ -164,28 +164,41 @@ async function assembleTiles(
   let below = new Float32Array(outWidth * stripRows * channels);
   const right = new Float32Array(tallest * stripColumns * channels);
 
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    const rowWeights = blendWeights(row, scale);
-    const top = row.overlapBefore * scale;
-    const height = row.length * scale;
-    const bottomStart = height - row.overlapAfter * scale;
-    const y0 = row.start * scale;
-    for (let c = 0; c < columns.length; c++) {
-      throwIfCancelled(options.signal);
-      const column = columns[c]!;
-      const geometry: TileGeometry = {
-        column: c,
-        row: r,
-        x: column.start,
-        y: row.start,
-        width: column.length,
-        height: row.length,
-        paddedWidth: column.padded,
-        paddedHeight: row.padded,
-      };
-      const tile = await runTile(cutTile(image, column, row, edge), geometry);
-      reportProgress(r * columns.length + c + 1, rows.length * columns.length, "tiles");
+  // Each tile's network run is asked for before the previous tile is assembled, so the inference
+  // thread starts it while this thread blends: the run gate lets it in as soon as the previous run ends.
+  const grid = rows.flatMap((row, r) => columns.map((column, c) => ({ row, column, r, c })));
+  const start = (k: number) => {
+    throwIfCancelled(options.signal);
+    const { row, column, r, c } = grid[k]!;
+    const geometry: TileGeometry = {
+      column: c,
+      row: r,
+      x: column.start,
+      y: row.start,
+      width: column.length,
+      height: row.length,
+      paddedWidth: column.padded,
+      paddedHeight: row.padded,
+    };
+    return runTile(cutTile(image, column, row, edge), geometry);
+  };
+  let next = start(0);
+  try {
+    let rowWeights = blendWeights(rows[0]!, scale);
+    for (let k = 0; k < grid.length; k++) {
+      const { row, column, r, c } = grid[k]!;
+      const tile = await next;
+      if (k + 1 < grid.length) next = start(k + 1);
+      reportProgress(k + 1, grid.length, "tiles");
+      if (c === 0 && r > 0) {
+        rowWeights = blendWeights(row, scale);
+        [above, below] = [below, above];
+        below.fill(0);
+      }
+      const top = row.overlapBefore * scale;
+      const height = row.length * scale;
+      const bottomStart = height - row.overlapAfter * scale;
+      const y0 = row.start * scale;
       if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
         throw new AtelierError(
           "INTERNAL",
@@ -235,8 +248,9 @@ async function assembleTiles(
         }
       }
     }
-    [above, below] = [below, above];
-    below.fill(0);
+  } finally {
+    // A tile run still under way when this stops (cancelled, or a tile refused) settles unobserved.
+    next.catch(() => {});
   }
   return output;
 }
