@@ -9,7 +9,7 @@ import { createLogger } from "../../core/logger.js";
 import { catalogEntry } from "../../workers/catalog/model-catalog.js";
 import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
 import { byteSessionKey, withByteImageIO } from "../../workers/image/byte-image-graph.js";
-import { byteConversion } from "../../workers/image/image-tensor.js";
+import { byteConversion, toSample } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { runOneByteTile, runTiled, runTiledBytes } from "../../workers/image/tiling.js";
 import { planAxis } from "../../workers/image/tile-grid.js";
@@ -17,6 +17,7 @@ import { ModelLoader } from "../../workers/models/model-loader.js";
 import { ModelStore } from "../../workers/models/model-store.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { styleFamily } from "../../workers/style/style-families.js";
+import { OnnxGraphBuilder } from "../../workers/convert/onnx-graph.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel, hasTestPhotos } from "../support/test-assets.js";
 import { photoCrop } from "../upscale/upscale-fixtures.js";
@@ -129,5 +130,47 @@ describe.skipIf(!available)("networks with bytes in and out, against the JavaScr
     const photo = await photoCrop("coffee.png", { left: 0, top: 0, width: 400, height: 300 });
     const { floats, bytes } = await bothWays(entry, "default", 1, photo, styleFamily(entry).prepareGraph);
     expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
+  });
+});
+
+describe("the byte graph's rounding", () => {
+  /** The float32 `steps` representable values away from `x` (negative: below). */
+  function float32Step(x: number, steps: number): number {
+    const f = new Float32Array([x]);
+    const bits = new Int32Array(f.buffer);
+    bits[0]! += x >= 0 ? steps : -steps;
+    return f[0]!;
+  }
+
+  it("rounds the float32 values around every half up, as toSample does, and clamps to 0..255", async () => {
+    // Every k + 1/2 with the four float32 values on each side, the values around the binade edges
+    // (0.25, 0.5, 1, 2, ... 128), the tie at 0.5 and the value just below it, and out-of-range ones.
+    const values: number[] = [-3, -0.2, 0, 255, 255.2, 255.5, 256, 300, 1e6];
+    for (let k = 0; k <= 255; k++) for (let step = -4; step <= 4; step++) values.push(float32Step(k + 0.5, step));
+    for (let e = -2; e <= 7; e++) for (let step = -4; step <= 4; step++) values.push(float32Step(2 ** e, step));
+    const width = values.length;
+    // A network that ignores its input and returns `values` in channel 0 (channels 1 and 2: zero).
+    const graph = new OnnxGraphBuilder({ graphName: "constant_output" });
+    graph.addInput("image", [1, 3, 1, "w"]);
+    const data = new Float32Array(3 * width);
+    data.set(values);
+    const constant = graph.addFloatInitializer("values", [1, 3, 1, width], data);
+    const zero = graph.addScalar("zero", 0);
+    graph.addNode({ opType: "Mul", inputs: ["image", zero], outputs: ["nothing"] });
+    graph.addNode({ opType: "Add", inputs: ["nothing", constant], outputs: ["out"] });
+    graph.addOutput("out", [1, 3, 1, "w"]);
+    const conversion = byteConversion({ layout: "NCHW", channelOrder: "RGB", range: [0, 255] })!;
+    const runtime = new ModelRuntime({ threads: 1, memoryBudgetBytes: 256 * 1024 ** 2, logger: createLogger("silent") });
+    try {
+      const model = runtime.model("test/constant-output:bytes", async () => withByteImageIO(graph.toBytes(), conversion, "image", "out"));
+      const result = (await model.pin((session) => session.runToBytes({ image: { data: new Uint8Array(width * 3), dims: [1, 1, width, 3] } })))["out"]!;
+      const got = values.map((_, i) => result.data[i * 3]!);
+      expect(got).toEqual(values.map((value) => toSample(Math.fround(value))));
+      // The case that rounding as floor(x + 0.5) in float32 gets wrong is among them.
+      expect(values).toContain(float32Step(0.5, -1));
+      expect(got[values.indexOf(float32Step(0.5, -1))]).toBe(0);
+    } finally {
+      await runtime.dispose();
+    }
   });
 });
