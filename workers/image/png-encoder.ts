@@ -8,10 +8,11 @@
  * stream PNG wants, as pigz does: every band but the last ends with a sync flush (an empty stored
  * block, byte-aligned, not final) and starts with no history, so the concatenation is a valid stream.
  *
- * Every row takes the Average filter (PNG filter 3) and deflate's run-length strategy (Z_RLE): on the
- * network outputs and photographs this service returns, that came within 1 % of libvips' level 2 with
- * adaptive filtering at 1 MP and 10 % smaller at 12 MP, at about half of its CPU time before the
- * parallelism (bench/png-encode.ts prints both). The filter runs four samples at a time in 32-bit
+ * Every row takes the Average filter (PNG filter 3) and deflate codes it with Huffman codes alone
+ * (Z_HUFFMAN_ONLY): after that filter, LSDIR outputs of 1 and 12 MP came out 52.3 % and 36.0 % of the
+ * raw size against libvips' 51.9 % and 39.9 % (level 2, adaptive filters), at 24 and 269 ms of deflate
+ * CPU (run-length matching, Z_RLE: 51.8 % and 36.2 % at 38 and 342 ms; libvips' whole encode: 61-67
+ * and 700-730 ms), and then on several cores (bench/png-encode.ts prints both encoders). The filter runs four samples at a time in 32-bit
  * words (SIMD within a register) where the rows are word-aligned, else one sample at a time.
  */
 import os from "node:os";
@@ -122,7 +123,7 @@ export function adler32(data: Uint8Array, adler = 1): number {
 
 function deflateBand(band: Buffer, last: boolean): Promise<Buffer> {
   const options: zlib.ZlibOptions = {
-    strategy: zlib.constants.Z_RLE,
+    strategy: zlib.constants.Z_HUFFMAN_ONLY,
     level: 1,
     finishFlush: last ? zlib.constants.Z_FINISH : zlib.constants.Z_SYNC_FLUSH,
     // Room for the whole band's output (deflate grows incompressible data by a few bytes per 16 KB):
