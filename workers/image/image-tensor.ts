@@ -116,8 +116,11 @@ export interface TensorImage {
   height: number;
   /** Image channels: 3 (RGB) or 1 (grey, for Y). */
   channels: 1 | 3;
-  /** Image channel `c` of pixel `p` (row-major) on the 0..255 scale, as float32, neither clamped nor rounded. */
-  sample(p: number, c: number): number;
+  /**
+   * The samples of pixels `from` to `to` (exclusive) of row `y`, channels interleaved, into `into` from
+   * its start: on the 0..255 scale, as float32, neither clamped nor rounded.
+   */
+  readRow(y: number, from: number, to: number, into: Float32Array): void;
   /**
    * Writes the pixels of `region`, clamped and rounded ({@link toSample} of {@link sample}), into
    * `target` (same channels) with the region's top-left pixel at (`x`, `y`).
@@ -139,10 +142,14 @@ export function tensorImage(tensor: TensorData, format: ImageTensorFormat): Tens
     return planar ? t * width * height + p : p * channels + t;
   };
   const step = planar ? 1 : channels;
-  const sample = (p: number, c: number) => {
-    const t = sourceChannel(format, c);
-    // Rounded to float32 so every pixel, blended or not, starts from the same value.
-    return Math.fround((data[first(c, p)]! - offset[t]!) / scale[t]!);
+  const readRow = (y: number, from: number, to: number, into: Float32Array) => {
+    for (let c = 0; c < channels; c++) {
+      const t = sourceChannel(format, c);
+      const s = scale[t]!;
+      const o = offset[t]!;
+      // Stored as float32, as copyTo rounds it, so every pixel, blended or not, starts from the same value.
+      for (let at = first(c, y * width + from), i = c, end = i + (to - from) * channels; i < end; at += step, i += channels) into[i] = (data[at]! - o) / s;
+    }
   };
   const copyTo = (region: PixelRect, target: RawImage, x: number, y: number) => {
     if (target.channels !== channels) {
@@ -165,7 +172,7 @@ export function tensorImage(tensor: TensorData, format: ImageTensorFormat): Tens
       }
     }
   };
-  return { width, height, channels, sample, copyTo };
+  return { width, height, channels, readRow, copyTo };
 }
 
 /**
@@ -185,7 +192,8 @@ export function byteTensorImage(tensor: ByteTensor): TensorImage {
       target.data.set(data.subarray(from, from + region.width * 3), ((y + j) * target.width + x) * 3);
     }
   };
-  return { width: width!, height: height!, channels: 3, sample: (p, c) => data[p * 3 + c]!, copyTo };
+  const readRow = (y: number, from: number, to: number, into: Float32Array) => into.set(data.subarray((y * width! + from) * 3, (y * width! + to) * 3));
+  return { width: width!, height: height!, channels: 3, readRow, copyTo };
 }
 
 /**

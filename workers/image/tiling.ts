@@ -163,6 +163,8 @@ async function assembleTiles(
   let above = new Float32Array(outWidth * stripRows * channels);
   let below = new Float32Array(outWidth * stripRows * channels);
   const right = new Float32Array(tallest * stripColumns * channels);
+  // One output row of the widest tile, as read back for blending.
+  const samples = new Float32Array(Math.max(...columns.map((column) => column.padded)) * scale * channels);
 
   // Each tile's network run is asked for before the previous tile is assembled, so the inference
   // thread starts it while this thread blends: the run gate lets it in as soon as the previous run ends.
@@ -214,37 +216,49 @@ async function assembleTiles(
       // Inside the overlaps no other tile adds anything and the weight is exactly 1: straight to the output.
       tile.copyTo({ x: left, y: top, width: rightStart - left, height: bottomStart - top }, output, x0 + left, y0 + top);
 
-      const blend = (j: number, i: number) => {
-        const w = rowWeights[j]! * weights[i]!;
-        const x = x0 + i;
-        const p = j * tile.width + i;
-        const target = ((y0 + j) * outWidth + x) * channels;
-        const pendingRight = i >= rightStart;
-        for (let ch = 0; ch < channels; ch++) {
-          const value = tile.sample(p, ch) * w;
-          if (j >= bottomStart) {
-            below[((j - bottomStart) * outWidth + x) * channels + ch]! += value;
-          } else if (j < top) {
-            const at = (j * outWidth + x) * channels + ch;
-            const sum = above[at]! + value;
-            if (pendingRight) above[at] = sum;
-            else out[target + ch] = toSample(sum);
-          } else {
-            // Left overlap columns read what the previous tile left; right ones are written after
-            // them in the same row (a tile is at least two overlaps wide), so one strip serves both.
-            const sum = i < left ? right[(j * stripColumns + i) * channels + ch]! + value : value;
-            if (pendingRight) right[(j * stripColumns + i - rightStart) * channels + ch] = sum;
-            else out[target + ch] = toSample(sum);
+      // The overlap bands, a row segment at a time: whole rows above and below the inside, and its
+      // left and right edges. Each sample is weighted and either added to a strip a later tile
+      // completes or, with the last tile's share added, rounded into the output.
+      const blendRow = (j: number, from: number, to: number) => {
+        tile.readRow(j, from, to, samples);
+        const wy = rowWeights[j]!;
+        let s = 0;
+        let o = ((y0 + j) * outWidth + x0 + from) * channels;
+        if (j >= bottomStart) {
+          // Shared with the next tile row: only added up so far.
+          for (let i = from, at = ((j - bottomStart) * outWidth + x0 + from) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            for (let ch = 0; ch < channels; ch++, s++, at++) below[at]! += samples[s]! * w;
+          }
+        } else if (j < top) {
+          // Shared with the previous tile row (and, left, with the previous tile): complete unless the
+          // next tile in the row still adds to it.
+          for (let i = from, at = (j * outWidth + x0 + from) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            if (i >= rightStart) for (let ch = 0; ch < channels; ch++, s++, at++, o++) above[at] = above[at]! + samples[s]! * w;
+            else for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(above[at]! + samples[s]! * w);
+          }
+        } else if (from < left) {
+          // The left edge: completes what the previous tile left in the strip beside it.
+          for (let i = from, at = (j * stripColumns + from) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(right[at]! + samples[s]! * w);
+          }
+        } else {
+          // The right edge: the next tile completes it (a tile is at least two overlaps wide, so the
+          // next one reads this strip before the row after is written).
+          for (let i = from, at = (j * stripColumns + from - rightStart) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            for (let ch = 0; ch < channels; ch++, s++, at++) right[at] = samples[s]! * w;
           }
         }
       };
-      // The overlap bands: whole rows above and below the inside, and its left and right edges.
       for (let j = 0; j < height; j++) {
         if (j >= top && j < bottomStart) {
-          for (let i = 0; i < left; i++) blend(j, i);
-          for (let i = rightStart; i < width; i++) blend(j, i);
+          if (left > 0) blendRow(j, 0, left);
+          if (rightStart < width) blendRow(j, rightStart, width);
         } else {
-          for (let i = 0; i < width; i++) blend(j, i);
+          blendRow(j, 0, width);
         }
       }
     }
