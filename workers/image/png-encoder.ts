@@ -34,6 +34,9 @@ const AVERAGE_FILTER = 3;
 /** PNG colour type by samples per pixel: grey, grey + alpha, RGB, RGBA. */
 const COLOUR_TYPES: Record<RawImage["channels"], number> = { 1: 0, 2: 4, 3: 2, 4: 6 };
 const LITTLE_ENDIAN = os.endianness() === "LE";
+const ADLER_BASE = 65521;
+/** Words between reductions of the Adler-32 sums: after 512 (2 KB) b is still under 2^31. */
+const ADLER_RUN_WORDS = 512;
 
 /** Rows of each band, first to last. */
 export function pngBands(width: number, height: number, channels: number): number[] {
@@ -46,12 +49,19 @@ export function pngBands(width: number, height: number, channels: number): numbe
   return bands;
 }
 
+/** A band of filtered rows and zlib's Adler-32 of everything filtered so far, this band included. */
+export interface FilteredRows {
+  data: Buffer;
+  adler: number;
+}
+
 /**
  * Rows `y0` to `y0 + rows` of `image`, each as its filter byte (3, Average) then its filtered samples:
  * every sample minus the floor of the mean of the sample one pixel left and the one a row up (0 past
- * the image's first row and column), modulo 256.
+ * the image's first row and column), modulo 256. `adler` is the Adler-32 of the rows before these
+ * (1 for none), continued over them.
  */
-export function averageFilterRows(image: RawImage, y0: number, rows: number): Buffer {
+export function averageFilterRows(image: RawImage, y0: number, rows: number, adler = 1): FilteredRows {
   const { data, channels } = image;
   const stride = image.width * channels;
   const out = Buffer.allocUnsafe((stride + 1) * rows);
@@ -59,18 +69,24 @@ export function averageFilterRows(image: RawImage, y0: number, rows: number): Bu
   const source = words ? new Int32Array(data.buffer, data.byteOffset, data.length / 4) : undefined;
   const filtered = words ? new Int32Array(stride / 4) : undefined;
   const filteredBytes = filtered ? new Uint8Array(filtered.buffer) : undefined;
+  const sums = { a: adler & 0xffff, b: adler >>> 16 };
   for (let j = 0; j < rows; j++) {
     const y = y0 + j;
     const at = j * (stride + 1);
     out[at] = AVERAGE_FILTER;
+    sums.a = (sums.a + AVERAGE_FILTER) % ADLER_BASE;
+    sums.b = (sums.b + sums.a) % ADLER_BASE;
     if (source && filtered && filteredBytes) {
-      filterRowInWords(source, (y * stride) / 4, y > 0 ? ((y - 1) * stride) / 4 : -1, stride / 4, channels, filtered);
+      filterRowInWords(source, (y * stride) / 4, y > 0 ? ((y - 1) * stride) / 4 : -1, stride / 4, channels, filtered, sums);
       out.set(filteredBytes, at + 1);
     } else {
       filterRowInBytes(data, y * stride, y > 0 ? (y - 1) * stride : -1, stride, channels, out, at + 1);
+      const continued = adler32(out.subarray(at + 1, at + 1 + stride), (sums.b << 16) | sums.a);
+      sums.a = continued & 0xffff;
+      sums.b = continued >>> 16;
     }
   }
-  return out;
+  return { data: out, adler: ((sums.b << 16) | sums.a) >>> 0 };
 }
 
 function filterRowInBytes(data: Uint8Array, row: number, above: number, length: number, bpp: number, out: Uint8Array, to: number): void {
@@ -83,23 +99,48 @@ function filterRowInBytes(data: Uint8Array, row: number, above: number, length: 
 
 /**
  * The same as {@link filterRowInBytes}, four samples per 32-bit word (little-endian: the first sample is
- * the lowest byte). Per byte, without carries between bytes: floor((l + u) / 2) = (l & u) + ((l ^ u) >> 1),
- * and x - y modulo 256 = ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H) with H the bytes' top bits.
+ * the lowest byte), continuing the Adler-32 `sums` over the filtered bytes as it goes. Per byte, without
+ * carries between bytes: floor((l + u) / 2) = (l & u) + ((l ^ u) >> 1), and x - y modulo 256 =
+ * ((x | H) - (y & ~H)) ^ ((x ^ ~y) & H) with H the bytes' top bits. Per word of bytes x0..x3, Adler's
+ * sums move as a += x0 + x1 + x2 + x3 and b += 4a + 4x0 + 3x1 + 2x2 + x3 (a before the word).
  */
-function filterRowInWords(source: Int32Array, row: number, above: number, words: number, bpp: number, out: Int32Array): void {
+function filterRowInWords(
+  source: Int32Array,
+  row: number,
+  above: number,
+  words: number,
+  bpp: number,
+  out: Int32Array,
+  sums: { a: number; b: number },
+): void {
   const shiftOut = 32 - 8 * bpp;
   const shiftIn = 8 * bpp;
   let previous = 0;
-  for (let k = 0; k < words; k++) {
-    const current = source[row + k]!;
-    // The bytes `bpp` to the left: the end of the previous word joined to the start of this one.
-    const left = bpp === 4 ? previous : (previous >>> shiftOut) | (current << shiftIn);
-    const up = above >= 0 ? source[above + k]! : 0;
-    // `| 0` keeps V8 in 32-bit integer arithmetic: the sums wrap like the words they stand for.
-    const mean = ((left & up) + (((left ^ up) >>> 1) & 0x7f7f7f7f)) | 0;
-    out[k] = (((current | 0x80808080) - (mean & 0x7f7f7f7f)) | 0) ^ ((current ^ ~mean) & 0x80808080);
-    previous = current;
+  let { a, b } = sums;
+  for (let run = 0; run < words; run += ADLER_RUN_WORDS) {
+    const end = Math.min(words, run + ADLER_RUN_WORDS);
+    for (let k = run; k < end; k++) {
+      const current = source[row + k]!;
+      // The bytes `bpp` to the left: the end of the previous word joined to the start of this one.
+      const left = bpp === 4 ? previous : (previous >>> shiftOut) | (current << shiftIn);
+      const up = above >= 0 ? source[above + k]! : 0;
+      // `| 0` keeps V8 in 32-bit integer arithmetic: the sums wrap like the words they stand for.
+      const mean = ((left & up) + (((left ^ up) >>> 1) & 0x7f7f7f7f)) | 0;
+      const word = (((current | 0x80808080) - (mean & 0x7f7f7f7f)) | 0) ^ ((current ^ ~mean) & 0x80808080);
+      out[k] = word;
+      previous = current;
+      const x0 = word & 0xff;
+      const x1 = (word >>> 8) & 0xff;
+      const x2 = (word >>> 16) & 0xff;
+      const x3 = word >>> 24;
+      b += 4 * a + 4 * x0 + 3 * x1 + 2 * x2 + x3;
+      a += x0 + x1 + x2 + x3;
+    }
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
   }
+  sums.a = a;
+  sums.b = b;
 }
 
 /** zlib's Adler-32 of `data`, continuing from `adler`. */
@@ -115,8 +156,8 @@ export function adler32(data: Uint8Array, adler = 1): number {
       a += data[i]!;
       b += a;
     }
-    a %= 65521;
-    b %= 65521;
+    a %= ADLER_BASE;
+    b %= ADLER_BASE;
   }
   return ((b << 16) | a) >>> 0;
 }
@@ -157,9 +198,9 @@ export async function encodePng(image: RawImage): Promise<Buffer> {
   const bands = pngBands(width, height, channels);
   for (const [index, rows] of bands.entries()) {
     if (index > 0) await yieldToEventLoop();
-    const band = averageFilterRows(image, y, rows);
-    adler = adler32(band, adler);
-    deflated.push(deflateBand(band, index === bands.length - 1));
+    const band = averageFilterRows(image, y, rows, adler);
+    adler = band.adler;
+    deflated.push(deflateBand(band.data, index === bands.length - 1));
     y += rows;
   }
   let streams: Buffer[];
