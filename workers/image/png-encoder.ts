@@ -20,8 +20,11 @@ import zlib from "node:zlib";
 import { AtelierError } from "../../core/errors.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 
-/** Raw bytes per band at most: filtering one takes a few milliseconds of this thread, then it yields. */
-const MAX_BAND_BYTES = 4 * 1024 * 1024;
+/**
+ * Raw bytes per band at most: filtering one takes this thread about 4 ms (2 ns a byte), then it yields,
+ * so the event loop (the router's too, in one process) never waits long.
+ */
+const MAX_BAND_BYTES = 2 * 1024 * 1024;
 /** Raw bytes per band at least: smaller bands would cost more in per-stream overhead than they save. */
 const MIN_BAND_BYTES = 256 * 1024;
 /** Bands for parallelism: one per core (libuv's pool has four threads by default). */
