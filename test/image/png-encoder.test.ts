@@ -1,7 +1,8 @@
 /** The banded PNG encoder: lossless for every channel count and size, valid zlib streams, and encodeImage's use of it. */
 import zlib from "node:zlib";
 import sharp from "sharp";
-import { describe, expect, it } from "vitest";
+import os from "node:os";
+import { describe, expect, it, vi } from "vitest";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { encodeImage } from "../../workers/image/encode-image.js";
 import { adler32, averageFilterRows, encodePng, pngBands } from "../../workers/image/png-encoder.js";
@@ -89,6 +90,29 @@ describe("encodePng", () => {
     // inflateSync checks the trailer's Adler-32 and that the stream ends exactly once, at the last band.
     const filtered = zlib.inflateSync(idatStream(png));
     expect(filtered.equals(averageFilterRows(image, 0, 900).data)).toBe(true);
+  });
+
+  it("keeps only a few filtered bands waiting for the pool at once", async () => {
+    const image = photoLike(3000, 2200, 3);
+    expect(pngBands(3000, 2200, 3).length).toBeGreaterThan(8);
+    let waiting = 0;
+    let most = 0;
+    const deflateRaw = zlib.deflateRaw;
+    const spy = vi.spyOn(zlib, "deflateRaw").mockImplementation(((buffer: zlib.InputType, options: zlib.ZlibOptions, callback: zlib.CompressCallback) => {
+      most = Math.max(most, ++waiting);
+      // Slow pool threads: without a bound every band would be filtered and waiting.
+      setTimeout(() => deflateRaw(buffer, options, (error, result) => {
+        waiting--;
+        callback(error, result);
+      }), 20);
+    }) as typeof zlib.deflateRaw);
+    try {
+      const back = await decode(await encodePng(image));
+      expect(back.data.equals(Buffer.from(image.data))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(most).toBe(2 * Math.min(4, os.availableParallelism()));
   });
 
   it("reads pixels from a view that does not start on a word boundary", async () => {

@@ -12,8 +12,13 @@
  * (Z_HUFFMAN_ONLY): after that filter, LSDIR outputs of 1 and 12 MP came out 52.3 % and 36.0 % of the
  * raw size against libvips' 51.9 % and 39.9 % (level 2, adaptive filters), at 24 and 269 ms of deflate
  * CPU (run-length matching, Z_RLE: 51.8 % and 36.2 % at 38 and 342 ms; libvips' whole encode: 61-67
- * and 700-730 ms), and then on several cores (bench/png-encode.ts prints both encoders). The filter runs four samples at a time in 32-bit
- * words (SIMD within a register) where the rows are word-aligned, else one sample at a time.
+ * and 700-730 ms), and then on several cores (bench/png-encode.ts prints both encoders). The filter
+ * runs four samples at a time in 32-bit words (SIMD within a register) where the rows are word-aligned,
+ * else one sample at a time, and keeps the stream's Adler-32 as it goes.
+ *
+ * Written here rather than taken from npm: fast-png, the common JavaScript encoder, deflates the whole
+ * image in one piece on the calling thread (pako), which would block the event loop for the whole
+ * encode; the parallel bands are the point.
  */
 import os from "node:os";
 import zlib from "node:zlib";
@@ -29,6 +34,8 @@ const MAX_BAND_BYTES = 2 * 1024 * 1024;
 const MIN_BAND_BYTES = 256 * 1024;
 /** Bands for parallelism: one per core (libuv's pool has four threads by default). */
 const PARALLEL_BANDS = Math.max(1, Math.min(4, os.availableParallelism()));
+/** Bands filtered and not yet deflated at most: enough to keep the pool busy, few enough to bound memory. */
+const BANDS_IN_FLIGHT = 2 * PARALLEL_BANDS;
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 /** zlib header: deflate with a 32 KiB window, no preset dictionary, "fastest" level hint; a multiple of 31. */
@@ -199,15 +206,20 @@ export async function encodePng(image: RawImage): Promise<Buffer> {
   let adler = 1;
   let y = 0;
   const bands = pngBands(width, height, channels);
-  for (const [index, rows] of bands.entries()) {
-    if (index > 0) await yieldToEventLoop();
-    const band = averageFilterRows(image, y, rows, adler);
-    adler = band.adler;
-    deflated.push(deflateBand(band.data, index === bands.length - 1));
-    y += rows;
-  }
   let streams: Buffer[];
   try {
+    for (const [index, rows] of bands.entries()) {
+      // Filtered bands waiting for the pool are raw-sized: a few at a time bound that memory.
+      if (index >= BANDS_IN_FLIGHT) await deflated[index - BANDS_IN_FLIGHT];
+      else if (index > 0) await yieldToEventLoop();
+      const band = averageFilterRows(image, y, rows, adler);
+      adler = band.adler;
+      const stream = deflateBand(band.data, index === bands.length - 1);
+      // Observed here so that a failure while an earlier band is awaited is not reported unhandled.
+      stream.catch(() => {});
+      deflated.push(stream);
+      y += rows;
+    }
     streams = await Promise.all(deflated);
   } catch (error) {
     throw new AtelierError("INTERNAL", "The result could not be encoded as image/png.", { cause: error });
