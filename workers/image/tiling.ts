@@ -7,8 +7,13 @@
  * of a tile lies outside its overlaps, where the weight is exactly 1: those pixels are rounded straight
  * from the output tensor into the result, the same values the blend would give, at a fraction of the cost.
  *
- * Memory stays at the 8-bit output plus one tile: tiles run in row order and every output pixel is
- * written as soon as the last tile covering it has run. Only pixels still waiting for a neighbour are
+ * Float networks get float tiles (runTiled); networks made to take and give bytes (byte-image-graph.ts)
+ * get their tiles as bytes and give back rounded samples (runTiledBytes), which are copied as they are
+ * outside the overlaps.
+ *
+ * Memory stays at the 8-bit output plus two tiles (the one being assembled and the next, already
+ * running): tiles run in row order and every output pixel is written as soon as the last tile
+ * covering it has run. Only pixels still waiting for a neighbour are
  * kept as floats: the overlap strip below the current tile row (output width x overlap rows, twice:
  * the one being finished and the one being started) and the strip right of the current tile.
  */
