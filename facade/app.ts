@@ -20,7 +20,7 @@ import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
 import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
-import { jsonBodies } from "./json-body.js";
+import { bodyStringBytes, jsonBodies } from "./json-body.js";
 import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
@@ -49,6 +49,7 @@ export function contextFor(services: AtelierServices, req: Request, res: Respons
     services,
     note: (fields) => Object.assign(requestNotes(res), fields),
     keepImage: (image) => keepImage(res, image),
+    bodyStringBytes: (text) => bodyStringBytes(res, text),
   };
 }
 

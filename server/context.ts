@@ -49,4 +49,11 @@ export interface RequestContext {
    * string: any read of that 20 MB string copies it whole on the event loop. Absent outside the facade.
    */
   keepImage?: (image: ImageBytes) => void;
+  /**
+   * The bytes of `text` when it is itself one of the request body's long ASCII strings (a data URL),
+   * so it can be decoded from them: the facade makes such strings from pieces without copying them
+   * into one, and the first read of their characters would do that copy on the event loop
+   * (facade/json-body-scanner.ts). Absent outside the facade.
+   */
+  bodyStringBytes?: (text: string) => Uint8Array | undefined;
 }

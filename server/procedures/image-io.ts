@@ -18,7 +18,7 @@ export function toProtoFormat(name: OutputFormatName): OutputFormat {
 
 /** Fetches `imageUrl` (abandoned if the client disconnects) as a worker input image. */
 export async function loadSourceImage(ctx: RequestContext, imageUrl: string): Promise<Image> {
-  const source = await ctx.services.images.fetch(imageUrl, ctx.signal);
+  const source = await ctx.services.images.fetch(imageUrl, ctx.signal, ctx.bodyStringBytes?.(imageUrl));
   return { data: source.bytes, mimeType: source.contentType ?? "", width: 0, height: 0 };
 }
 

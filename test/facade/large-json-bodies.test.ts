@@ -7,16 +7,26 @@ import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Server } from "node:http";
 import { decodeBase64, encodeBase64 } from "../../core/base64-slices.js";
-import { JsonBodyScanner, parseScannedJson } from "../../facade/json-body-scanner.js";
+import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "../../facade/json-body-scanner.js";
 import crypto from "node:crypto";
 import { sendImage, sendJson } from "../../facade/result-responses.js";
 
-function parseInChunks(text: string, longStringBytes: number, chunkBytes: number): unknown {
+/** Parses `text` as the body reader does, its long strings made from pieces of `pieceBytes`. */
+async function parseInChunks(text: string, longStringBytes: number, chunkBytes: number, pieceBytes = 5): Promise<unknown> {
   const body = Buffer.from(text);
   const scanner = new JsonBodyScanner(longStringBytes);
   for (let at = 0; at < body.length; at += chunkBytes) scanner.scan(body.subarray(at, at + chunkBytes));
-  return parseScannedJson(body, 0, scanner.longStrings);
+  return parseScannedJson(body, 0, scanner.longStrings, await longStringTexts(body, scanner.longStrings, pieceBytes));
 }
+
+const isUtf8Strict = (bytes: Buffer) => {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe("long strings kept out of JSON.parse", () => {
   const long = "A".repeat(300) + "é€😀" + "/+=".repeat(100);
@@ -27,13 +37,30 @@ describe("long strings kept out of JSON.parse", () => {
     { __proto__: long, other: "x" },
     { escaped: `${long}\n"\\${long}`, control: `${long}\u0001` },
   ];
-  it.each(cases.map((value) => [JSON.stringify(value).slice(0, 40), value]))("%s parses as JSON.parse does", (_name, value) => {
+  it.each(cases.map((value) => [JSON.stringify(value).slice(0, 40), value]))("%s parses as JSON.parse does", async (_name, value) => {
     const text = JSON.stringify(value);
-    for (const chunkBytes of [1, 7, 64, 100_000]) expect(parseInChunks(text, 50, chunkBytes)).toStrictEqual(JSON.parse(text));
+    // Pieces of 1 to 5 bytes end inside multi-byte characters but for the boundary rule.
+    for (const [chunkBytes, pieceBytes] of [[1, 1], [7, 2], [64, 3], [100_000, 5], [100_000, 1 << 20]] as const) {
+      expect(await parseInChunks(text, 50, chunkBytes, pieceBytes)).toStrictEqual(JSON.parse(text));
+    }
   });
 
-  it("keeps a \"__proto__\" key an own property", () => {
-    const parsed = parseInChunks(`{"__proto__": "${"x".repeat(100)}", "a": {"__proto__": 1}}`, 50, 9) as Record<string, unknown>;
+  it("checks UTF-8 around the long ASCII strings as over the whole body", () => {
+    const long = "A".repeat(100);
+    // Bytes as written (latin1): valid UTF-8 (é, €), and bytes that are not, beside and inside long strings.
+    const texts = [`["${long}", "\xc3\xa9"]`, `["${long}\xe2\x82\xac${long}"]`, `["${long}", "\xff"]`, `["\xc3", "${long}"]`, `["${long}\xe9${long}"]`, `["\xe2\x82", "${long}", "\xac"]`];
+    const verdicts = texts.map((text) => {
+      const body = Buffer.from(text, "latin1");
+      const scanner = new JsonBodyScanner(50);
+      scanner.scan(body);
+      expect(isUtf8Around(body, scanner.longStrings)).toBe(isUtf8Strict(body));
+      return isUtf8Strict(body);
+    });
+    expect(verdicts).toEqual([true, true, false, false, false, false]);
+  });
+
+  it("keeps a \"__proto__\" key an own property", async () => {
+    const parsed = await parseInChunks(`{"__proto__": "${"x".repeat(100)}", "a": {"__proto__": 1}}`, 50, 9) as Record<string, unknown>;
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
     expect(Object.hasOwn(parsed, "__proto__")).toBe(true);
   });
@@ -45,9 +72,9 @@ describe("long strings kept out of JSON.parse", () => {
     expect(scanner.maxDepth).toBe(3);
   });
 
-  it("refuses what JSON.parse refuses", () => {
+  it("refuses what JSON.parse refuses", async () => {
     for (const text of [`{"a": "${"x".repeat(100)}" "b": 1}`, `["${"x".repeat(100)}\u0001"]`, `{"a": "${"x".repeat(100)}",}`]) {
-      expect(() => parseInChunks(text, 50, 13)).toThrow(SyntaxError);
+      await expect(parseInChunks(text, 50, 13)).rejects.toThrow(SyntaxError);
     }
   });
 });
