@@ -13,7 +13,7 @@ import os from "node:os";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { encodeBase64 } from "../core/base64-slices.js";
-import { JsonBodyScanner, parseScannedJson } from "../facade/json-body-scanner.js";
+import { JsonBodyScanner, longStringTexts, parseScannedJson } from "../facade/json-body-scanner.js";
 import { fetchImage } from "../server/image-source/fetch-image.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" } } });
@@ -64,7 +64,8 @@ const steps: Record<string, Record<"one piece" | "slices", () => Promise<unknown
         scanner.scan(chunk);
         await nextTurn(); // chunks arrive one by one from the socket
       }
-      return parseScannedJson(Buffer.concat(chunks), 0, scanner.longStrings);
+      const whole = Buffer.concat(chunks);
+      return parseScannedJson(whole, 0, scanner.longStrings, await longStringTexts(whole, scanner.longStrings));
     },
   },
   "check and decode its data URL": {
