@@ -25,7 +25,6 @@ import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
-import { keepImage } from "./result-responses.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
@@ -48,7 +47,6 @@ export function contextFor(services: AtelierServices, req: Request, res: Respons
     signal: disconnected.signal,
     services,
     note: (fields) => Object.assign(requestNotes(res), fields),
-    keepImage: (image) => keepImage(res, image),
     bodyStringBytes: (text) => bodyStringBytes(res, text),
   };
 }

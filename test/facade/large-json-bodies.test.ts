@@ -103,8 +103,9 @@ describe("JSON answers written in slices", () => {
     const app = express();
     app.get("/streamed/:index", (req, res) => void sendJson(res, 200, bodies[Number(req.params.index)]));
     app.get("/plain/:index", (req, res) => void res.status(200).json(bodies[Number(req.params.index)]));
+    // The answer as the procedure returns it (stand-ins in `url`), and as res.json would send it with the data URLs.
     app.get("/kept/:index", (req, res) => void sendJson(res, 200, keptBodies[Number(req.params.index)]!.body, keptBodies[Number(req.params.index)]!.images));
-    app.get("/kept-plain/:index", (req, res) => void res.status(200).json(keptBodies[Number(req.params.index)]!.body));
+    app.get("/kept-plain/:index", (req, res) => void res.status(200).json(keptBodies[Number(req.params.index)]!.plain));
     app.get("/kept-raw/:index", (req, res) => void sendImage(res, keptBodies[Number(req.params.index)]!.body, keptBodies[Number(req.params.index)]!.images));
     server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
@@ -113,17 +114,25 @@ describe("JSON answers written in slices", () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  // Answers whose images also come as bytes (RequestContext.keepImage): sizes around a slice's
-  // boundary (a multiple of 3 bytes or not), two images, and bytes that do not match their url.
+  // Answers whose images come as bytes (RequestContext.keepImage), a stand-in in their url: sizes
+  // around a slice's boundary (a multiple of 3 bytes or not), two images, a stand-in for no image
+  // of this answer, and a data URL beside unrelated kept images.
   const image = (bytes: number) => ({ bytes: crypto.randomBytes(bytes), mimeType: "image/png" });
   const dataUrl = (kept: { bytes: Uint8Array; mimeType: string }) => `data:${kept.mimeType};base64,${Buffer.from(kept.bytes).toString("base64")}`;
-  const entry = (kept: { bytes: Uint8Array; mimeType: string }) => ({ url: dataUrl(kept), mimeType: kept.mimeType, width: 3, height: 2 });
   const [one, two, three] = [image(393_216), image(1_000_001), image(300_000)];
+  const standIn = (index: number) => `atelier-kept-image:test-${index}`;
+  const images = new Map([one, two, three].map((kept, index) => [standIn(index), kept]));
+  type Entry = { url: string; mimeType: string; width: number; height: number };
+  const entry = (index: number): Entry => ({ url: standIn(index), mimeType: "image/png", width: 3, height: 2 });
+  const answer = (body: { data: Entry[] } & Record<string, unknown>) => ({
+    body,
+    images,
+    plain: { ...body, data: body.data.map((item) => ({ ...item, url: images.has(item.url) ? dataUrl(images.get(item.url)!) : item.url })) },
+  });
   const keptBodies = [
-    { body: { id: "a", data: [entry(one)], steps: ["x"] }, images: [one] },
-    { body: { id: "b", data: [entry(two), entry(three)], model: "m" }, images: [two, three] },
-    { body: { id: "c", data: [entry(three)] }, images: [one] },
-    { body: { id: "d", data: [{ ...entry(three), mimeType: "image/webp" }] }, images: [three] },
+    answer({ id: "a", data: [entry(0)], steps: ["x"] }),
+    answer({ id: "b", data: [entry(1), entry(2)], model: "m" }),
+    answer({ id: "c", data: [{ ...entry(2), url: dataUrl(one) }], note: standIn(9) }),
   ];
 
   it.each(keptBodies.map((_, index) => [index]))("answer %i with kept images: the same bytes and headers as res.json, and as the raw image", async (index) => {
@@ -131,7 +140,7 @@ describe("JSON answers written in slices", () => {
     expect(kept.headers.get("content-type")).toBe(plain.headers.get("content-type"));
     expect(kept.headers.get("content-length")).toBe(plain.headers.get("content-length"));
     expect(Buffer.from(await kept.arrayBuffer()).equals(Buffer.from(await plain.arrayBuffer()))).toBe(true);
-    const first = keptBodies[index]!.body.data[0]!;
+    const first = keptBodies[index]!.plain.data[0]!;
     expect(raw.headers.get("content-type")).toBe(first.url.slice("data:".length, first.url.indexOf(";")));
     expect(Buffer.from(await raw.arrayBuffer()).equals(Buffer.from(first.url.slice(first.url.indexOf(",") + 1), "base64"))).toBe(true);
   });
