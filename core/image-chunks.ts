@@ -65,26 +65,29 @@ export class ImageAssembly {
 
 /**
  * Writes `messages` to a gRPC stream in order, waiting for it to drain whenever its buffer is full,
- * so each message is serialized and framed on its own turn; resolves false if the stream closes first.
+ * so each message is serialized and framed on its own turn; resolves false if the stream closes or
+ * `stop` aborts first (a call that ended with a status may never drain nor close its writing side).
  */
-export async function writeInTurn<Message>(stream: Writable, messages: Iterable<Message>): Promise<boolean> {
+export async function writeInTurn<Message>(stream: Writable, messages: Iterable<Message>, stop: AbortSignal): Promise<boolean> {
   for (const message of messages) {
-    if (stream.destroyed || stream.writableEnded) return false;
+    if (stop.aborted || stream.destroyed || stream.writableEnded) return false;
     if (stream.write(message)) continue;
     const drained = await new Promise<boolean>((resolve) => {
       const done = (value: boolean) => () => {
         stream.off("drain", onDrain);
-        stream.off("close", onClose);
+        stream.off("close", onStop);
+        stop.removeEventListener("abort", onStop);
         resolve(value);
       };
       const onDrain = done(true);
-      const onClose = done(false);
+      const onStop = done(false);
       stream.on("drain", onDrain);
-      stream.on("close", onClose);
+      stream.on("close", onStop);
+      stop.addEventListener("abort", onStop, { once: true });
     });
     if (!drained) return false;
   }
-  return true;
+  return !stop.aborted;
 }
 
 /** A message that may carry an image: the unary request or response. */

@@ -67,7 +67,7 @@ export function chunkedImageHandler<Req extends WithImage, Res extends WithImage
           () => work(request, signal),
         );
         const messages = chunkedMessages(result, (response, imageChunk): ChunkedResponse<Res> => ({ ...last, stage: "", response, imageChunk }));
-        if (!(await writeInTurn(call, messages))) return;
+        if (!(await writeInTurn(call, messages, signal))) throw new AtelierError("CANCELLED", "The call was cancelled while its answer was sent.");
         over = true;
         stopTimer();
         workerCalls.inc({ method, code: "OK" });

@@ -79,8 +79,10 @@ const CHUNKED = "Chunked";
 export function withChunkedTwins({ definition, implementation }: ServiceBinding, logger: Logger, maxImageBytes: number): ServiceBinding {
   const twins = Object.entries(definition).flatMap(([name, method]) => {
     if (!name.endsWith(CHUNKED) || !method.requestStream || !method.responseStream || implementation[name]) return [];
-    const work = workOf(implementation[name.slice(0, -CHUNKED.length)]);
-    const rpc = method.path.split("/").pop() ?? name;
+    const twin = name.slice(0, -CHUNKED.length);
+    const work = workOf(implementation[twin]);
+    // Counted under the twin's name (atelier_worker_calls_total{method}): the same operation.
+    const rpc = definition[twin]?.path.split("/").pop() ?? name;
     return work ? [[name, chunkedImageHandler(logger, rpc, work as (request: WithImage, signal: AbortSignal) => Promise<WithImage>, maxImageBytes)]] : [];
   });
   return { definition, implementation: { ...implementation, ...Object.fromEntries(twins) } };

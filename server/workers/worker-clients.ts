@@ -114,10 +114,10 @@ function attemptChunked<Req extends WithImage, Res extends WithImage>(
     const call = method(callMetadata(), { deadline });
     const assembly = new ImageAssembly(maxImageBytes);
     let head: Res | undefined;
-    let settled = false;
+    const settled = new AbortController();
     const settle = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
+      if (settled.signal.aborted) return;
+      settled.abort();
       signal?.removeEventListener("abort", onAbort);
       outcome();
     };
@@ -150,7 +150,7 @@ function attemptChunked<Req extends WithImage, Res extends WithImage>(
       }),
     );
     const messages = chunkedMessages(request, (head, imageChunk): ChunkedRequest<Req> => ({ request: head, imageChunk }));
-    void writeInTurn(call, messages).then((whole) => whole && call.end());
+    void writeInTurn(call, messages, settled.signal).then((whole) => whole && call.end());
   });
 }
 

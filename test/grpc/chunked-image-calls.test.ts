@@ -96,6 +96,11 @@ describe("chunked image calls", () => {
     await expect(call(chunked, request(IMAGE_CHUNK_BYTES * 2, "fail"))).rejects.toMatchObject({ code: "IMAGE_UNDECODABLE", message: "Not an image." });
   });
 
+  it("refuses an image over the worker's limit after its first chunk, while the rest is still being written", async () => {
+    await expect(call(chunked, request(MAX_IMAGE_BYTES + 1))).rejects.toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+    expect((await call(chunked, request(5))).steps).toEqual(["5 bytes"]);
+  });
+
   it("calls a worker without the chunked RPC (UNIMPLEMENTED) over the unary one", async () => {
     const message = request(IMAGE_CHUNK_BYTES + 5);
     const progress: unknown[] = [];
