@@ -15,7 +15,8 @@
  *
  *   npx tsx bench/router-event-loop.ts [--runs N] [--only TEXT] [--cpu-prof DIR]
  *
- * --only keeps the cases whose name contains TEXT; --cpu-prof writes the router's CPU profile to DIR
+ * --only keeps the cases whose name contains TEXT; --skip-jobs leaves the jobs out (a stored job's
+ * data in SQLite also weighs on later calls: the purge every minute reads its rows); --cpu-prof writes the router's CPU profile to DIR
  * and names what ran in each case's worst block (bench/support/profile-blocks.ts).
  *
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs.
@@ -36,7 +37,7 @@ import { startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { framesDuring, type Stretch } from "./support/profile-blocks.js";
 
-const { values } = parseArgs({ options: { runs: { type: "string" }, "cpu-prof": { type: "string" }, only: { type: "string" } } });
+const { values } = parseArgs({ options: { runs: { type: "string" }, "cpu-prof": { type: "string" }, only: { type: "string" }, "skip-jobs": { type: "boolean" } } });
 const RUNS = Number(values.runs ?? 3);
 const GOAL_MS = 20;
 
@@ -150,7 +151,7 @@ const direct: Answer[] = [
   ["raw png", { accept: "image/png" }],
 ];
 // A job the request waits for: submitted, stored, run over the progress stream, answered from the store.
-const asJobs: Answer[] = [
+const asJobs: Answer[] = values["skip-jobs"] ? [] : [
   ["job json", { accept: "application/json", prefer: "wait=600" }],
   ["job raw png", { accept: "image/png", prefer: "wait=600" }],
 ];
@@ -185,6 +186,8 @@ console.log("\n| call | answer | request MB | response MB | block CPU ms (median
 console.log("|---|---|---|---|---|---|---|---|---|");
 let worst = 0;
 let worstCpu: number | null = 0;
+/** The worst block CPU of synchronous calls and of jobs, apart. */
+const worstOf = { synchronous: 0, jobs: 0 };
 const shown = (value: number | null) => (value === null ? "n/a" : value.toFixed(1));
 for (const item of cases) {
   for (const [answer] of item.answers) {
@@ -194,6 +197,8 @@ for (const item of cases) {
     const blocks = runs.map((run) => run.blockCpuMs);
     const measuredBlocks = blocks.filter((block): block is number => block !== null);
     worstCpu = measuredBlocks.length < blocks.length || worstCpu === null ? null : Math.max(worstCpu, ...measuredBlocks);
+    const kind = answer.startsWith("job") ? "jobs" : "synchronous";
+    worstOf[kind] = Math.max(worstOf[kind], ...measuredBlocks);
     console.log(
       `| ${item.name} | ${answer} | ${(item.body.length / 2 ** 20).toFixed(1)} | ${(runs[0]!.responseBytes / 2 ** 20).toFixed(1)} | ` +
         `${measuredBlocks.length < blocks.length ? "n/a" : `${median(measuredBlocks).toFixed(1)}, ${Math.max(...measuredBlocks).toFixed(1)}`} | ` +
@@ -203,13 +208,14 @@ for (const item of cases) {
   }
 }
 const judged = worstCpu ?? worst;
+const apart = worstCpu === null ? "" : ` (synchronous calls ${worstOf.synchronous.toFixed(1)} ms${asJobs.length > 0 ? `, jobs ${worstOf.jobs.toFixed(1)} ms` : ""})`;
 console.log(
-  `\nworst block: ${shown(worstCpu)} ms of router CPU, ${worst.toFixed(1)} ms of loop delay ` +
+  `\nworst block: ${shown(worstCpu)} ms of router CPU${apart}, ${worst.toFixed(1)} ms of loop delay ` +
     `(goal <= ${GOAL_MS} ms, judged on ${worstCpu === null ? "the loop delay" : "CPU"}: ${judged <= GOAL_MS ? "met" : "missed"}); load ${load()}`,
 );
 reportGoal({
   goal: `router event loop: no block over ${GOAL_MS} ms during image calls`,
-  measured: `${shown(worstCpu)} ms of router CPU, ${worst.toFixed(1)} ms of loop delay, worst of ${RUNS} runs per case (judged on ${worstCpu === null ? "the loop delay" : "CPU"})`,
+  measured: `${shown(worstCpu)} ms of router CPU${apart}, ${worst.toFixed(1)} ms of loop delay, worst of ${RUNS} runs per case (judged on ${worstCpu === null ? "the loop delay" : "CPU"})`,
   met: judged <= GOAL_MS,
 });
 
