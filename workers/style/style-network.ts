@@ -6,9 +6,7 @@
 import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry, InferenceGeometry } from "../catalog/catalog-types.js";
 import type { RawImage } from "../image/raw-image.js";
-import { byteSessionKey, withByteImageIO } from "../image/byte-image-graph.js";
-import { byteConversion } from "../image/image-tensor.js";
-import { fitsOneTile, runOneByteTile, runTiled } from "../image/tiling.js";
+import { runImageNetwork } from "../image/image-network.js";
 import type { WorkerContext } from "../worker-context.js";
 import { addReflectedMargin, cropTo, extendToMinimum, removeMargin } from "./edge-margin.js";
 import { styleFamily } from "./style-families.js";
@@ -72,36 +70,19 @@ export async function paintWithStyle(
     report.tiles++;
     return result;
   };
-  const missing = () => new AtelierError("INTERNAL", `The style "${entry.id}" returned no tensor "${output}".`);
-  const bytes = byteConversion(imageFormat);
-  const key = deps.models.sessionKey(entry, GRAPH);
-  let painted: RawImage;
-  if (bytes && fitsOneTile(framed, { scale: 1, geometry: tiling })) {
-    // One tile needs no blending: the graph converts the pixels itself (byte-image-graph.ts).
-    const handle = deps.runtime.model(byteSessionKey(key), async () => withByteImageIO(await prepared(), bytes, input, output), options);
-    painted = await handle.pin(
-      (model) =>
-        runOneByteTile(framed, {
-          scale: 1,
-          geometry: tiling,
-          signal,
-          runTile: async (tile) => (await timed(() => model.runToBytes({ [input]: tile }, { signal, handOver: true })))[output] ?? Promise.reject(missing()),
-        }),
-      { signal },
-    );
-  } else {
-    const handle = deps.runtime.model(key, prepared, options);
-    painted = await handle.pin(
-      (model) =>
-        runTiled(framed, {
-          format: imageFormat,
-          scale: 1,
-          geometry: tiling,
-          signal,
-          runTile: async (tile) => (await timed(() => model.run({ [input]: tile }, { signal, handOver: true })))[output] ?? Promise.reject(missing()),
-        }),
-      { signal },
-    );
-  }
+  const painted = await runImageNetwork(
+    framed,
+    deps.runtime,
+    {
+      label: `style "${entry.id}"`,
+      key: deps.models.sessionKey(entry, GRAPH),
+      load: prepared,
+      options,
+      format: imageFormat,
+      input,
+      output,
+    },
+    { scale: 1, geometry: tiling, signal, aroundRun: timed },
+  );
   return { image: removeMargin(cropTo(painted, mirrored.width, mirrored.height), margin), report };
 }

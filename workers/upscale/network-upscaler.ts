@@ -9,9 +9,7 @@
 import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry, InferenceGeometry } from "../catalog/catalog-types.js";
 import type { RawImage } from "../image/raw-image.js";
-import { byteSessionKey, withByteImageIO } from "../image/byte-image-graph.js";
-import { byteConversion } from "../image/image-tensor.js";
-import { fitsOneTile, runOneByteTile, runTiled } from "../image/tiling.js";
+import { runImageNetwork } from "../image/image-network.js";
 import type { WorkerContext } from "../worker-context.js";
 
 export type NetworkDependencies = Pick<WorkerContext, "runtime" | "models">;
@@ -90,43 +88,18 @@ export async function runUpscaleNetwork(
   if (!entry.graphs[graph] || !format || !input || !output) {
     throw new AtelierError("INTERNAL", `The catalog entry "${entry.id}" describes no runnable graph ${graph}.`);
   }
-  const key = deps.models.sessionKey(entry, graph);
-  const load = deps.models.graphLoader(entry, graph);
-  const options = { workingBytes: tileWorkingBytes(entry, nativeScale) };
-  const geometry = imageTiling(entry, nativeScale, image);
-  const bytes = image.channels === 3 ? byteConversion(format) : undefined;
-  if (bytes && fitsOneTile(image, { scale: nativeScale, geometry })) {
-    // One tile needs no blending: the graph converts the pixels itself (byte-image-graph.ts).
-    const model = deps.runtime.model(byteSessionKey(key), async () => withByteImageIO(await load(), bytes, input, output), options);
-    return model.pin(
-      (session) =>
-        runOneByteTile(image, {
-          scale: nativeScale,
-          geometry,
-          signal,
-          runTile: async (tile) => {
-            const result = (await session.runToBytes({ [input]: tile }, { signal, handOver: true }))[output];
-            if (!result) throw new AtelierError("INTERNAL", `The model "${entry.id}" returned no tensor "${output}".`);
-            return result;
-          },
-        }),
-      { signal },
-    );
-  }
-  const model = deps.runtime.model(key, load, options);
-  return model.pin(
-    (session) =>
-      runTiled(image, {
-        format,
-        scale: nativeScale,
-        geometry,
-        signal,
-        runTile: async (tile) => {
-          const result = (await session.run({ [input]: tile }, { signal, handOver: true }))[output];
-          if (!result) throw new AtelierError("INTERNAL", `The model "${entry.id}" returned no tensor "${output}".`);
-          return result;
-        },
-      }),
-    { signal },
+  return runImageNetwork(
+    image,
+    deps.runtime,
+    {
+      label: `model "${entry.id}"`,
+      key: deps.models.sessionKey(entry, graph),
+      load: deps.models.graphLoader(entry, graph),
+      options: { workingBytes: tileWorkingBytes(entry, nativeScale) },
+      format,
+      input,
+      output,
+    },
+    { scale: nativeScale, geometry: imageTiling(entry, nativeScale, image), signal },
   );
 }
