@@ -11,43 +11,63 @@
  * decoded with the image's bytes cut out of what the generated decoder sees, and they are then
  * given back as a view of the received buffer (no copy). Field order is free in protobuf, so any
  * peer reads these messages as it reads the generated ones. Anything unusual (a repeated image
- * field, bytes that do not parse) goes to the generated code, which behaves as it always did.
+ * field, bytes that do not parse) goes to the generated code, which behaves as it always did. The
+ * chunked RPCs' pieces of an image (`ImageChunk`) are written and read the same way.
  */
 import type { ServiceDefinition } from "@grpc/grpc-js";
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import { Image } from "../gen/atelier/image/v1/image.js";
+import { Image, ImageChunk } from "../gen/atelier/image/v1/image.js";
 
 /** Images smaller than this go through the generated code: its copies cost nothing that matters. */
 export const LARGE_IMAGE_BYTES = 64 * 1024;
-/** Every message listed below carries its image in field 1, and `Image.data` is field 1. */
-const IMAGE_FIELD = 1;
-const DATA_FIELD = 1;
 
-/** The unary methods whose request or answer carries `Image image = 1` (their protos say so). */
-export const IMAGE_MESSAGES: Record<string, { request: boolean; response: boolean }> = {
-  "/atelier.upscale.v1.UpscaleService/Upscale": { request: true, response: true },
-  "/atelier.style.v1.StyleTransferService/StyleTransfer": { request: true, response: true },
-  "/atelier.background.v1.BackgroundService/RemoveBackground": { request: true, response: true },
-  "/atelier.generation.v1.GenerationService/Generate": { request: false, response: true },
+/** What the codec uses of a generated message's code. */
+interface MessageCode {
+  encode(message: { data: Buffer }): BinaryWriter;
+  decode(bytes: Uint8Array): object;
+}
+
+/** Where a message keeps its image's bytes: `message[key].data`, field `field` then field `dataField` on the wire. */
+export interface ImageBytesField {
+  key: "image" | "imageChunk";
+  field: number;
+  dataField: number;
+  /** The generated code of the message in `key` (for its fields other than `data`). */
+  fields: MessageCode;
+}
+
+/** `Image image = 1` (whose `bytes data = 1`): the unary messages. */
+const IMAGE: ImageBytesField = { key: "image", field: 1, dataField: 1, fields: Image as MessageCode };
+/** `ImageChunk image_chunk = N` (whose `bytes data = 2`): the chunked messages. */
+const chunkIn = (field: number): ImageBytesField => ({ key: "imageChunk", field, dataField: 2, fields: ImageChunk as MessageCode });
+
+/** The methods whose request or answer carries image bytes, and where (their protos say so). */
+export const IMAGE_MESSAGES: Record<string, { request?: ImageBytesField; response?: ImageBytesField }> = {
+  "/atelier.upscale.v1.UpscaleService/Upscale": { request: IMAGE, response: IMAGE },
+  "/atelier.style.v1.StyleTransferService/StyleTransfer": { request: IMAGE, response: IMAGE },
+  "/atelier.background.v1.BackgroundService/RemoveBackground": { request: IMAGE, response: IMAGE },
+  "/atelier.generation.v1.GenerationService/Generate": { response: IMAGE },
+  "/atelier.upscale.v1.UpscaleService/UpscaleChunked": { request: chunkIn(2), response: chunkIn(5) },
+  "/atelier.style.v1.StyleTransferService/StyleTransferChunked": { request: chunkIn(2), response: chunkIn(5) },
+  "/atelier.background.v1.BackgroundService/RemoveBackgroundChunked": { request: chunkIn(2), response: chunkIn(5) },
 };
 
-type WithImage = { image?: Image | undefined };
 type Serialize = (value: never) => Buffer;
 type Deserialize = (bytes: Buffer) => unknown;
 
 const header = (fieldNo: number, length: number) => new BinaryWriter().tag(fieldNo, WireType.LengthDelimited).uint32(length).finish();
 
 /** `serialize` (the generated one) for small images; one copy of the bytes for large ones. */
-export function serializeWithImage(serialize: Serialize): (value: WithImage) => Buffer {
-  const generated = serialize as (value: WithImage) => Buffer;
+export function serializeWithImage(serialize: Serialize, where: ImageBytesField = IMAGE): (value: object) => Buffer {
+  const generated = serialize as (value: object) => Buffer;
   return (value) => {
-    const image = value.image;
-    if (image === undefined || image.data.length < LARGE_IMAGE_BYTES) return generated(value);
-    const others = generated({ ...value, image: undefined });
-    const imageFields = Image.encode({ ...image, data: Buffer.alloc(0) }).finish();
-    const dataHeader = header(DATA_FIELD, image.data.length);
-    const imageHeader = header(IMAGE_FIELD, imageFields.length + dataHeader.length + image.data.length);
-    return Buffer.concat([others, imageHeader, imageFields, dataHeader, image.data]);
+    const inner = (value as Record<string, unknown>)[where.key] as { data: Buffer } | undefined;
+    if (inner === undefined || inner.data.length < LARGE_IMAGE_BYTES) return generated(value);
+    const others = generated({ ...value, [where.key]: undefined });
+    const innerFields = where.fields.encode({ ...inner, data: Buffer.alloc(0) }).finish();
+    const dataHeader = header(where.dataField, inner.data.length);
+    const innerHeader = header(where.field, innerFields.length + dataHeader.length + inner.data.length);
+    return Buffer.concat([others, innerHeader, innerFields, dataHeader, inner.data]);
   };
 }
 
@@ -85,20 +105,20 @@ function onlyField(bytes: Uint8Array, from: number, to: number, fieldNo: number)
 const without = (bytes: Buffer, from: number, to: number, cut: Span) => Buffer.concat([bytes.subarray(from, cut.start), bytes.subarray(cut.end, to)]);
 
 /** `deserialize` (the generated one), with a large image's bytes left where they were received. */
-export function deserializeWithImage(deserialize: Deserialize): (bytes: Buffer) => unknown {
+export function deserializeWithImage(deserialize: Deserialize, where: ImageBytesField = IMAGE): (bytes: Buffer) => unknown {
   return (bytes) => {
-    let image: Span | undefined;
+    let inner: Span | undefined;
     let data: Span | undefined;
     try {
-      image = onlyField(bytes, 0, bytes.length, IMAGE_FIELD);
-      data = image && onlyField(bytes, image.contentStart, image.end, DATA_FIELD);
+      inner = onlyField(bytes, 0, bytes.length, where.field);
+      data = inner && onlyField(bytes, inner.contentStart, inner.end, where.dataField);
     } catch {
       // Bytes that do not parse: the generated decoder says so in its own words.
     }
-    if (!image || !data || data.end - data.contentStart < LARGE_IMAGE_BYTES) return deserialize(bytes);
-    const message = deserialize(without(bytes, 0, bytes.length, image)) as WithImage;
-    const fields = Image.decode(without(bytes, image.contentStart, image.end, data));
-    return Object.assign(message, { image: { ...fields, data: bytes.subarray(data.contentStart, data.end) } });
+    if (!inner || !data || data.end - data.contentStart < LARGE_IMAGE_BYTES) return deserialize(bytes);
+    const message = deserialize(without(bytes, 0, bytes.length, inner)) as Record<string, unknown>;
+    const fields = where.fields.decode(without(bytes, inner.contentStart, inner.end, data));
+    return Object.assign(message, { [where.key]: { ...fields, data: bytes.subarray(data.contentStart, data.end) } });
   };
 }
 
@@ -107,12 +127,13 @@ export function withImageCodecs<Definition extends ServiceDefinition>(definition
   const methods = Object.entries(definition).map(([name, method]) => {
     const carries = IMAGE_MESSAGES[method.path];
     if (!carries) return [name, method];
+    const { request, response } = carries;
     return [
       name,
       {
         ...method,
-        ...(carries.request && { requestSerialize: serializeWithImage(method.requestSerialize), requestDeserialize: deserializeWithImage(method.requestDeserialize) }),
-        ...(carries.response && { responseSerialize: serializeWithImage(method.responseSerialize), responseDeserialize: deserializeWithImage(method.responseDeserialize) }),
+        ...(request && { requestSerialize: serializeWithImage(method.requestSerialize, request), requestDeserialize: deserializeWithImage(method.requestDeserialize, request) }),
+        ...(response && { responseSerialize: serializeWithImage(method.responseSerialize, response), responseDeserialize: deserializeWithImage(method.responseDeserialize, response) }),
       },
     ];
   });

@@ -20,12 +20,11 @@ import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
 import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
-import { jsonBodies } from "./json-body.js";
+import { bodyStringBytes, jsonBodies } from "./json-body.js";
 import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
-import { keepImage } from "./result-responses.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
@@ -48,7 +47,7 @@ export function contextFor(services: AtelierServices, req: Request, res: Respons
     signal: disconnected.signal,
     services,
     note: (fields) => Object.assign(requestNotes(res), fields),
-    keepImage: (image) => keepImage(res, image),
+    bodyStringBytes: (text) => bodyStringBytes(res, text),
   };
 }
 

@@ -9,15 +9,31 @@
  * Bytes are read, not characters: in UTF-8 the bytes of `"`, `\`, brackets and braces never occur
  * inside a multi-byte character, so the structure found is the text's.
  */
+import { isUtf8 } from "node:buffer";
 import { randomUUID } from "node:crypto";
+import { setImmediate as nextTurn } from "node:timers/promises";
 
-interface Span {
+/** A long plain string of the body: where its bytes lie. */
+export interface Span {
   /** First byte of the string's content (after the opening quote). */
   start: number;
   /** The closing quote. */
   end: number;
   /** Only ASCII bytes: read as Latin-1, a plain copy, rather than decoded as UTF-8. */
   ascii: boolean;
+}
+
+/** 1 for the bytes a string can hold as they are: not `"`, `\` nor a control character; ASCII only, or any. */
+const PLAIN = new Uint8Array(256).map((_, c) => (c >= 0x20 && c !== 0x22 && c !== 0x5c ? 1 : 0));
+const PLAIN_ASCII = PLAIN.map((plain, c) => (c < 0x80 ? plain : 0));
+
+/** The first index from `from` whose byte `table` does not mark, or `bytes.length`. */
+function skipPlain(bytes: Uint8Array, from: number, table: Uint8Array): number {
+  let i = from;
+  const unrolled = bytes.length - 3;
+  while (i < unrolled && (table[bytes[i]!]! & table[bytes[i + 1]!]! & table[bytes[i + 2]!]! & table[bytes[i + 3]!]!) === 1) i += 4;
+  while (i < bytes.length && table[bytes[i]!] === 1) i++;
+  return i;
 }
 
 export class JsonBodyScanner {
@@ -38,6 +54,17 @@ export class JsonBodyScanner {
   scan(chunk: Uint8Array): void {
     const base = this.offset;
     for (let i = 0; i < chunk.length; i++) {
+      if (this.inString && !this.escaping) {
+        // Inside a string, bytes other than `"`, `\` and control characters need no attention but
+        // for whether they are ASCII: skipped four at a time (a 20 MB data URL is nearly all such
+        // bytes, and one socket read can hand over a few megabytes in one turn).
+        i = skipPlain(chunk, i, this.stringAscii ? PLAIN_ASCII : PLAIN);
+        if (i < chunk.length && chunk[i]! > 0x7f) {
+          this.stringAscii = false;
+          i = skipPlain(chunk, i, PLAIN);
+        }
+        if (i === chunk.length) break;
+      }
       const c = chunk[i]!;
       if (this.inString) {
         if (this.escaping) this.escaping = false;
@@ -76,12 +103,52 @@ function putBack(value: unknown, restore: (text: string) => string | undefined):
   return Object.fromEntries(entries);
 }
 
+/** Bytes of a long string made into text per turn of the event loop (about a millisecond's work). */
+export const LONG_STRING_PIECE_BYTES = 1024 * 1024;
+
+/**
+ * The scanner's long strings as text (`body` already validated as UTF-8). Each is made a piece at
+ * a time, a turn of the event loop apart, and the pieces are joined, which V8 does without copying
+ * them (a rope): made in one go, a 20 MB string held the loop for 15 to 60 ms on the test machines,
+ * most of it the first touch of its fresh memory. Whoever reads the characters of a rope has V8
+ * copy it into one string at that moment, so the router reads a long ASCII string's bytes instead
+ * (see {@link LongString}). UTF-8 pieces end on a character boundary.
+ */
+export async function longStringTexts(body: Buffer, spans: readonly Span[], pieceBytes = LONG_STRING_PIECE_BYTES): Promise<string[]> {
+  const texts: string[] = [];
+  for (const span of spans) {
+    let text = "";
+    for (let at = span.start; at < span.end; ) {
+      let end = Math.min(at + pieceBytes, span.end);
+      if (!span.ascii) end = characterBoundary(body, at, end, span.end);
+      if (at > span.start) await nextTurn();
+      text += body.toString(span.ascii ? "latin1" : "utf8", at, end);
+      at = end;
+    }
+    texts.push(text);
+  }
+  return texts;
+}
+
+const continues = (byte: number) => (byte & 0xc0) === 0x80;
+
+/** The end nearest `end` in (`start`, `limit`] that is not inside a UTF-8 character: back, else forward. */
+function characterBoundary(bytes: Buffer, start: number, end: number, limit: number): number {
+  let cut = end;
+  while (cut > start && cut < limit && continues(bytes[cut]!)) cut--;
+  if (cut > start) return cut;
+  cut = end;
+  while (cut < limit && continues(bytes[cut]!)) cut++;
+  return cut;
+}
+
 /**
  * JSON.parse of `body` (UTF-8, already validated, from byte `from`), with the scanner's long strings
- * cut out of the text and put back into the result; throws SyntaxError as JSON.parse does. The
- * stand-ins carry a random nonce, so no client text can be mistaken for one.
+ * cut out of the text and `texts` (from {@link longStringTexts}) put back in their places; throws
+ * SyntaxError as JSON.parse does. The stand-ins carry a random nonce, so no client text can be
+ * mistaken for one.
  */
-export function parseScannedJson(body: Buffer, from: number, longStrings: readonly Span[]): unknown {
+export function parseScannedJson(body: Buffer, from: number, longStrings: readonly Span[], texts: readonly string[]): unknown {
   const marker = `atelier-long-string:${randomUUID()}:`;
   let text = "";
   let at = from;
@@ -90,9 +157,20 @@ export function parseScannedJson(body: Buffer, from: number, longStrings: readon
     at = span.end;
   });
   text += body.toString("utf8", at);
-  return putBack(JSON.parse(text) as unknown, (candidate) => {
-    if (!candidate.startsWith(marker)) return undefined;
-    const span = longStrings[Number(candidate.slice(marker.length))];
-    return span && body.toString(span.ascii ? "latin1" : "utf8", span.start, span.end);
-  });
+  return putBack(JSON.parse(text) as unknown, (candidate) => (candidate.startsWith(marker) ? texts[Number(candidate.slice(marker.length))] : undefined));
+}
+
+/**
+ * Whether `body` is UTF-8, reading only the bytes outside the ASCII long strings (`spans`, in order):
+ * those are ASCII already, and an ASCII byte never ends or continues a multi-byte character, so the
+ * parts are valid each on its own exactly when the whole is.
+ */
+export function isUtf8Around(body: Buffer, spans: readonly Span[]): boolean {
+  let at = 0;
+  for (const span of spans) {
+    if (!span.ascii) continue;
+    if (!isUtf8(body.subarray(at, span.start))) return false;
+    at = span.end;
+  }
+  return isUtf8(body.subarray(at));
 }

@@ -15,9 +15,8 @@
  */
 import type { NextFunction, Request, Response } from "express";
 import { parse as parseContentType, type ContentType } from "content-type";
-import { isUtf8 } from "node:buffer";
 import { AtelierError } from "../core/errors.js";
-import { JsonBodyScanner, parseScannedJson } from "./json-body-scanner.js";
+import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "./json-body-scanner.js";
 
 /** Writes a refusal in the transport's error shape (REST or tRPC). */
 export type SendFailure = (req: Request, res: Response, error: AtelierError) => void;
@@ -59,6 +58,8 @@ function mediaTypeProblem(req: Request): AtelierError | undefined {
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+const malformed = () => new AtelierError("MALFORMED_JSON", "The request body is not valid JSON.");
+const tooDeep = () => new AtelierError("INVALID_INPUT", `Invalid request: the body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`);
 
 /**
  * The body reader; `sendFailure` writes refusals. One reader (and one count of large bodies) can
@@ -130,26 +131,48 @@ export function jsonBodies(limits: JsonBodyLimits) {
     req.once("end", () =>
       finish(() => {
         const body = whole ? whole.subarray(0, received) : Buffer.concat(chunks, received);
-        if (!isUtf8(body)) return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid UTF-8."));
-        let parse: () => unknown;
-        if (scanner.longStrings.length === 0) {
+        const spans = scanner.longStrings;
+        if (!isUtf8Around(body, spans)) return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid UTF-8."));
+        if (spans.length === 0) {
           const text = utf8.decode(body);
           if (text.trim() === "") return next();
-          parse = () => JSON.parse(text) as unknown;
-        } else {
-          // The decoder drops a leading byte order mark; so does this.
-          parse = () => parseScannedJson(body, body.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0, scanner.longStrings);
+          if (scanner.maxDepth > MAX_JSON_DEPTH) return sendError(res, tooDeep());
+          try {
+            req.body = JSON.parse(text) as unknown;
+          } catch {
+            return sendError(res, malformed());
+          }
+          return next();
         }
-        if (scanner.maxDepth > MAX_JSON_DEPTH) {
-          return sendError(res, new AtelierError("INVALID_INPUT", `Invalid request: the body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`));
-        }
-        try {
-          req.body = parse();
-        } catch {
-          return sendError(res, new AtelierError("MALFORMED_JSON", "The request body is not valid JSON."));
-        }
-        next();
+        if (scanner.maxDepth > MAX_JSON_DEPTH) return sendError(res, tooDeep());
+        void longStringTexts(body, spans).then((texts) => {
+          try {
+            // The decoder drops a leading byte order mark; so does this.
+            req.body = parseScannedJson(body, body.subarray(0, 3).equals(UTF8_BOM) ? 3 : 0, spans, texts);
+          } catch {
+            return sendError(res, malformed());
+          }
+          res.locals.bodyStrings = spans.flatMap((span, index) => (span.ascii ? [{ text: texts[index]!, bytes: body.subarray(span.start, span.end) }] : []));
+          next();
+        });
       }),
     );
   };
+}
+
+/** A long ASCII string of a request body, and its bytes there (one byte per character). */
+interface BodyString {
+  text: string;
+  bytes: Buffer;
+}
+
+/**
+ * The bytes of `text` when it is one of this request's long ASCII body strings itself (not merely an
+ * equal string: strings are compared by identity first, and only those of the same length are
+ * compared at all). Reading them instead of the string's characters spares the router the copy of a
+ * 20 MB string in one go (see longStringTexts).
+ */
+export function bodyStringBytes(res: Response, text: string): Buffer | undefined {
+  const kept = (res.locals.bodyStrings as BodyString[] | undefined) ?? [];
+  return kept.find((entry) => entry.text.length === text.length && entry.text === text)?.bytes;
 }

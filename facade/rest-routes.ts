@@ -11,7 +11,7 @@ import type { RequestContext } from "../server/context.js";
 import { appRouter } from "../server/router.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
-import { sendResult } from "./result-responses.js";
+import { keepImage, sendResult } from "./result-responses.js";
 
 export interface RestRoute {
   method: "GET" | "POST";
@@ -39,7 +39,8 @@ type Call = (input: unknown) => Promise<unknown>;
 /** An express handler that runs the route's procedure on the parsed body and writes the answer. */
 export function restHandler(route: RestRoute, contextFor: (req: Request, res: Response) => RequestContext) {
   return async (req: Request, res: Response): Promise<void> => {
-    const caller = appRouter.createCaller(contextFor(req, res)) as unknown as Record<string, unknown>;
+    // The answer is written here (sendResult), so the procedure hands its images over as bytes.
+    const caller = appRouter.createCaller({ ...contextFor(req, res), keepImage: (image) => keepImage(res, image) }) as unknown as Record<string, unknown>;
     const call = route.procedure.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as Call;
     try {
       const data = await call(route.method === "POST" ? req.body : undefined);

@@ -3,28 +3,36 @@
  * a 20 MB data URL goes out as JSON a slice at a time (the same bytes `res.json` would send), and
  * a raw image (`Accept: image/png`) is decoded from its data URL a slice at a time.
  *
- * A synchronous call's images also come as the worker's bytes (RequestContext.keepImage): its data
- * URLs are then written from those bytes, base64 a slice at a time, and a raw answer is those bytes,
- * so the data URL string itself is never read (any read copies all of it in one go).
+ * A synchronous call's images come as the worker's bytes instead (RequestContext.keepImage), with a
+ * stand-in in their `url`: the data URLs are written from the bytes, base64 a slice at a time, and a
+ * raw answer is the bytes, so the data URL string is never made (nor encoded twice).
  */
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Response } from "express";
 import { BASE64_SLICE_CHARS } from "../core/base64-slices.js";
-import { dataUrlLength, rawImageOf, type ImageBytes as KeptImage } from "../jobs/raw-image.js";
+import { rawImageOf, type ImageBytes as KeptImage } from "../jobs/raw-image.js";
 
 /** Strings at least this long are written in slices of this many characters. */
 const SLICE_CHARACTERS = 256 * 1024;
 /** Bytes of a kept image encoded per slice (a multiple of 3: the slices' base64 joins up). */
 const IMAGE_BYTES_PER_SLICE = (BASE64_SLICE_CHARS / 4) * 3;
 
-/** Remembers an image of this request's answer (RequestContext.keepImage). */
-export function keepImage(res: Response, image: KeptImage): void {
-  const kept = (res.locals.keptImages ??= []) as KeptImage[];
-  kept.push(image);
+/** The images an answer's `url`s stand for, by stand-in. */
+export type KeptImages = ReadonlyMap<string, KeptImage>;
+
+/**
+ * Remembers an image of this request's answer (RequestContext.keepImage) and returns the stand-in
+ * for its `url`: random, so no other text of the answer can be taken for it.
+ */
+export function keepImage(res: Response, image: KeptImage): string {
+  const kept = (res.locals.keptImages ??= new Map()) as Map<string, KeptImage>;
+  const standIn = `atelier-kept-image:${randomUUID()}`;
+  kept.set(standIn, image);
+  return standIn;
 }
 
-const keptImages = (res: Response): readonly KeptImage[] => (res.locals.keptImages as KeptImage[] | undefined) ?? [];
+const keptImages = (res: Response): KeptImages => (res.locals.keptImages as KeptImages | undefined) ?? new Map();
 const dataUrlPrefix = (image: KeptImage) => `data:${image.mimeType};base64,`;
 
 /** Writes `piece`, waiting for the socket to drain (or close) when its buffer is full. */
@@ -46,19 +54,17 @@ type Piece = string | KeptImage;
 
 /**
  * `res.status(status).json(body)`, byte for byte, with long strings escaped and written a slice at
- * a time. Bodies without long strings go through `res.json` unchanged. `images` are the answer's
- * images as bytes (in the order of `data`): the `url` strings they match are written from them.
+ * a time, and each stand-in of `images` (keepImage) written as its image's data URL. Bodies with
+ * neither go through `res.json` unchanged.
  */
-export async function sendJson(res: Response, status: number, body: unknown, images: readonly KeptImage[] = []): Promise<void> {
+export async function sendJson(res: Response, status: number, body: unknown, images: KeptImages = new Map()): Promise<void> {
   const long: (string | KeptImage)[] = [];
   const marker = `atelier-long-string:${randomUUID()}:`;
-  let nextImage = 0;
-  const text = JSON.stringify(body, (key, value: unknown) => {
+  const text = JSON.stringify(body, (_key, value: unknown) => {
     if (typeof value !== "string") return value;
-    // The n-th url is the n-th kept image's data URL (toImageResult made both); the length guards it.
-    const image = key === "url" ? images[nextImage++] : undefined;
-    if (value.length < SLICE_CHARACTERS) return value;
-    long.push(image !== undefined && value.length === dataUrlLength(image) ? image : value);
+    const image = images.get(value);
+    if (image === undefined && value.length < SLICE_CHARACTERS) return value;
+    long.push(image ?? value);
     return `${marker}${long.length - 1}`;
   });
   if (long.length === 0) {
@@ -110,8 +116,8 @@ export async function sendJson(res: Response, status: number, body: unknown, ima
 }
 
 /** The first image of an image operation's body as the raw answer (`Accept: image/*`); `images` as for {@link sendJson}. */
-export async function sendImage(res: Response, body: unknown, images: readonly KeptImage[] = []): Promise<void> {
-  const raw = await rawImageOf(body, images[0]);
+export async function sendImage(res: Response, body: unknown, images: KeptImages = new Map()): Promise<void> {
+  const raw = await rawImageOf(body, images);
   for (const [name, value] of Object.entries(raw.headers)) res.setHeader(name, value);
   res.status(200).type(raw.mediaType).send(raw.bytes);
 }

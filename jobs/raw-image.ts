@@ -91,22 +91,17 @@ export interface ImageBytes {
   mimeType: string;
 }
 
-/** The length of `image`'s data URL, computed without building it. */
-export function dataUrlLength(image: ImageBytes): number {
-  return `data:${image.mimeType};base64,`.length + Math.ceil(image.bytes.length / 3) * 4;
-}
-
 /**
- * The first image of an image operation's body as bytes, the other fields as headers. `kept` is
- * that image as bytes when the caller has them (a synchronous call): they are used as they are
- * instead of decoding the data URL, which would read the whole string.
+ * The first image of an image operation's body as bytes, the other fields as headers. `kept` holds
+ * the images whose `url` is a stand-in for their bytes (a synchronous call, RequestContext.keepImage):
+ * those bytes are the answer; any other `url` is a data URL, decoded a slice at a time.
  */
-export async function rawImageOf(body: unknown, kept?: ImageBytes): Promise<RawImage> {
+export async function rawImageOf(body: unknown, kept: ReadonlyMap<string, ImageBytes> = new Map()): Promise<RawImage> {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
   const image = data?.[0];
-  const same = kept !== undefined && image !== undefined && image.mimeType === kept.mimeType && image.url.length === dataUrlLength(kept);
-  const decoded = same
-    ? { bytes: Buffer.from(kept.bytes.buffer, kept.bytes.byteOffset, kept.bytes.length), mediaType: kept.mimeType }
+  const bytes = image && kept.get(image.url);
+  const decoded = bytes
+    ? { bytes: Buffer.from(bytes.bytes.buffer, bytes.bytes.byteOffset, bytes.bytes.length), mediaType: bytes.mimeType }
     : image
       ? await dataUrlBytes(image.url)
       : null;

@@ -44,9 +44,18 @@ export interface RequestContext {
   /** Adds facts to this request's log line (never secrets); absent outside the HTTP facade. */
   note?: (fields: { keyId?: string; model?: string }) => void;
   /**
-   * Receives each image of the answer's `data`, in order, as the worker's bytes, so the HTTP edge
-   * writes them (raw, or as the same data URL a slice at a time) without reading the data URL
-   * string: any read of that 20 MB string copies it whole on the event loop. Absent outside the facade.
+   * Takes an image of the answer's `data` as the worker's bytes when the HTTP edge writes the answer
+   * itself (a REST call), and returns what to put in its `url` instead of the data URL: the edge
+   * writes the data URL from the bytes, base64 a slice at a time (or the raw bytes), so the 20 MB
+   * string is never made. Absent where the answer is the procedure's value as it is (tRPC, jobs):
+   * `url` is then the data URL.
    */
-  keepImage?: (image: ImageBytes) => void;
+  keepImage?: (image: ImageBytes) => string;
+  /**
+   * The bytes of `text` when it is itself one of the request body's long ASCII strings (a data URL),
+   * so it can be decoded from them: the facade makes such strings from pieces without copying them
+   * into one, and the first read of their characters would do that copy on the event loop
+   * (facade/json-body-scanner.ts). Absent outside the facade.
+   */
+  bodyStringBytes?: (text: string) => Uint8Array | undefined;
 }

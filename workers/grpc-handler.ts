@@ -20,12 +20,22 @@ export function abortSignalFor(call: AnyCall): AbortSignal {
   return controller.signal;
 }
 
+type Work = (request: never, signal: AbortSignal) => Promise<unknown>;
+
+/** Each unary handler's work function, so the server can serve the same work over another framing (chunked-image-handler.ts). */
+const works = new WeakMap<object, Work>();
+
+/** The work function behind a handler made by {@link unaryHandler}; undefined for any other. */
+export function workOf(handler: unknown): Work | undefined {
+  return typeof handler === "function" ? works.get(handler) : undefined;
+}
+
 export function unaryHandler<Req, Res>(
   logger: Logger,
   method: string,
   work: (request: Req, signal: AbortSignal) => Promise<Res>,
 ) {
-  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+  const handler = (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
     const signal = abortSignalFor(call as AnyCall);
     const started = performance.now();
     // The router forwards the request's W3C trace context, so worker logs join the same trace.
@@ -48,4 +58,6 @@ export function unaryHandler<Req, Res>(
       },
     );
   };
+  works.set(handler, work as Work);
+  return handler;
 }

@@ -19,6 +19,9 @@ import { ModelLoader } from "./models/model-loader.js";
 import { ModelStore } from "./models/model-store.js";
 import { ModelRuntime } from "./onnx/onnx-runtime.js";
 import type { WorkerContext } from "./worker-context.js";
+import { chunkedImageHandler } from "./chunked-image-handler.js";
+import type { WithImage } from "../core/image-chunks.js";
+import { workOf } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
 
 interface ServiceBinding {
@@ -66,6 +69,25 @@ function promptOptions(context: WorkerContext): PromptServiceOptions {
   };
 }
 
+/** Suffix of the RPC that serves its unary twin's work with the image in chunks. */
+const CHUNKED = "Chunked";
+
+/**
+ * `binding` with each `<method>Chunked` RPC of its definition served by its unary twin's work
+ * (workers/chunked-image-handler.ts), unless the service implements it itself.
+ */
+export function withChunkedTwins({ definition, implementation }: ServiceBinding, logger: Logger, maxImageBytes: number): ServiceBinding {
+  const twins = Object.entries(definition).flatMap(([name, method]) => {
+    if (!name.endsWith(CHUNKED) || !method.requestStream || !method.responseStream || implementation[name]) return [];
+    const twin = name.slice(0, -CHUNKED.length);
+    const work = workOf(implementation[twin]);
+    // Counted under the twin's name (atelier_worker_calls_total{method}): the same operation.
+    const rpc = definition[twin]?.path.split("/").pop() ?? name;
+    return work ? [[name, chunkedImageHandler(logger, rpc, work as (request: WithImage, signal: AbortSignal) => Promise<WithImage>, maxImageBytes)]] : [];
+  });
+  return { definition, implementation: { ...implementation, ...Object.fromEntries(twins) } };
+}
+
 export function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
   const { models, logger } = context;
   const inventory: ModelInventory = {
@@ -74,14 +96,14 @@ export function workerServiceBindings(context: WorkerContext): ServiceBinding[] 
     isDisabled: (entry) => models.isDisabled(entry),
     installCommand: (entry) => models.store.installCommand(entry),
   };
-  return [
+  return ([
     upscaleServiceImplementation(context),
     generationServiceImplementation(context),
     backgroundServiceImplementation(context),
     styleTransferServiceImplementation(context),
     promptServiceImplementation({ logger, options: promptOptions(context) }),
     catalogServiceImplementation(inventory, logger),
-  ] as ServiceBinding[];
+  ] as ServiceBinding[]).map((binding) => withChunkedTwins(binding, logger, context.config.workers.maxMessageBytes));
 }
 
 export async function startWorkerServer(

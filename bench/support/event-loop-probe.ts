@@ -7,7 +7,8 @@
  * so the probe also measures what the router itself holds the loop for: a 1 ms timer reads the main
  * thread's own CPU time (Linux /proc/<pid>/task/<pid>/schedstat, nanoseconds on the CPU) at each
  * turn, and the longest CPU time between two turns is the longest synchronous block, whatever the
- * load. Where schedstat cannot be read it reports null.
+ * load. Where schedstat cannot be read it reports null. The block's place in time (process.hrtime,
+ * microseconds) comes with it, so a CPU profile of the router can say what ran in it.
  */
 import fs from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -30,14 +31,22 @@ function mainThreadCpuNs(fd: number): number {
   const length = fs.readSync(fd, text, 0, text.length, 0);
   return Number(text.toString("latin1", 0, length).split(" ")[0]);
 }
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 let lastCpuNs = schedstat === undefined ? 0 : mainThreadCpuNs(schedstat);
+let lastTurnUs = nowUs();
 let longestCpuNs = 0;
+let longestBlock = { startUs: 0, endUs: 0 };
 if (schedstat !== undefined) {
   const fd = schedstat;
   setInterval(() => {
     const now = mainThreadCpuNs(fd);
-    longestCpuNs = Math.max(longestCpuNs, now - lastCpuNs);
+    const turnUs = nowUs();
+    if (now - lastCpuNs > longestCpuNs) {
+      longestCpuNs = now - lastCpuNs;
+      longestBlock = { startUs: lastTurnUs, endUs: turnUs };
+    }
     lastCpuNs = now;
+    lastTurnUs = turnUs;
   }, 1).unref();
 }
 
@@ -54,6 +63,7 @@ process.on("message", (message: unknown) => {
       maxMs: histogram.max / 1e6,
       p99Ms: histogram.percentile(99) / 1e6,
       blockCpuMs: schedstat === undefined ? null : longestCpuNs / 1e6,
+      longestBlock,
       cpuMs: (cpu.user + cpu.system) / 1000,
       wallMs: performance.now() - wallAtReset,
     });

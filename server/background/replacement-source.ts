@@ -105,7 +105,7 @@ export async function resolveReplacement(
     case "blur":
       return { field: { $case: "blur", value: { sigma: replacement.sigma ?? 0 } }, understood };
     case "image": {
-      const fetched = await ctx.services.images.fetch(replacement.url, ctx.signal).catch((error: unknown) => {
+      const fetched = await ctx.services.images.fetch(replacement.url, ctx.signal, ctx.bodyStringBytes?.(replacement.url)).catch((error: unknown) => {
         throw forReplacement(error);
       });
       return { field: { $case: "imageBackground", value: { data: fetched.bytes, mimeType: fetched.contentType ?? "", width: 0, height: 0 } }, understood };

@@ -11,7 +11,8 @@ import dns from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
 import net, { type LookupFunction } from "node:net";
-import { decodeBase64, mapSlices, someSlice } from "../../core/base64-slices.js";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { BASE64_SLICE_CHARS, decodeBase64, mapSlices, someSlice } from "../../core/base64-slices.js";
 import type { AtelierConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { AddressPolicy, HOSTNAME_PATTERN } from "./address-policy.js";
@@ -71,8 +72,12 @@ export async function fetchImage(
   imageUrl: string,
   options: FetchImageOptions,
   signal?: AbortSignal,
+  urlBytes?: Uint8Array,
 ): Promise<FetchedImage> {
   if (signal?.aborted) throw cancelledError();
+  // `imageUrl`'s own bytes, when the caller has them (an ASCII string of the request body, see
+  // RequestContext.bodyStringBytes): read instead of the string, whose first read may copy it whole.
+  if (urlBytes && isTrimmedDataUrl(urlBytes)) return decodeDataUrl(bytesText(urlBytes), options.maxBytes);
   const trimmed = imageUrl.trim();
   if (/^data:/i.test(trimmed)) return decodeDataUrl(trimmed, options.maxBytes);
   if (trimmed.length > MAX_IMAGE_URL_LENGTH) {
@@ -89,11 +94,37 @@ const IMAGE_MEDIA_TYPE = /^image\/[a-z0-9][a-z0-9.+-]*$/;
 const NOT_BASE64_ALPHABET = /[^A-Za-z0-9+/]/;
 const WHITESPACE = /\s/;
 
+/** A data URL's characters: a string, or an ASCII string's bytes read as text a slice at a time. */
+interface UrlText {
+  readonly length: number;
+  slice(start: number, end?: number): string;
+  indexOf(text: string): number;
+  /** The whole text as one string (a copy, for bytes). */
+  toString(): string;
+}
+
+/** ASCII bytes as {@link UrlText}. */
+function bytesText(bytes: Uint8Array): UrlText {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  return {
+    length: buffer.length,
+    slice: (start, end = buffer.length) => buffer.toString("latin1", start, Math.min(end, buffer.length)),
+    indexOf: (text) => buffer.indexOf(text, 0, "latin1"),
+    toString: () => buffer.toString("latin1"),
+  };
+}
+
+/** Bytes that `trim()` leaves as they are and that start with `data:` in any case. */
+function isTrimmedDataUrl(bytes: Uint8Array): boolean {
+  const space = (byte: number | undefined) => byte === undefined || byte <= 0x20;
+  return !space(bytes[0]) && !space(bytes[bytes.length - 1]) && /^data:$/i.test(Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(5, bytes.length)).toString("latin1"));
+}
+
 /**
  * Decodes a data URL's base64 payload. The checks and the decoding go a slice at a time
  * (core/base64-slices.ts): a 20 MB payload never holds the event loop for the whole of it.
  */
-async function decodeDataUrl(dataUrl: string, maxBytes: number): Promise<FetchedImage> {
+async function decodeDataUrl(dataUrl: UrlText | string, maxBytes: number): Promise<FetchedImage> {
   const comma = dataUrl.indexOf(",");
   if (comma < 0) {
     throw invalidUrl(
@@ -109,21 +140,50 @@ async function decodeDataUrl(dataUrl: string, maxBytes: number): Promise<Fetched
   if (parameters.length < 2 || parameters.at(-1)?.toLowerCase() !== "base64") {
     throw invalidUrl("imageUrl data URL must be base64-encoded: data:image/<type>;base64,<payload>.");
   }
+  const bytes = await decodeCanonicalBase64(dataUrl, comma + 1, maxBytes);
+  if (bytes) return { bytes, contentType: mediaType, source: "data" };
 
-  let payload = dataUrl.slice(comma + 1);
+  // Anything else (whitespace, a character outside the alphabet, a refusal): checked in full.
+  let payload = (typeof dataUrl === "string" ? dataUrl : dataUrl.toString()).slice(comma + 1);
   // Base64 in data URLs may be wrapped; whitespace carries no data (WHATWG forgiving-base64).
   if (await someSlice(payload, (slice) => WHITESPACE.test(slice))) payload = await mapSlices(payload, (slice) => slice.replace(/\s+/g, ""));
   // Judge the size by the base64 length so an oversized payload is refused before it is decoded.
-  const padding = payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0;
+  const padding = paddingOf(payload);
   const decodedBytes = Math.floor((payload.length * 3) / 4) - padding;
   if (decodedBytes > maxBytes) throw tooLargeError(maxBytes);
   if (decodedBytes <= 0) throw invalidUrl("imageUrl data URL carries no image bytes.");
-  const badLength = payload.length % 4 === 1 || (padding > 0 && payload.length % 4 !== 0);
   // Before its padding, the payload holds only the base64 alphabet.
-  if (badLength || (await someSlice(payload.slice(0, payload.length - padding), (slice) => NOT_BASE64_ALPHABET.test(slice)))) {
+  if (badBase64Length(payload.length, padding) || (await someSlice(payload.slice(0, payload.length - padding), (slice) => NOT_BASE64_ALPHABET.test(slice)))) {
     throw invalidUrl("imageUrl data URL payload is not valid base64.");
   }
   return { bytes: await decodeBase64(payload), contentType: mediaType, source: "data" };
+}
+
+const paddingOf = (payload: string) => (payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0);
+const badBase64Length = (length: number, padding: number) => length % 4 === 1 || (padding > 0 && length % 4 !== 0);
+
+/**
+ * The payload from `start` decoded, when it is plain base64 within `maxBytes`: only the alphabet,
+ * then its padding; undefined for anything else, which the full checks then judge. The decoder
+ * itself does the checking: Node skips a character outside the base64 alphabet and stops at a `=`,
+ * so any such character leaves fewer bytes than the length promises, and the URL-safe `-` and `_`,
+ * which it reads, are looked for (a search far cheaper than a regular expression over 20 MB).
+ * Characters above U+00FF are refused first: the decoder reads only their low byte.
+ */
+async function decodeCanonicalBase64(text: UrlText | string, start: number, maxBytes: number): Promise<Buffer | undefined> {
+  const length = text.length - start;
+  const padding = paddingOf(text.slice(Math.max(start, text.length - 2)));
+  const decodedBytes = Math.floor((length * 3) / 4) - padding;
+  if (decodedBytes <= 0 || decodedBytes > maxBytes || badBase64Length(length, padding)) return undefined;
+  const out = Buffer.allocUnsafe(Math.ceil((length * 3) / 4));
+  let written = 0;
+  for (let at = start; at < text.length; at += BASE64_SLICE_CHARS) {
+    if (at > start) await nextTurn();
+    const slice = text.slice(at, at + BASE64_SLICE_CHARS);
+    if (Buffer.byteLength(slice, "utf8") !== slice.length || slice.includes("-") || slice.includes("_")) return undefined;
+    written += out.write(slice, written, "base64");
+  }
+  return written === decodedBytes ? out.subarray(0, written) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,22 +18,22 @@ export function toProtoFormat(name: OutputFormatName): OutputFormat {
 
 /** Fetches `imageUrl` (abandoned if the client disconnects) as a worker input image. */
 export async function loadSourceImage(ctx: RequestContext, imageUrl: string): Promise<Image> {
-  const source = await ctx.services.images.fetch(imageUrl, ctx.signal);
+  const source = await ctx.services.images.fetch(imageUrl, ctx.signal, ctx.bodyStringBytes?.(imageUrl));
   return { data: source.bytes, mimeType: source.contentType ?? "", width: 0, height: 0 };
 }
 
 /**
- * A worker's output image as the response's `data[]` entry: a data URL clients can pass back. The
- * bytes are encoded where they lie, a slice at a time (a 12 MP PNG is about 20 MB), and handed to
- * the HTTP edge as they are (RequestContext.keepImage).
+ * A worker's output image as the response's `data[]` entry: a data URL clients can pass back. Where
+ * the HTTP edge writes the answer (RequestContext.keepImage) the bytes go to it as they are and
+ * `url` holds its stand-in; elsewhere they are encoded where they lie, a slice at a time (a 12 MP
+ * PNG is about 20 MB).
  */
 export async function toImageResult(ctx: RequestContext, image: Image | undefined) {
   if (!image) throw new AtelierError("INTERNAL", "The worker returned no image.");
   const mimeType = OUTPUT_MIME_TYPES.find((type) => type === image.mimeType);
   if (!mimeType) throw new AtelierError("INTERNAL", `The worker returned an image of an unexpected type (${image.mimeType}).`);
-  ctx.keepImage?.({ bytes: image.data, mimeType });
   return {
-    url: `data:${image.mimeType};base64,${await encodeBase64(image.data)}`,
+    url: ctx.keepImage?.({ bytes: image.data, mimeType }) ?? `data:${image.mimeType};base64,${await encodeBase64(image.data)}`,
     mimeType,
     width: image.width,
     height: image.height,

@@ -1,18 +1,19 @@
 /**
- * Worker calls that report progress as they go: the server-streaming RPCs, for background jobs.
- * Each resolves with the same response as its unary twin in worker-clients.ts, so a job's result
- * is exactly the synchronous one; cancelling the signal cancels the stream, which the worker sees
- * between two steps.
+ * Worker calls that report progress as they go, for background jobs: the image operations over
+ * their chunked RPCs (as synchronous calls go, worker-clients.ts, but not retried: a job's progress
+ * never goes back), generation over its server-streaming RPC. Each resolves with the same response
+ * as its unary twin, so a job's result is exactly the synchronous one; cancelling the signal
+ * cancels the stream, which the worker sees between two steps.
  */
 import { credentials, Metadata, type ClientReadableStream } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../core/grpc-errors.js";
-import { BackgroundServiceClient, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
+import type { RemoveBackgroundRequest, RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { GenerationServiceClient, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
-import { StyleTransferServiceClient, type StyleTransferRequest, type StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleServiceClient, type UpscaleRequest, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { workerChannelOptions, type CallOptions } from "./worker-clients.js";
+import type { StyleTransferRequest, StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
+import type { UpscaleRequest, UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { BackgroundClient, callChunked, StyleTransferClient, UpscaleClient, workerChannelOptions, type CallOptions } from "./worker-clients.js";
 
 /** `step` of `steps` done; `stage` names what is being done. */
 export interface WorkerProgress {
@@ -76,17 +77,22 @@ export function createProgressClients(config: AtelierConfig, addresses: Record<W
   const insecure = credentials.createInsecure();
   const channel = workerChannelOptions(config);
   const generation = new GenerationServiceClient(addresses.generation, insecure, channel);
-  const upscale = new UpscaleServiceClient(addresses.upscale, insecure, channel);
-  const style = new StyleTransferServiceClient(addresses.style, insecure, channel);
-  const background = new BackgroundServiceClient(addresses.background, insecure, channel);
+  const upscale = new UpscaleClient(addresses.upscale, insecure, channel);
+  const style = new StyleTransferClient(addresses.style, insecure, channel);
+  const background = new BackgroundClient(addresses.background, insecure, channel);
   const deadline = (options: CallOptions) => options.deadlineMs ?? config.workers.deadlineMs;
+  const chunked = (options: CallOptions, onProgress: ProgressListener) => ({
+    deadlineMs: deadline(options),
+    maxImageBytes: config.workers.maxMessageBytes,
+    signal: options.signal,
+    onProgress: (step: number, steps: number, stage: string) => onProgress({ step, steps, stage: stage || "tiles" }),
+    retry: false,
+  });
   return {
-    upscale: (request, options, onProgress) =>
-      readStream<UpscaleResponse>((metadata, o) => upscale.upscaleStream({ request }, metadata, o), deadline(options), "tiles", onProgress, options.signal),
-    styleTransfer: (request, options, onProgress) =>
-      readStream<StyleTransferResponse>((metadata, o) => style.styleTransferStream({ request }, metadata, o), deadline(options), "tiles", onProgress, options.signal),
+    upscale: (request, options, onProgress) => callChunked(upscale, upscale.upscaleChunked.bind(upscale), upscale.upscale.bind(upscale), request, chunked(options, onProgress)),
+    styleTransfer: (request, options, onProgress) => callChunked(style, style.styleTransferChunked.bind(style), style.styleTransfer.bind(style), request, chunked(options, onProgress)),
     removeBackground: (request, options, onProgress) =>
-      readStream<RemoveBackgroundResponse>((metadata, o) => background.removeBackgroundStream({ request }, metadata, o), deadline(options), "tiles", onProgress, options.signal),
+      callChunked(background, background.removeBackgroundChunked.bind(background), background.removeBackground.bind(background), request, chunked(options, onProgress)),
     generate: (request, options, onProgress) =>
       readStream<GenerateResponse>(
         (metadata, callOptions) => generation.generateStream({ request }, metadata, callOptions),

@@ -11,10 +11,11 @@
  * WORKER_UNAVAILABLE with Retry-After, which the quota gives back. Reconnection is tuned so a
  * restarted worker is used again within about a second of listening.
  */
-import { credentials, makeGenericClientConstructor, Metadata, type Client, type ServiceError } from "@grpc/grpc-js";
+import { credentials, makeGenericClientConstructor, Metadata, status as GrpcStatus, type Client, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../core/grpc-errors.js";
+import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../../core/image-chunks.js";
 import { withImageCodecs } from "../../core/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
 import { BackgroundServiceClient, BackgroundServiceService, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
@@ -46,34 +47,110 @@ export const RETRY_READY_WAIT_MS = 2_000;
 export const RECONNECT_INITIAL_BACKOFF_MS = 100;
 export const RECONNECT_MAX_BACKOFF_MS = 500;
 
-type UnaryMethod<Req, Res> = (
+export type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,
   options: { deadline: Date },
   callback: (error: ServiceError | null, response: Res) => void,
 ) => { cancel(): void };
 
-/** One attempt; a CANCELLED the router did not ask for means the worker dropped the call. */
+/** The error for a call whose signal aborted before it started. */
+function abortedError(signal: AbortSignal): AtelierError {
+  // Any signal (not only the facade's, whose reason is already an AtelierError) ends as CANCELLED.
+  return signal.reason instanceof AtelierError ? signal.reason : new AtelierError("CANCELLED", "The request was cancelled.", { cause: signal.reason });
+}
+
+/** A failed call's error; a CANCELLED the router did not ask for means the worker dropped the call. */
+function callFailure(error: ServiceError, signal: AbortSignal | undefined): AtelierError {
+  const failure = fromGrpcError(error);
+  if (failure.code === "CANCELLED" && !signal?.aborted) {
+    return new AtelierError("WORKER_UNAVAILABLE", "The inference worker stopped while handling the request. Try again shortly.", { retryAfterSeconds: 1, cause: error });
+  }
+  return failure;
+}
+
+function callMetadata(): Metadata {
+  const metadata = new Metadata();
+  const traceparent = outboundTraceparent();
+  if (traceparent) metadata.set("traceparent", traceparent);
+  return metadata;
+}
+
+/** One attempt. */
 function attemptUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadline: Date, signal?: AbortSignal): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
-    if (signal?.aborted) {
-      // Any signal (not only the facade's, whose reason is already an AtelierError) ends as CANCELLED.
-      reject(signal.reason instanceof AtelierError ? signal.reason : new AtelierError("CANCELLED", "The request was cancelled.", { cause: signal.reason }));
-      return;
-    }
+    if (signal?.aborted) return reject(abortedError(signal));
     const onAbort = () => call.cancel();
-    const metadata = new Metadata();
-    const traceparent = outboundTraceparent();
-    if (traceparent) metadata.set("traceparent", traceparent);
-    const call = method(request, metadata, { deadline }, (error, response) => {
+    const call = method(request, callMetadata(), { deadline }, (error, response) => {
       signal?.removeEventListener("abort", onAbort);
       if (!error) return resolve(response);
-      const failure = fromGrpcError(error);
-      if (failure.code === "CANCELLED" && !signal?.aborted) {
-        reject(new AtelierError("WORKER_UNAVAILABLE", "The inference worker stopped while handling the request. Try again shortly.", { retryAfterSeconds: 1, cause: error }));
-      } else reject(failure);
+      reject(callFailure(error, signal));
     });
     signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** A `*Chunked` RPC as its generated client method opens it. */
+export type ChunkedMethod<Req, Res> = (metadata: Metadata, options: { deadline: Date }) => ClientDuplexStream<ChunkedRequest<Req>, ChunkedResponse<Res>>;
+
+/** `step` of `steps` of the named stage done (`stage` empty when the worker names none). */
+export type ProgressListener = (step: number, steps: number, stage: string) => void;
+
+/**
+ * One attempt of a `*Chunked` call (core/image-chunks.ts): the request goes out with its image in
+ * chunks, each written when the stream has room; the answer's image is gathered from its chunks
+ * into one buffer as they arrive. Resolves with the same response as the unary twin.
+ */
+function attemptChunked<Req extends WithImage, Res extends WithImage>(
+  method: ChunkedMethod<Req, Res>,
+  request: Req,
+  deadline: Date,
+  maxImageBytes: number,
+  signal?: AbortSignal,
+  onProgress?: ProgressListener,
+): Promise<Res> {
+  return new Promise<Res>((resolve, reject) => {
+    if (signal?.aborted) return reject(abortedError(signal));
+    const call = method(callMetadata(), { deadline });
+    const assembly = new ImageAssembly(maxImageBytes);
+    let head: Res | undefined;
+    const settled = new AbortController();
+    const settle = (outcome: () => void) => {
+      if (settled.signal.aborted) return;
+      settled.abort();
+      signal?.removeEventListener("abort", onAbort);
+      outcome();
+    };
+    const onAbort = () => call.cancel();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    call.on("data", (message: ChunkedResponse<Res>) => {
+      try {
+        if (message.response !== undefined) {
+          if (head !== undefined) throw new AtelierError("INTERNAL", "The worker answered twice.");
+          head = message.response;
+        } else if (head === undefined) {
+          if (message.imageChunk !== undefined) throw new AtelierError("INTERNAL", "The worker sent image bytes before its response.");
+          onProgress?.(message.step, message.totalSteps, message.stage);
+        }
+        if (head !== undefined) assembly.add(message.imageChunk);
+      } catch (error) {
+        call.cancel();
+        settle(() => reject(error instanceof AtelierError && error.code === "INTERNAL" ? error : new AtelierError("INTERNAL", `The worker's answer broke the chunking rules: ${(error as Error).message}`, { cause: error })));
+      }
+    });
+    call.on("error", (error: ServiceError) => settle(() => reject(callFailure(error, signal))));
+    call.on("end", () =>
+      settle(() => {
+        if (head === undefined) return reject(new AtelierError("INTERNAL", "The worker's stream ended without a response."));
+        try {
+          resolve(withGatheredImage(head, assembly.finish()));
+        } catch (error) {
+          reject(new AtelierError("INTERNAL", `The worker's answer broke the chunking rules: ${(error as Error).message}`, { cause: error }));
+        }
+      }),
+    );
+    const messages = chunkedMessages(request, (head, imageChunk): ChunkedRequest<Req> => ({ request: head, imageChunk }));
+    void writeInTurn(call, messages, settled.signal).then((whole) => whole && call.end());
   });
 }
 
@@ -82,16 +159,42 @@ function readyWithin(client: Client, waitMs: number): Promise<void> {
   return new Promise((resolve) => client.waitForReady(Date.now() + waitMs, () => resolve()));
 }
 
-/** The call, retried once when the worker was unreachable or went away mid-call. */
-async function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs: number, signal?: AbortSignal): Promise<Res> {
+/** `attempt`, retried once when the worker was unreachable or went away mid-call. */
+async function withRetry<Res>(client: Client, attempt: (deadline: Date) => Promise<Res>, deadlineMs: number, signal?: AbortSignal): Promise<Res> {
   const deadline = new Date(Date.now() + deadlineMs);
   try {
-    return await attemptUnary(method, request, deadline, signal);
+    return await attempt(deadline);
   } catch (error) {
     const retryable = error instanceof AtelierError && error.code === "WORKER_UNAVAILABLE" && !signal?.aborted;
     if (!retryable || deadline.getTime() - Date.now() <= 0) throw error;
     await readyWithin(client, Math.min(RETRY_READY_WAIT_MS, deadline.getTime() - Date.now()));
-    return attemptUnary(method, request, deadline, signal);
+    return attempt(deadline);
+  }
+}
+
+/** The call, retried once when the worker was unreachable or went away mid-call. */
+function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs: number, signal?: AbortSignal): Promise<Res> {
+  return withRetry(client, (deadline) => attemptUnary(method, request, deadline, signal), deadlineMs, signal);
+}
+
+/**
+ * The call over its `*Chunked` RPC, retried as {@link callUnary} is (unless `retry` is false). A worker that does not serve the
+ * chunked RPC (UNIMPLEMENTED: an older or another implementation) gets `unary` instead, without progress.
+ */
+export async function callChunked<Req extends WithImage, Res extends WithImage>(
+  client: Client,
+  method: ChunkedMethod<Req, Res>,
+  unary: UnaryMethod<Req, Res>,
+  request: Req,
+  options: { deadlineMs: number; maxImageBytes: number; signal?: AbortSignal; onProgress?: ProgressListener; retry?: boolean },
+): Promise<Res> {
+  const { deadlineMs, maxImageBytes, signal, onProgress, retry = true } = options;
+  const attempt = (deadline: Date) => attemptChunked(method, request, deadline, maxImageBytes, signal, onProgress);
+  try {
+    return await (retry ? withRetry(client, attempt, deadlineMs, signal) : attempt(new Date(Date.now() + deadlineMs)));
+  } catch (error) {
+    if (!(error instanceof AtelierError && (error.cause as ServiceError | undefined)?.code === GrpcStatus.UNIMPLEMENTED)) throw error;
+    return callUnary(client, unary, request, deadlineMs, signal);
   }
 }
 
@@ -108,10 +211,10 @@ export function workerChannelOptions(config: AtelierConfig) {
 }
 
 // The generated clients, with images written and read without extra copies (core/image-message-codec.ts).
-const UpscaleClient = makeGenericClientConstructor(withImageCodecs(UpscaleServiceService), UpscaleServiceClient.serviceName) as unknown as typeof UpscaleServiceClient;
+export const UpscaleClient = makeGenericClientConstructor(withImageCodecs(UpscaleServiceService), UpscaleServiceClient.serviceName) as unknown as typeof UpscaleServiceClient;
 const GenerationClient = makeGenericClientConstructor(withImageCodecs(GenerationServiceService), GenerationServiceClient.serviceName) as unknown as typeof GenerationServiceClient;
-const StyleTransferClient = makeGenericClientConstructor(withImageCodecs(StyleTransferServiceService), StyleTransferServiceClient.serviceName) as unknown as typeof StyleTransferServiceClient;
-const BackgroundClient = makeGenericClientConstructor(withImageCodecs(BackgroundServiceService), BackgroundServiceClient.serviceName) as unknown as typeof BackgroundServiceClient;
+export const StyleTransferClient = makeGenericClientConstructor(withImageCodecs(StyleTransferServiceService), StyleTransferServiceClient.serviceName) as unknown as typeof StyleTransferServiceClient;
+export const BackgroundClient = makeGenericClientConstructor(withImageCodecs(BackgroundServiceService), BackgroundServiceClient.serviceName) as unknown as typeof BackgroundServiceClient;
 
 /** Clients for every worker service; `addresses` must name every service. */
 export function createWorkerClients(config: AtelierConfig, addresses: Record<WorkerServiceName, string>): WorkerClients {
@@ -127,11 +230,14 @@ export function createWorkerClients(config: AtelierConfig, addresses: Record<Wor
   const deadline = (callOptions?: CallOptions) => callOptions?.deadlineMs ?? config.workers.deadlineMs;
   const call = <Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
     callUnary(client, method.bind(client) as UnaryMethod<Req, Res>, request, deadline(o), o?.signal);
+  // Image operations go over their chunked RPCs: no message of a whole image on either side.
+  const chunked = <Req extends WithImage, Res extends WithImage>(client: Client, method: ChunkedMethod<Req, Res>, unary: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
+    callChunked(client, method.bind(client), unary.bind(client) as UnaryMethod<Req, Res>, request, { deadlineMs: deadline(o), maxImageBytes: config.workers.maxMessageBytes, signal: o?.signal });
   return {
-    upscale: (request, o) => call(upscale, upscale.upscale, request, o),
+    upscale: (request, o) => chunked(upscale, upscale.upscaleChunked, upscale.upscale, request, o),
     generate: (request, o) => call(generation, generation.generate, request, o),
-    styleTransfer: (request, o) => call(style, style.styleTransfer, request, o),
-    removeBackground: (request, o) => call(background, background.removeBackground, request, o),
+    styleTransfer: (request, o) => chunked(style, style.styleTransferChunked, style.styleTransfer, request, o),
+    removeBackground: (request, o) => chunked(background, background.removeBackgroundChunked, background.removeBackground, request, o),
     improvePrompt: (request, o) => call(prompt, prompt.improvePrompt, request, o),
     listModels: (request, o) => call(catalog, catalog.listModels, request, o),
     close: () => all.forEach((client) => client.close()),

@@ -7,16 +7,26 @@ import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Server } from "node:http";
 import { decodeBase64, encodeBase64 } from "../../core/base64-slices.js";
-import { JsonBodyScanner, parseScannedJson } from "../../facade/json-body-scanner.js";
+import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "../../facade/json-body-scanner.js";
 import crypto from "node:crypto";
 import { sendImage, sendJson } from "../../facade/result-responses.js";
 
-function parseInChunks(text: string, longStringBytes: number, chunkBytes: number): unknown {
+/** Parses `text` as the body reader does, its long strings made from pieces of `pieceBytes`. */
+async function parseInChunks(text: string, longStringBytes: number, chunkBytes: number, pieceBytes = 5): Promise<unknown> {
   const body = Buffer.from(text);
   const scanner = new JsonBodyScanner(longStringBytes);
   for (let at = 0; at < body.length; at += chunkBytes) scanner.scan(body.subarray(at, at + chunkBytes));
-  return parseScannedJson(body, 0, scanner.longStrings);
+  return parseScannedJson(body, 0, scanner.longStrings, await longStringTexts(body, scanner.longStrings, pieceBytes));
 }
+
+const isUtf8Strict = (bytes: Buffer) => {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 describe("long strings kept out of JSON.parse", () => {
   const long = "A".repeat(300) + "é€😀" + "/+=".repeat(100);
@@ -27,13 +37,30 @@ describe("long strings kept out of JSON.parse", () => {
     { __proto__: long, other: "x" },
     { escaped: `${long}\n"\\${long}`, control: `${long}\u0001` },
   ];
-  it.each(cases.map((value) => [JSON.stringify(value).slice(0, 40), value]))("%s parses as JSON.parse does", (_name, value) => {
+  it.each(cases.map((value) => [JSON.stringify(value).slice(0, 40), value]))("%s parses as JSON.parse does", async (_name, value) => {
     const text = JSON.stringify(value);
-    for (const chunkBytes of [1, 7, 64, 100_000]) expect(parseInChunks(text, 50, chunkBytes)).toStrictEqual(JSON.parse(text));
+    // Pieces of 1 to 5 bytes end inside multi-byte characters but for the boundary rule.
+    for (const [chunkBytes, pieceBytes] of [[1, 1], [7, 2], [64, 3], [100_000, 5], [100_000, 1 << 20]] as const) {
+      expect(await parseInChunks(text, 50, chunkBytes, pieceBytes)).toStrictEqual(JSON.parse(text));
+    }
   });
 
-  it("keeps a \"__proto__\" key an own property", () => {
-    const parsed = parseInChunks(`{"__proto__": "${"x".repeat(100)}", "a": {"__proto__": 1}}`, 50, 9) as Record<string, unknown>;
+  it("checks UTF-8 around the long ASCII strings as over the whole body", () => {
+    const long = "A".repeat(100);
+    // Bytes as written (latin1): valid UTF-8 (é, €), and bytes that are not, beside and inside long strings.
+    const texts = [`["${long}", "\xc3\xa9"]`, `["${long}\xe2\x82\xac${long}"]`, `["${long}", "\xff"]`, `["\xc3", "${long}"]`, `["${long}\xe9${long}"]`, `["\xe2\x82", "${long}", "\xac"]`];
+    const verdicts = texts.map((text) => {
+      const body = Buffer.from(text, "latin1");
+      const scanner = new JsonBodyScanner(50);
+      scanner.scan(body);
+      expect(isUtf8Around(body, scanner.longStrings)).toBe(isUtf8Strict(body));
+      return isUtf8Strict(body);
+    });
+    expect(verdicts).toEqual([true, true, false, false, false, false]);
+  });
+
+  it("keeps a \"__proto__\" key an own property", async () => {
+    const parsed = await parseInChunks(`{"__proto__": "${"x".repeat(100)}", "a": {"__proto__": 1}}`, 50, 9) as Record<string, unknown>;
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
     expect(Object.hasOwn(parsed, "__proto__")).toBe(true);
   });
@@ -45,9 +72,9 @@ describe("long strings kept out of JSON.parse", () => {
     expect(scanner.maxDepth).toBe(3);
   });
 
-  it("refuses what JSON.parse refuses", () => {
+  it("refuses what JSON.parse refuses", async () => {
     for (const text of [`{"a": "${"x".repeat(100)}" "b": 1}`, `["${"x".repeat(100)}\u0001"]`, `{"a": "${"x".repeat(100)}",}`]) {
-      expect(() => parseInChunks(text, 50, 13)).toThrow(SyntaxError);
+      await expect(parseInChunks(text, 50, 13)).rejects.toThrow(SyntaxError);
     }
   });
 });
@@ -76,8 +103,9 @@ describe("JSON answers written in slices", () => {
     const app = express();
     app.get("/streamed/:index", (req, res) => void sendJson(res, 200, bodies[Number(req.params.index)]));
     app.get("/plain/:index", (req, res) => void res.status(200).json(bodies[Number(req.params.index)]));
+    // The answer as the procedure returns it (stand-ins in `url`), and as res.json would send it with the data URLs.
     app.get("/kept/:index", (req, res) => void sendJson(res, 200, keptBodies[Number(req.params.index)]!.body, keptBodies[Number(req.params.index)]!.images));
-    app.get("/kept-plain/:index", (req, res) => void res.status(200).json(keptBodies[Number(req.params.index)]!.body));
+    app.get("/kept-plain/:index", (req, res) => void res.status(200).json(keptBodies[Number(req.params.index)]!.plain));
     app.get("/kept-raw/:index", (req, res) => void sendImage(res, keptBodies[Number(req.params.index)]!.body, keptBodies[Number(req.params.index)]!.images));
     server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
@@ -86,17 +114,25 @@ describe("JSON answers written in slices", () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  // Answers whose images also come as bytes (RequestContext.keepImage): sizes around a slice's
-  // boundary (a multiple of 3 bytes or not), two images, and bytes that do not match their url.
+  // Answers whose images come as bytes (RequestContext.keepImage), a stand-in in their url: sizes
+  // around a slice's boundary (a multiple of 3 bytes or not), two images, a stand-in for no image
+  // of this answer, and a data URL beside unrelated kept images.
   const image = (bytes: number) => ({ bytes: crypto.randomBytes(bytes), mimeType: "image/png" });
   const dataUrl = (kept: { bytes: Uint8Array; mimeType: string }) => `data:${kept.mimeType};base64,${Buffer.from(kept.bytes).toString("base64")}`;
-  const entry = (kept: { bytes: Uint8Array; mimeType: string }) => ({ url: dataUrl(kept), mimeType: kept.mimeType, width: 3, height: 2 });
   const [one, two, three] = [image(393_216), image(1_000_001), image(300_000)];
+  const standIn = (index: number) => `atelier-kept-image:test-${index}`;
+  const images = new Map([one, two, three].map((kept, index) => [standIn(index), kept]));
+  type Entry = { url: string; mimeType: string; width: number; height: number };
+  const entry = (index: number): Entry => ({ url: standIn(index), mimeType: "image/png", width: 3, height: 2 });
+  const answer = (body: { data: Entry[] } & Record<string, unknown>) => ({
+    body,
+    images,
+    plain: { ...body, data: body.data.map((item) => ({ ...item, url: images.has(item.url) ? dataUrl(images.get(item.url)!) : item.url })) },
+  });
   const keptBodies = [
-    { body: { id: "a", data: [entry(one)], steps: ["x"] }, images: [one] },
-    { body: { id: "b", data: [entry(two), entry(three)], model: "m" }, images: [two, three] },
-    { body: { id: "c", data: [entry(three)] }, images: [one] },
-    { body: { id: "d", data: [{ ...entry(three), mimeType: "image/webp" }] }, images: [three] },
+    answer({ id: "a", data: [entry(0)], steps: ["x"] }),
+    answer({ id: "b", data: [entry(1), entry(2)], model: "m" }),
+    answer({ id: "c", data: [{ ...entry(2), url: dataUrl(one) }], note: standIn(9) }),
   ];
 
   it.each(keptBodies.map((_, index) => [index]))("answer %i with kept images: the same bytes and headers as res.json, and as the raw image", async (index) => {
@@ -104,7 +140,7 @@ describe("JSON answers written in slices", () => {
     expect(kept.headers.get("content-type")).toBe(plain.headers.get("content-type"));
     expect(kept.headers.get("content-length")).toBe(plain.headers.get("content-length"));
     expect(Buffer.from(await kept.arrayBuffer()).equals(Buffer.from(await plain.arrayBuffer()))).toBe(true);
-    const first = keptBodies[index]!.body.data[0]!;
+    const first = keptBodies[index]!.plain.data[0]!;
     expect(raw.headers.get("content-type")).toBe(first.url.slice("data:".length, first.url.indexOf(";")));
     expect(Buffer.from(await raw.arrayBuffer()).equals(Buffer.from(first.url.slice(first.url.indexOf(",") + 1), "base64"))).toBe(true);
   });

@@ -4,11 +4,11 @@ import { deserializeWithImage, IMAGE_MESSAGES, LARGE_IMAGE_BYTES, serializeWithI
 import { BackgroundServiceService, RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
 import { GenerationServiceService } from "../../gen/atelier/generation/v1/generation_service.js";
 import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleQuality, UpscaleRequest, UpscaleResponse, UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { UpscaleChunkedRequest, UpscaleChunkedResponse, UpscaleQuality, UpscaleRequest, UpscaleResponse, UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 
 const generatedSerialize = (value: UpscaleRequest) => Buffer.from(UpscaleRequest.encode(value).finish());
-const serialize = serializeWithImage(generatedSerialize as never);
+const serialize = serializeWithImage(generatedSerialize as never) as (value: UpscaleRequest) => Buffer;
 const deserialize = deserializeWithImage((bytes) => UpscaleRequest.decode(bytes));
 
 function request(bytes: number): UpscaleRequest {
@@ -19,6 +19,12 @@ function request(bytes: number): UpscaleRequest {
     outputFormat: OutputFormat.OUTPUT_FORMAT_WEBP,
     quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED,
   };
+}
+
+/** A chunked message with its chunk's bytes as a hex digest. */
+function comparableChunk(message: unknown): unknown {
+  const { imageChunk, ...rest } = message as { imageChunk?: { data: Uint8Array } };
+  return { ...(comparable(rest) as object), imageChunk: imageChunk && { ...imageChunk, data: crypto.createHash("sha256").update(imageChunk.data).digest("hex") } };
 }
 
 /** `message` with its image bytes as a hex digest (vitest compares megabytes of bytes one by one, slowly). */
@@ -61,7 +67,23 @@ describe("image message codec", () => {
     }
   });
 
-  it("covers, in both directions, each unary method whose message carries its image in field 1", () => {
+  it("writes and reads the chunked RPCs' image chunks the same way", () => {
+    const codec = withImageCodecs(UpscaleServiceService).upscaleChunked;
+    expect(codec.requestSerialize).not.toBe(UpscaleServiceService.upscaleChunked.requestSerialize);
+    const first: UpscaleChunkedRequest = { request: { ...request(0), image: { ...request(0).image!, data: Buffer.alloc(0) } }, imageChunk: { totalBytes: 3 * 2 ** 20, data: crypto.randomBytes(LARGE_IMAGE_BYTES) } };
+    const written = codec.requestSerialize(first);
+    expect(written.length).toBe(Buffer.from(UpscaleChunkedRequest.encode(first).finish()).length);
+    const read = codec.requestDeserialize(written);
+    expect(comparableChunk(read)).toEqual(comparableChunk(UpscaleChunkedRequest.decode(written)));
+    expect(comparableChunk(read)).toEqual(comparableChunk(first));
+    expect(read.imageChunk!.data.buffer).toBe(written.buffer);
+    const answer: UpscaleChunkedResponse = { step: 4, totalSteps: 4, stage: "", response: undefined, imageChunk: { totalBytes: 0, data: crypto.randomBytes(LARGE_IMAGE_BYTES + 1) } };
+    const back = codec.responseDeserialize(codec.responseSerialize(answer));
+    expect(comparableChunk(back)).toEqual(comparableChunk(answer));
+    expect(comparableChunk(UpscaleChunkedResponse.decode(codec.responseSerialize(answer)))).toEqual(comparableChunk(answer));
+  });
+
+  it("covers, in both directions, each method whose message carries image bytes", () => {
     const definitions = [UpscaleServiceService, StyleTransferServiceService, BackgroundServiceService, GenerationServiceService];
     const paths = definitions.flatMap((definition) => Object.values(definition).map((method) => method.path as string));
     expect(paths).toEqual(expect.arrayContaining(Object.keys(IMAGE_MESSAGES)));

@@ -194,6 +194,63 @@ describe("fetchImage: data URLs", () => {
   });
 });
 
+describe("fetchImage: data URLs decoded by the base64 decoder's own count", () => {
+  /** The outcome as the checks before issue 19's fast path judged it: whitespace stripped, a regular expression over the payload. */
+  function reference(url: string, maxBytes: number): { bytes: Buffer } | { code: string } {
+    const payload = url.slice(url.indexOf(",") + 1).replace(/\s+/g, "");
+    const padding = payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0;
+    const decoded = Math.floor((payload.length * 3) / 4) - padding;
+    if (decoded > maxBytes) return { code: "IMAGE_TOO_LARGE" };
+    if (decoded <= 0) return { code: "INVALID_IMAGE_URL" };
+    const badLength = payload.length % 4 === 1 || (padding > 0 && payload.length % 4 !== 0);
+    if (badLength || /[^A-Za-z0-9+/]/.test(payload.slice(0, payload.length - padding))) return { code: "INVALID_IMAGE_URL" };
+    return { bytes: Buffer.from(payload, "base64") };
+  }
+  const outcome = (promise: Promise<{ bytes: Buffer }>) =>
+    promise.then(
+      (image) => ({ bytes: image.bytes }),
+      (error: AtelierError) => ({ code: error.code }),
+    );
+  const body = Buffer.from(Array.from({ length: 1500 }, (_, i) => (i * 31) % 256)).toString("base64");
+  const payloads = [
+    body,
+    body.slice(0, -2),
+    `${body.slice(0, 100)}=${body.slice(101)}`,
+    `${body.slice(0, 100)}-${body.slice(101)}`,
+    `${body.slice(0, 100)}_${body.slice(101)}`,
+    `${body.slice(0, 100)}!${body.slice(101, -1)}`,
+    `${body.slice(0, 100)} ${body.slice(100, -1)}`,
+    `${body.slice(0, 100)}\u0141${body.slice(101)}`,
+    `${body.slice(0, 100)}\u00e9${body.slice(101, -1)}`,
+    `${body}=`,
+    `${body}==`,
+    `${body.slice(0, -4)}QR==`,
+    `${body.slice(0, -4)}QUI=`,
+    `${body.slice(0, -4)}Q===`,
+    "QQ",
+    "QUI",
+    "=",
+    "====",
+  ];
+
+  it.each(payloads.map((payload, index) => [index, payload]))("payload %i: the same outcome as the full checks, from the string and from its bytes", async (_index, payload) => {
+    const url = `data:image/png;base64,${payload}`;
+    for (const maxBytes of [64 * 1024, 1000]) {
+      const expected = reference(url, maxBytes);
+      expect(await outcome(fetchImage(url, options({ maxBytes })))).toEqual(expected);
+      // An ASCII URL's bytes, as the facade keeps a body's long strings; never read otherwise.
+      if (!/[^\x00-\x7f]/.test(url)) expect(await outcome(fetchImage("data:image/gif;base64,R0lGODlh", options({ maxBytes }), undefined, Buffer.from(url, "latin1")))).toEqual(expected);
+    }
+  });
+
+  it("decodes from the bytes only what trim() would leave as it is", async () => {
+    const url = `data:image/png;base64,${PNG_BASE64}`;
+    expect((await fetchImage("unused", options(), undefined, Buffer.from(url))).bytes.equals(PNG)).toBe(true);
+    // A leading space: the string is read (and trimmed) instead.
+    expect((await fetchImage(` ${url}`, options(), undefined, Buffer.from(` data:image/png;base64,AAAA`))).bytes.equals(PNG)).toBe(true);
+  });
+});
+
 describe("fetchImage: HTTP sources", () => {
   it("fetches bytes and content type from an allow-listed address", async () => {
     const server = await startServer(servePng);

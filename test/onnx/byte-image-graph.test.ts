@@ -1,15 +1,18 @@
 /**
  * Graphs that convert their own pixels (byte-image-graph.ts) against the JavaScript conversions they
- * replace (image-tensor.ts): the same real network, on a real photo, once with float tensors converted
+ * replace (image-tensor.ts): the input conversion gives imageToTensor's float32 values exactly, for
+ * every sample value; and the same real network, on a real photo, once with float tensors converted
  * in JavaScript and once with bytes in and out, must give the same bytes.
  */
 import os from "node:os";
+import onnxProto from "onnx-proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
 import { catalogEntry } from "../../workers/catalog/model-catalog.js";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import type { CatalogEntry, ImageTensorFormat } from "../../workers/catalog/catalog-types.js";
+import { OnnxGraphBuilder } from "../../workers/convert/onnx-graph.js";
 import { byteSessionKey, withByteImageIO } from "../../workers/image/byte-image-graph.js";
-import { byteConversion, toSample } from "../../workers/image/image-tensor.js";
+import { byteConversion, imageToTensor, toSample, type ByteConversion } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { runOneByteTile, runTiled, runTiledBytes } from "../../workers/image/tiling.js";
 import { planAxis } from "../../workers/image/tile-grid.js";
@@ -17,10 +20,79 @@ import { ModelLoader } from "../../workers/models/model-loader.js";
 import { ModelStore } from "../../workers/models/model-store.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { styleFamily } from "../../workers/style/style-families.js";
-import { OnnxGraphBuilder } from "../../workers/convert/onnx-graph.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel, hasTestPhotos } from "../support/test-assets.js";
 import { photoCrop } from "../upscale/upscale-fixtures.js";
+
+const { onnx } = onnxProto;
+
+/** 16x16 RGB pixels holding every sample value 0..255 in every channel (in different places). */
+function everySample(): RawImage {
+  const data = new Uint8Array(256 * 3);
+  for (let v = 0; v < 256; v++) data.set([v, 255 - v, (v * 7) % 256], v * 3);
+  return { data, width: 16, height: 16, channels: 3 };
+}
+
+/**
+ * A "network" that shows whether its input is exactly `expected`: it answers the sample 128 where
+ * its input equals `expected` and, where it is off by as little as one float32 ulp, a sample that
+ * clamps to 0 or 255 (the difference times 2^32; the smallest input value above 0 is 1/255).
+ */
+function exactnessProbe(expected: { data: Float32Array; dims: number[] }, outputFactor: number): Uint8Array {
+  const graph = new OnnxGraphBuilder({ graphName: "exactness_probe" });
+  const dims = expected.dims.map((dim, axis) => (axis === 0 ? 1 : dim));
+  graph.addInput("image", dims);
+  const target = graph.addFloatInitializer("expected", dims, expected.data);
+  const difference = graph.op("Sub", ["image", target]);
+  const amplified = graph.op("Mul", [difference, graph.addScalar("gain", 2 ** 32)]);
+  graph.addNode({ opType: "Add", inputs: [amplified, graph.addScalar("middle", 128 / outputFactor)], outputs: ["painted"] });
+  graph.addOutput("painted", dims);
+  return graph.toBytes();
+}
+
+const opTypes = (graph: Uint8Array) => (onnx.ModelProto.decode(graph).graph?.node ?? []).map((node) => node.opType);
+
+describe("the byte graph's input conversion", () => {
+  let runtime: ModelRuntime;
+  beforeAll(() => {
+    runtime = new ModelRuntime({ threads: 2, memoryBudgetBytes: 256 * 1024 ** 2, logger: createLogger("silent") });
+  });
+  afterAll(async () => {
+    await runtime?.dispose();
+  });
+
+  /** Bytes of `everySample()` through the probe of `expected`, rewritten to take and give bytes with `conversion`. */
+  async function probe(key: string, conversion: ByteConversion, expected: { data: Float32Array; dims: number[] }) {
+    const graph = withByteImageIO(exactnessProbe(expected, conversion.outputFactor), conversion, "image", "painted");
+    const image = everySample();
+    const outputs = await runtime.model(key, async () => graph).pin((model) => model.runToBytes({ image: { data: image.data, dims: [1, 16, 16, 3] } }));
+    return { graph, samples: [...new Set(outputs.painted!.data)] };
+  }
+
+  const formats: [string, ImageTensorFormat][] = [
+    ["0..255, planar (the styles, ESRGAN)", { layout: "NCHW", channelOrder: "RGB", range: [0, 255] }],
+    ["0..1, planar (LSDIR)", { layout: "NCHW", channelOrder: "RGB", range: [0, 1] }],
+    ["0..1, interleaved", { layout: "NHWC", channelOrder: "RGB", range: [0, 1] }],
+  ];
+  it.each(formats)("gives imageToTensor's values exactly, with a Cast and at most a Div instead of a table lookup: %s", async (label, format) => {
+    const { graph, samples } = await probe(`probe ${label}`, byteConversion(format)!, imageToTensor(everySample(), format));
+    expect(samples).toEqual([128]);
+    expect(opTypes(graph)).not.toContain("Gather");
+    expect(opTypes(graph).slice(0, 2)).toEqual(format.range[1] === 255 ? ["Cast", "Transpose"] : ["Cast", "Div"]);
+  });
+
+  it("looks the values up in the table when no division gives them", async () => {
+    const inputTable = Float32Array.from({ length: 256 }, (_, v) => v * 0.3 + 0.25);
+    const conversion: ByteConversion = { layout: "NCHW", inputTable, outputFactor: 1 };
+    const image = everySample();
+    // The table's values in NCHW order, as the network must receive them.
+    const expected = new Float32Array(256 * 3);
+    for (let p = 0; p < 256; p++) for (let c = 0; c < 3; c++) expected[c * 256 + p] = inputTable[image.data[p * 3 + c]!]!;
+    const { graph, samples } = await probe("probe lookup", conversion, { data: expected, dims: [1, 3, 16, 16] });
+    expect(samples).toEqual([128]);
+    expect(opTypes(graph)).toContain("Gather");
+  });
+});
 
 const available = hasTestPhotos() && hasMirrorModel("superres-lsdir-compact-x4") && hasMirrorModel("style-fast-ml5") && hasMirrorModel("style-fast-nc16");
 

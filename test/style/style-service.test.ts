@@ -4,6 +4,8 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
+import { Writable } from "node:stream";
+import pino from "pino";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
@@ -193,6 +195,25 @@ describe.skipIf(!available)("style transfer worker", () => {
     expect(Buffer.from(outAlpha).equals(Buffer.from(alpha))).toBe(true);
     const rgb: RawImage = { data: new Uint8Array(181 * 121 * 3).map((_, i) => out.data[Math.floor(i / 3) * 4 + (i % 3)]!), width: 181, height: 121, channels: 3 };
     expect(difference(rgb, photo).mean).toBeGreaterThan(10);
+  });
+
+  it("logs each step's time, so a slow call shows where it went", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+        callback();
+      },
+    });
+    const bytes = await png(await photoPixels(testPhoto("chelsea.png"), { width: 120, height: 80 }));
+    const logged = { ...context, logger: pino({ level: "debug" }, sink) };
+    await styleTransfer(request(bytes, { style: "candy-lite" }), logged, DEFAULT_STYLE_SETTINGS, new AbortController().signal);
+    const line = lines.find((entry) => entry.msg === "style applied");
+    expect(line).toMatchObject({ style: "candy-lite", size: "120x80", tiles: 1 });
+    const steps = ["decodeMs", "paintMs", "runMs", "encodeMs"] as const;
+    for (const step of steps) expect(line?.[step], step).toEqual(expect.any(Number));
+    // The network runs are part of painting.
+    expect(line!.runMs as number).toBeLessThanOrEqual(line!.paintMs as number);
   });
 
   it("answers the gRPC contract's errors before any work", async () => {

@@ -4,7 +4,9 @@
  * crosses to the inference thread and back as a quarter of the bytes and no JavaScript loop touches
  * its pixels. The values are exactly those of image-tensor.ts (see {@link ByteConversion}):
  *
- * - in: `Cast` to int32 → `Gather` from imageToTensor's own 256 float32 values → `Transpose` to NCHW;
+ * - in: `Cast` to float32, then `Div` by the output factor where that gives imageToTensor's own 256
+ *   values exactly (every catalog format: 0..255 tensors need the `Cast` alone, 0..1 tensors `v / 255`),
+ *   else `Cast` to int32 → `Gather` from those 256 values; then `Transpose` to NCHW;
  * - out: `Mul` by the factor back to samples → clamp to 0..255 (`Max`, `Min`) → round halves up as
  *   `Floor(x + h)` → `Cast` to uint8 → `Transpose` to interleaved.
  *
@@ -32,6 +34,8 @@ type NodeProto = OnnxTypes.INodeProto;
 type ValueInfoProto = OnnxTypes.IValueInfoProto;
 
 const PREFIX = "atelier_bytes_";
+/** A name for a tensor the rewrite adds, apart from the network's own. */
+const name = (step: string) => `${PREFIX}${step}`;
 const NCHW_TO_NHWC = [0, 2, 3, 1];
 const NHWC_TO_NCHW = [0, 3, 1, 2];
 /** 0.5 - 2^-25, the largest float32 below one half: adding it and flooring rounds halves up, exactly. */
@@ -71,6 +75,30 @@ function asByteImage(value: ValueInfoProto, layout: ByteConversion["layout"]): v
 }
 
 /**
+ * Whether float32 `v / outputFactor` (`v` itself when the factor is 1) is imageToTensor's value for
+ * every sample `v`: then a `Cast` and at most a `Div` convert the input, about a seventh of the time of
+ * the `Gather` lookup (3.76 M samples: 5 against 36 ms of CPU, onnxruntime-node 1.30, 2 threads). Float32
+ * division is correctly rounded, so the check on the 256 values here is the whole proof.
+ */
+function dividesExactly({ inputTable, outputFactor }: ByteConversion): boolean {
+  return inputTable.length === 256 && inputTable.every((value, v) => value === Math.fround(v / outputFactor));
+}
+
+/** `input` (uint8) as float32 divided by `factor` into `output`. */
+function arithmeticInput(input: string, output: string, factor: number): NodeProto[] {
+  const cast = node("Cast", [input], factor === 1 ? output : name("samples"), [intAttribute("to", onnx.TensorProto.DataType.FLOAT)]);
+  return factor === 1 ? [cast] : [cast, node("Div", [name("samples"), name("factor")], output)];
+}
+
+/** `input` (uint8) looked up in the conversion's table into `output`. */
+function lookedUpInput(input: string, output: string): NodeProto[] {
+  return [
+    node("Cast", [input], name("indices"), [intAttribute("to", onnx.TensorProto.DataType.INT32)]),
+    node("Gather", [name("table"), name("indices")], output, [intAttribute("axis", 0)]),
+  ];
+}
+
+/**
  * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8 and its output `outputName`
  * giving `[N, H', W', 3]` uint8, converted as `conversion` says; names are kept.
  */
@@ -85,20 +113,20 @@ export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, i
   if (!input || !output) throw failure(`it has no input "${inputName}" or no output "${outputName}"`);
 
   // The network's own nodes now read and write float tensors under new names.
-  const floatInput = `${PREFIX}float_input`;
-  const floatOutput = `${PREFIX}float_output`;
-  const rename = (name: string) => (name === inputName ? floatInput : name === outputName ? floatOutput : name);
+  const floatInput = name("float_input");
+  const floatOutput = name("float_output");
+  const rename = (tensor: string) => (tensor === inputName ? floatInput : tensor === outputName ? floatOutput : tensor);
   for (const existing of graph.node ?? []) {
     existing.input = (existing.input ?? []).map(rename);
     existing.output = (existing.output ?? []).map(rename);
   }
 
   const planar = conversion.layout === "NCHW";
-  const name = (step: string) => `${PREFIX}${step}`;
+  const interleaved = planar ? name("interleaved_input") : floatInput;
+  const arithmetic = dividesExactly(conversion);
   const before: NodeProto[] = [
-    node("Cast", [inputName], name("indices"), [intAttribute("to", onnx.TensorProto.DataType.INT32)]),
-    node("Gather", [name("table"), name("indices")], planar ? name("interleaved_input") : floatInput, [intAttribute("axis", 0)]),
-    ...(planar ? [node("Transpose", [name("interleaved_input")], floatInput, [intsAttribute("perm", NHWC_TO_NCHW)])] : []),
+    ...(arithmetic ? arithmeticInput(inputName, interleaved, conversion.outputFactor) : lookedUpInput(inputName, interleaved)),
+    ...(planar ? [node("Transpose", [interleaved], floatInput, [intsAttribute("perm", NHWC_TO_NCHW)])] : []),
   ];
   const scaled = conversion.outputFactor === 1 ? floatOutput : name("scaled");
   const after: NodeProto[] = [
@@ -113,7 +141,7 @@ export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, i
   graph.node = [...before, ...(graph.node ?? []), ...after];
   graph.initializer = [
     ...(graph.initializer ?? []),
-    floatConstant(name("table"), conversion.inputTable, [conversion.inputTable.length]),
+    ...(arithmetic ? [] : [floatConstant(name("table"), conversion.inputTable, [conversion.inputTable.length])]),
     ...(conversion.outputFactor === 1 ? [] : [floatConstant(name("factor"), Float32Array.of(conversion.outputFactor), [])]),
     floatConstant(name("zero"), Float32Array.of(0), []),
     floatConstant(name("top"), Float32Array.of(255), []),

@@ -78,22 +78,28 @@ export async function styleTransfer(
   const { width, height } = opened.info;
   assertOutputSize(width, height, deps.limits, "Use a smaller image.");
   const image = await deps.queue.run(async () => {
+    const started = performance.now();
     const decoded = await readRawImage(opened.pipeline().toColourspace("srgb"));
     const { rgb, alpha } = splitAlpha(decoded);
-    const started = performance.now();
+    const decodedAt = performance.now();
     const { image: painted, trace } = await restyle(rgb, job, deps, settings, signal);
+    const paintedAt = performance.now();
+    const encoded = await encodeImage(rawImagePipeline(mergeAlpha(painted, alpha)), request.outputFormat);
+    // Each step's wall time, so a slow call shows where it went (the network runs are runMs of paintMs).
     deps.logger.debug(
       {
         style: job.entry.id,
         size: `${width}x${height}`,
         working: `${trace.working.width}x${trace.working.height}`,
         tiles: trace.paint?.tiles ?? 0,
+        decodeMs: Math.round(decodedAt - started),
+        paintMs: Math.round(paintedAt - decodedAt),
         runMs: Math.round(trace.paint?.runMs ?? 0),
-        ms: Math.round(performance.now() - started),
+        encodeMs: Math.round(performance.now() - paintedAt),
       },
       "style applied",
     );
-    return encodeImage(rawImagePipeline(mergeAlpha(painted, alpha)), request.outputFormat);
+    return encoded;
   }, signal);
   return { image, style: job.entry.id, model: job.entry.id };
 }
