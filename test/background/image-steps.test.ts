@@ -3,16 +3,19 @@
  * refinement, foreground estimation (decontamination) with the true matte, and the compositing of
  * each kind of fill.
  */
+import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
+import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { resampleBilinear, RowSampler } from "../../workers/background/bilinear.js";
 import { blurredBackground } from "../../workers/background/background-fill.js";
 import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
-import { composeImage, composeMatte } from "../../workers/background/compose.js";
+import { composedPipeline, composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
 import { MatteField } from "../../workers/background/matte-field.js";
 import { refineMatte } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
+import { encodeImage } from "../../workers/image/encode-image.js";
 import { hasTestPhotos } from "../support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, PERSON, type Composite } from "./ground-truth.js";
 
@@ -145,11 +148,12 @@ describe.runIf(hasTestPhotos())("foreground estimation (decontamination) with th
 
   function cutout(composite: Composite, estimate: boolean) {
     const { width, height } = composite;
-    const rgb = { data: composite.image, width, height, channels: 3 as const };
+    // A copy: compose writes over the colour it is handed.
+    const rgb = { data: composite.image.slice(), width, height, channels: 3 as const };
     const guide = toUnitPlanes(rgb);
     const alpha = { data: composite.alpha, width, height, channels: 1 };
     const sides = estimate ? blurFusionMeans(guide, alpha, blurFusionRadii(width, height)) : { foreground: guide, background: guide };
-    return composeImage({ rgb, coefficients: fieldOf(composite.alpha, width, height) }, sides, { kind: "transparent" });
+    return interleaved(composeImage({ rgb, coefficients: fieldOf(composite.alpha, width, height) }, sides, { kind: "transparent" }));
   }
 
   it("leaves at most a tenth of the old background where the source colours carry half", () => {
@@ -165,6 +169,18 @@ describe.runIf(hasTestPhotos())("foreground estimation (decontamination) with th
   });
 });
 
+/** A composite's colour and alpha planes as one interleaved RGB or RGBA image. */
+function interleaved({ colour, alpha }: ComposedImage): { data: Uint8Array; channels: 3 | 4 } {
+  if (!alpha) return { data: colour.data, channels: 3 };
+  const pixels = colour.width * colour.height;
+  const data = new Uint8Array(pixels * 4);
+  for (let p = 0; p < pixels; p++) {
+    data.set(colour.data.subarray(p * 3, p * 3 + 3), p * 4);
+    data[p * 4 + 3] = alpha.data[p]!;
+  }
+  return { data, channels: 4 };
+}
+
 /** Equal within one 8-bit step (float rounding may land either side of .5). */
 function expectBytes(actual: Uint8Array, expected: number[]): void {
   expect(actual.length).toBe(expected.length);
@@ -173,7 +189,9 @@ function expectBytes(actual: Uint8Array, expected: number[]): void {
 
 describe("compositing", () => {
   // A 3x1 image: subject, half-covered edge pixel, background. True matte 1, 0.5, 0.
-  const rgb = { data: Uint8Array.from([200, 100, 50, 120, 160, 100, 40, 220, 150]), width: 3, height: 1, channels: 3 as const };
+  // A fresh copy per call: compose writes over the colour it is handed.
+  const source = () => ({ data: Uint8Array.from([200, 100, 50, 120, 160, 100, 40, 220, 150]), width: 3, height: 1, channels: 3 as const });
+  const rgb = source();
   const alpha = Float32Array.from([1, 0.5, 0]);
   const coefficients = fieldOf(alpha, 3, 1);
   // Side means: subject colour (200, 100, 50), old background (40, 220, 150), on 0..1.
@@ -183,16 +201,39 @@ describe("compositing", () => {
   };
 
   it("cuts out with the edge pixel's colour cleaned and zeros where transparent", () => {
-    const out = composeImage({ rgb, coefficients }, sides, { kind: "transparent" });
+    const out = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "transparent" }));
     expect(out.channels).toBe(4);
     expectBytes(out.data, [200, 100, 50, 255, 200, 100, 50, 128, 0, 0, 0, 0]);
   });
 
+  it("hands the encoder colour and alpha as one RGBA image, flattened onto white for JPEG", async () => {
+    // Left half subject, right half clear, 16x8: wide enough that JPEG's 8x8 blocks keep each side's colour.
+    const [width, height] = [16, 8];
+    const image = () => ({ data: Uint8Array.from({ length: width * height * 3 }, (_, i) => [200, 100, 50][i % 3]!), width, height, channels: 3 as const });
+    const field = planes(width, height, 4, (x, _y, c) => (c === 3 ? (x < 8 ? 1 : 0) : 0));
+    const flat = (value: number) => planes(width, height, 3, () => value);
+    const cut = composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" });
+    const png = await encodeImage(await composedPipeline(cut, { flattens: false }), OutputFormat.OUTPUT_FORMAT_PNG);
+    const decoded = await sharp(png.data).raw().toBuffer({ resolveWithObject: true });
+    expect(decoded.info.channels).toBe(4);
+    expect(new Uint8Array(decoded.data)).toEqual(interleaved(cut).data);
+    const jpeg = await encodeImage(await composedPipeline(composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" }), { flattens: true }), OutputFormat.OUTPUT_FORMAT_JPEG);
+    const flattened = await sharp(jpeg.data).raw().toBuffer({ resolveWithObject: true });
+    expect(flattened.info.channels).toBe(3);
+    for (let y = 0; y < height; y++) {
+      for (const x of [0, 3, 12, 15]) {
+        const pixel = Array.from(flattened.data.subarray((y * width + x) * 3, (y * width + x) * 3 + 3));
+        const expected = x < 8 ? [200, 100, 50] : [255, 255, 255];
+        pixel.forEach((value, c) => expect(Math.abs(value - expected[c]!), `pixel ${x},${y}: ${pixel}`).toBeLessThanOrEqual(12));
+      }
+    }
+  });
+
   it("puts the subject over a solid colour, opaque or translucent", () => {
-    const opaque = composeImage({ rgb, coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 1 });
+    const opaque = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 1 }));
     expect(opaque.channels).toBe(3);
     expectBytes(opaque.data, [200, 100, 50, 100, 50, 153, 0, 0, 255]);
-    const translucent = composeImage({ rgb, coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 0.5 });
+    const translucent = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 0.5 }));
     expect(translucent.channels).toBe(4);
     // Coverage 0.5 + 0.5 * 0.5 = 0.75; colour (0.5 * F + 0.25 * C) / 0.75.
     expectBytes(translucent.data.subarray(4, 12), [133, 67, 118, 191, 0, 0, 255, 128]);
@@ -200,7 +241,7 @@ describe("compositing", () => {
 
   it("puts the subject over an image, using the image's own alpha", () => {
     const image = { data: Uint8Array.from([9, 9, 9, 255, 10, 20, 30, 255, 1, 2, 3, 0]), width: 3, height: 1, channels: 4 as const };
-    const out = composeImage({ rgb, coefficients }, sides, { kind: "image", image });
+    const out = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "image", image }));
     expect(out.channels).toBe(4);
     expectBytes(out.data, [200, 100, 50, 255, 105, 60, 40, 255, 1, 2, 3, 0]);
   });

@@ -33,6 +33,14 @@ export class MatteField {
    * `[runs[k], runs[k + 1])`. A few per working column, so a row is decided run by run.
    */
   private readonly runs: Int32Array;
+  /**
+   * The current row as spans: neighbouring runs of one class merged, span `k` being the columns
+   * `[spanStarts[k], spanStarts[k + 1])` of class `spanClasses[k]`. A row of a photograph has a
+   * handful, so the certain parts are filled span by span rather than run by run.
+   */
+  private readonly spanStarts: Int32Array;
+  private readonly spanClasses: Uint8Array;
+  private spans = 0;
   private top = 0;
   private bottom = 0;
   private wy = 0;
@@ -65,38 +73,57 @@ export class MatteField {
     }
     starts.push(width);
     this.runs = Int32Array.from(starts);
+    this.spanStarts = new Int32Array(starts.length);
+    this.spanClasses = new Uint8Array(starts.length);
   }
 
-  /** Runs of the row; run `k` spans columns `runStart(k)` to `runStart(k + 1)`, exclusive. */
-  get runCount(): number {
-    return this.runs.length - 1;
+  /** Spans of the current row; span `k` covers columns `spanStart(k)` to `spanStart(k + 1)`, exclusive. */
+  get spanCount(): number {
+    return this.spans;
   }
 
-  runStart(k: number): number {
-    return this.runs[k]!;
+  spanStart(k: number): number {
+    return this.spanStarts[k]!;
   }
 
   /**
-   * On the current row, the matte of every pixel of run `k` when it is certain whatever the pixel's
+   * On the current row, the matte of every pixel of span `k` when it is certain whatever the pixel's
    * colour: 0 or 1 (what `alpha` returns for each of them), else {@link MIXED}.
    */
-  runClass(k: number): number {
-    const x = this.runs[k]!;
-    const known = this.rowClasses[this.columns.lower[x]!]!;
-    return known !== MIXED && known === this.rowClasses[this.columns.upper[x]!] ? known : MIXED;
+  spanClass(k: number): number {
+    return this.spanClasses[k]!;
   }
 
-  /** Moves to target row `y`; call before `alpha` for the pixels of that row. */
+  /** Moves to target row `y`; call before `alpha` and the span accessors for the pixels of that row. */
   row(y: number): void {
     const width = this.field.width;
     this.top = this.rows.lower[y]! * width;
     this.bottom = this.rows.upper[y]! * width;
     this.wy = this.rows.weight[y]!;
     const classes = this.classes;
+    const rowClasses = this.rowClasses;
     for (let x = 0; x < width; x++) {
       const upper = classes[this.top + x]!;
-      this.rowClasses[x] = upper === classes[this.bottom + x] ? upper : MIXED;
+      rowClasses[x] = upper === classes[this.bottom + x] ? upper : MIXED;
     }
+    // A run is certain when both working columns it samples are, with the same class.
+    const { lower, upper } = this.columns;
+    const runs = this.runs;
+    const last = runs.length - 1;
+    let spans = 0;
+    let current = -1;
+    for (let k = 0; k < last; k++) {
+      const x = runs[k]!;
+      const known = rowClasses[lower[x]!]!;
+      const kind = known !== MIXED && known === rowClasses[upper[x]!] ? known : MIXED;
+      if (kind === current) continue;
+      this.spanStarts[spans] = x;
+      this.spanClasses[spans] = kind;
+      spans++;
+      current = kind;
+    }
+    this.spanStarts[spans] = runs[last]!;
+    this.spans = spans;
   }
 
   /** The matte, 0..1, at column `x` of the current row for colour `r`, `g`, `b` on 0..255. */

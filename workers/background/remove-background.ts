@@ -13,7 +13,8 @@
  * log it and bench/background.ts can show where the time goes beside the bare network run: "segment"
  * includes the small decodes, "decode" is what was left to wait for of the full-resolution one.
  */
-import type { Image, OutputFormat } from "../../gen/atelier/image/v1/image.js";
+import type { Sharp } from "sharp";
+import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import { encodeImage, type PngOptions } from "../image/encode-image.js";
 import type { ImageLimits } from "../image/image-limits.js";
@@ -23,7 +24,7 @@ import type { ModelLoader } from "../models/model-loader.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
 import type { ChosenModel } from "./choose-model.js";
-import { composeImage, composeMatte } from "./compose.js";
+import { composedPipeline, composeImage, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
 import { decodeSource } from "./decode-source.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
@@ -129,17 +130,19 @@ export async function runRemoval(request: RemovalRequest, deps: RemovalDependenc
   const { rgb, alpha: sourceAlpha } = await decoded.full;
   clock.done("decode");
   const sources = { rgb, sourceAlpha, coefficients: refined.coefficients };
-  let composed: RawImage;
+  let pipeline: Sharp;
   if (!sides) {
-    composed = composeMatte(sources);
+    // A 1-channel raw image is otherwise encoded as RGB: keep the matte grayscale (PNG, JPEG; WebP has no grey).
+    pipeline = rawImagePipeline(composeMatte(sources)).toColourspace("b-w");
+    clock.done("compose");
   } else {
     const fill = await prepareFill(request.fill, rgb, guide, refined.alpha.data, deps.limits);
     clock.done("fill");
-    composed = composeImage(sources, sides, fill);
+    // The full-resolution colour is composed over in place: nothing reads `rgb` after this.
+    const composed = composeImage(sources, sides, fill);
+    pipeline = await composedPipeline(composed, { flattens: request.outputFormat === OutputFormat.OUTPUT_FORMAT_JPEG });
+    clock.done("compose");
   }
-  clock.done("compose");
-  // A 1-channel raw image is otherwise encoded as RGB: keep the matte grayscale (PNG, JPEG; WebP has no grey).
-  const pipeline = composed.channels === 1 ? rawImagePipeline(composed).toColourspace("b-w") : rawImagePipeline(composed);
   const image = await encodeImage(pipeline, request.outputFormat, CUTOUT_PNG_OPTIONS);
   clock.done("encode");
   return { image, timings: clock.timings };
