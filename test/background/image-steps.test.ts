@@ -11,7 +11,7 @@ import { blurredBackground } from "../../workers/background/background-fill.js";
 import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
 import { composedPipeline, composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
-import { MatteField } from "../../workers/background/matte-field.js";
+import { classifyField, MatteField, sideMeansNeeded } from "../../workers/background/matte-field.js";
 import { refineMatte } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
@@ -113,6 +113,15 @@ describe("guided refinement", () => {
 });
 
 describe("matte field", () => {
+  it("marks for the side means every pixel of each 2 x 2 block not of one certain class", () => {
+    // Classes 0 (clear), 1 (opaque), 2 (mixed), 5 x 4.
+    const classes = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(Array.from(sideMeansNeeded(classes, 5, 4))).toEqual([0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+    // One row: neighbours along it.
+    expect(Array.from(sideMeansNeeded(Uint8Array.from([0, 0, 1, 1, 1]), 5, 1))).toEqual([0, 1, 1, 0, 0]);
+  });
+
+
   it("decides certain pixels without interpolating and matches full interpolation everywhere", () => {
     // A field with flat regions (0 and 1 whatever the colour) and colour-dependent ones, enlarged 5x.
     const field = planes(20, 12, 4, (x, y, c) => {
@@ -155,6 +164,42 @@ describe.runIf(hasTestPhotos())("foreground estimation (decontamination) with th
     const sides = estimate ? blurFusionMeans(guide, alpha, blurFusionRadii(width, height)) : { foreground: guide, background: guide };
     return interleaved(composeImage({ rgb, coefficients: fieldOf(composite.alpha, width, height) }, sides, { kind: "transparent" }));
   }
+
+  it("computes the side means only where compose reads them, giving the same cutout", () => {
+    for (const [, composite] of pairs) {
+      const { width, height } = composite;
+      const guide = toUnitPlanes({ data: composite.image, width, height, channels: 3 });
+      const alpha = { data: composite.alpha, width, height, channels: 1 };
+      const field = fieldOf(composite.alpha, width, height);
+      const marks = sideMeansNeeded(classifyField(field), width, height);
+      const marked = marks.reduce((sum, mark) => sum + mark, 0);
+      // Sparse: the band around the subject's outline, far from every pixel.
+      expect(marked).toBeGreaterThan(1000);
+      expect(marked).toBeLessThan(width * height * 0.25);
+      const everywhere = blurFusionMeans(guide, alpha, blurFusionRadii(width, height));
+      const where = blurFusionMeans(guide, alpha, blurFusionRadii(width, height), marks);
+      let worst = 0;
+      for (let p = 0; p < width * height; p++) {
+        if (!marks[p]) continue;
+        for (let c = 0; c < 3; c++) {
+          worst = Math.max(worst, Math.abs(where.foreground.data[p * 3 + c]! - everywhere.foreground.data[p * 3 + c]!));
+          worst = Math.max(worst, Math.abs(where.background.data[p * 3 + c]! - everywhere.background.data[p * 3 + c]!));
+        }
+      }
+      expect(worst).toBeLessThan(1e-5);
+      // Compose reads no pixel that was left out: the cutouts agree, up to float rounding at a half.
+      const cut = (sides: typeof where) => interleaved(composeImage({ rgb: { data: composite.image.slice(), width, height, channels: 3 }, coefficients: field }, sides, { kind: "transparent" })).data;
+      const [full, sparse] = [cut(everywhere), cut(where)];
+      let differing = 0;
+      let largest = 0;
+      full.forEach((value, i) => {
+        largest = Math.max(largest, Math.abs(value - sparse[i]!));
+        if (value !== sparse[i]) differing++;
+      });
+      expect(largest).toBeLessThanOrEqual(1);
+      expect(differing).toBeLessThan(10);
+    }
+  });
 
   it("leaves at most a tenth of the old background where the source colours carry half", () => {
     // The bleed measure (ground-truth.ts): the share of the backdrop difference that survives in the

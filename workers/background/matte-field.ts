@@ -21,6 +21,49 @@ const ONE = 1;
 /** The class of a run whose matte depends on each pixel's colour (see `runClass`). */
 export const MIXED = 2;
 
+/**
+ * Per working pixel of `field`: ZERO or ONE when the matte there is that whatever the colour, else
+ * MIXED (see the header).
+ */
+export function classifyField(field: FloatPlanes): Uint8Array {
+  const pixels = field.width * field.height;
+  const classes = new Uint8Array(pixels);
+  const f = field.data;
+  for (let i = 0; i < pixels; i++) {
+    const o = i * 4;
+    const ar = f[o]!;
+    const ag = f[o + 1]!;
+    const ab = f[o + 2]!;
+    const b = f[o + 3]!;
+    const highest = b + (ar > 0 ? ar : 0) + (ag > 0 ? ag : 0) + (ab > 0 ? ab : 0);
+    const lowest = b + (ar < 0 ? ar : 0) + (ag < 0 ? ag : 0) + (ab < 0 ? ab : 0);
+    classes[i] = highest <= CLEAR ? ZERO : lowest >= OPAQUE ? ONE : MIXED;
+  }
+  return classes;
+}
+
+/**
+ * The working pixels whose foreground and background means compose.ts can read: a full-resolution
+ * pixel blends the 2 x 2 working pixels around it, and needs the means only when the matte there
+ * depends on its colour, that is when those four are not all of one certain class. So every pixel
+ * of such a block is marked: a MIXED pixel, or one with a neighbour of another class.
+ */
+export function sideMeansNeeded(classes: Uint8Array, width: number, height: number): Uint8Array {
+  const marks = new Uint8Array(width * height);
+  // Blocks of rows y, y + 1 and columns x, x + 1 (one row or column when the image has only one).
+  for (let y = 0; y < Math.max(1, height - 1); y++) {
+    const top = y * width;
+    const bottom = Math.min(y + 1, height - 1) * width;
+    for (let x = 0; x < Math.max(1, width - 1); x++) {
+      const right = Math.min(x + 1, width - 1);
+      const known = classes[top + x]!;
+      if (known !== MIXED && classes[top + right] === known && classes[bottom + x] === known && classes[bottom + right] === known) continue;
+      marks[top + x] = marks[top + right] = marks[bottom + x] = marks[bottom + right] = 1;
+    }
+  }
+  return marks;
+}
+
 export class MatteField {
   private readonly columns: Taps;
   private readonly rows: Taps;
@@ -53,19 +96,7 @@ export class MatteField {
   ) {
     this.columns = axisTaps(field.width, width);
     this.rows = axisTaps(field.height, height);
-    const pixels = field.width * field.height;
-    this.classes = new Uint8Array(pixels);
-    const f = field.data;
-    for (let i = 0; i < pixels; i++) {
-      const o = i * 4;
-      const ar = f[o]!;
-      const ag = f[o + 1]!;
-      const ab = f[o + 2]!;
-      const b = f[o + 3]!;
-      const highest = b + (ar > 0 ? ar : 0) + (ag > 0 ? ag : 0) + (ab > 0 ? ab : 0);
-      const lowest = b + (ar < 0 ? ar : 0) + (ag < 0 ? ag : 0) + (ab < 0 ? ab : 0);
-      this.classes[i] = highest <= CLEAR ? ZERO : lowest >= OPAQUE ? ONE : MIXED;
-    }
+    this.classes = classifyField(field);
     this.rowClasses = new Uint8Array(field.width);
     const starts = [0];
     for (let x = 1; x < width; x++) {

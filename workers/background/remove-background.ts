@@ -27,6 +27,7 @@ import type { ChosenModel } from "./choose-model.js";
 import { composedPipeline, composeImage, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
 import { decodeSource } from "./decode-source.js";
+import { classifyField, sideMeansNeeded } from "./matte-field.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
 import { refineMatte, type RefineOptions } from "./refine-matte.js";
 import { workingBudget, workingSize } from "./working-image.js";
@@ -125,7 +126,7 @@ export async function runRemoval(request: RemovalRequest, deps: RemovalDependenc
     ? undefined
     : tuning.keepSourceColours
       ? { foreground: guide, background: guide }
-      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height));
+      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height), sideMeansNeeded(classifyField(refined.coefficients), size.width, size.height));
   clock.done("foreground");
   const { rgb, alpha: sourceAlpha } = await decoded.full;
   clock.done("decode");

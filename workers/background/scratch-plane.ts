@@ -14,3 +14,25 @@ export class ScratchPlane {
     return this.data.subarray(0, length);
   }
 }
+
+/** The same for float64 samples (sums that must keep every float32 digit). */
+export class Float64Scratch {
+  private data = new Float64Array(0);
+
+  /** `length` samples with stale contents (overwrite them all), valid until the next `take`. */
+  take(length: number): Float64Array {
+    if (this.data.length < length) this.data = new Float64Array(length);
+    return this.data.subarray(0, length);
+  }
+}
+
+/** The same for byte marks. */
+export class ByteScratch {
+  private data = new Uint8Array(0);
+
+  /** `length` bytes with stale contents (overwrite them all), valid until the next `take`. */
+  take(length: number): Uint8Array {
+    if (this.data.length < length) this.data = new Uint8Array(length);
+    return this.data.subarray(0, length);
+  }
+}
