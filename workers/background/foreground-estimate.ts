@@ -151,7 +151,11 @@ export function blurFusionMeans(image: FloatPlanes, alpha: FloatPlanes, options:
       const left = Math.max(0, x - wide) * SUMS;
       const right = (Math.min(width - 1, x + wide) + 1) * SUMS;
       const inverse = 1 / (rows * ((right - left) / SUMS));
-      const [a, b, c, d] = [bottom + right, bottom + left, top + right, top + left];
+      // The window's corners in the table: sum = a - b - c + d.
+      const a = bottom + right;
+      const b = bottom + left;
+      const c = top + right;
+      const d = top + left;
       const meanAlpha = (table[a + 3]! - table[b + 3]! - table[c + 3]! + table[d + 3]!) * inverse;
       const toForeground = inverse / (meanAlpha + TINY);
       const toBackground = inverse / (1 - meanAlpha + TINY);

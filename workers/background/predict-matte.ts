@@ -8,6 +8,7 @@ import { AtelierError } from "../../core/errors.js";
 import { imageToTensor } from "../image/image-tensor.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../models/model-loader.js";
+import { initializersAsConstants } from "../onnx/initializer-inputs.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import type { FloatPlanes } from "./box-filter.js";
 import type { ChosenModel } from "./choose-model.js";
@@ -31,9 +32,13 @@ export function networkSize(model: ChosenModel): [number, number] {
   return tensors(model).size;
 }
 
-/** The session handle for a model (lazy: nothing loads until it runs). */
+/**
+ * The session handle for a model (lazy: nothing loads until it runs). Weights an old exporter listed
+ * as inputs are made constants first, so onnxruntime optimizes them (initializer-inputs.ts).
+ */
 export function segmentationSession(model: ChosenModel, runtime: ModelRuntime, models: ModelLoader) {
-  return runtime.model(models.sessionKey(model.entry, "default"), models.graphLoader(model.entry, "default"), {
+  const load = models.graphLoader(model.entry, "default");
+  return runtime.model(models.sessionKey(model.entry, "default"), async () => initializersAsConstants(await load()), {
     workingBytes: model.spec.workingMiB * MiB,
   });
 }
