@@ -133,13 +133,18 @@ describe("matte field", () => {
     const height = 60;
     const exact = new RowSampler(field, width, height);
     const matte = new MatteField(field, width, height);
+    const alphas = new Float64Array(width);
     for (let y = 0; y < height; y++) {
       const c = exact.row(y);
       matte.row(y);
+      const colours = Uint8Array.from({ length: width * 3 }, (_, i) => [((i / 3) | 0) * 37, y * 53, (((i / 3) | 0) + y) * 11][i % 3]! % 256);
+      // Two spans of the row, the second starting mid-row: each reads its own pixels' colours.
+      matte.alphas(0, 40, colours, 0, alphas);
+      matte.alphas(40, width, colours, 40, alphas.subarray(40));
       for (let x = 0; x < width; x++) {
         const [r, g, b] = [(x * 37) % 256, (y * 53) % 256, ((x + y) * 11) % 256];
         const direct = Math.min(1, Math.max(0, (c[x * 4]! * r + c[x * 4 + 1]! * g + c[x * 4 + 2]! * b) / 255 + c[x * 4 + 3]!));
-        expect(matte.alpha(x, r, g, b)).toBeCloseTo(direct, 5);
+        expect(alphas[x]).toBeCloseTo(direct, 5);
       }
     }
   });

@@ -53,6 +53,7 @@ export function composeMatte(sources: MatteSources): RawImage {
   const out = new Uint8Array(width * height);
   const k = 1 / 255;
   const source = rgb.data;
+  const alphas = new Float64Array(width);
   for (let y = 0; y < height; y++) {
     matte.row(y);
     for (let span = 0; span < matte.spanCount; span++) {
@@ -65,10 +66,10 @@ export function composeMatte(sources: MatteSources): RawImage {
         out.fill(255, y * width + from, y * width + to);
         continue;
       }
+      matte.alphas(from, to, source, y * width + from, alphas);
       for (let x = from; x < to; x++) {
         const i = y * width + x;
-        const s = i * 3;
-        let alpha = matte.alpha(x, source[s]!, source[s + 1]!, source[s + 2]!);
+        let alpha = alphas[x - from]!;
         if (sourceAlpha) alpha *= sourceAlpha.data[i]! * k;
         out[i] = byte(alpha * 255);
       }
@@ -136,6 +137,8 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
   // The side means are needed only in the transition band, a few percent of the pixels: sampled per pixel.
   const fm = new Float32Array(3);
   const bm = new Float32Array(3);
+  // The matte of a span's pixels, computed span by span.
+  const alphas = new Float64Array(width);
   for (let y = 0; y < height; y++) {
     matte.row(y);
     const blurRow = blurred?.row(y);
@@ -155,13 +158,14 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
         alphaPlane?.fill(255, row + from, row + to);
         continue;
       }
+      matte.alphas(from, to, source, row + from, alphas);
       for (let x = from; x < to; x++) {
         const i = row + x;
         const s = i * 3;
         const r = source[s]!;
         const g = source[s + 1]!;
         const b = source[s + 2]!;
-        const alpha = matte.alpha(x, r, g, b);
+        const alpha = alphas[x - from]!;
         // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
         const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
         if (kind === "image") {

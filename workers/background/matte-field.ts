@@ -84,8 +84,8 @@ export class MatteField {
   private readonly spanStarts: Int32Array;
   private readonly spanClasses: Uint8Array;
   private spans = 0;
-  private top = 0;
-  private bottom = 0;
+  private top = -1;
+  private bottom = -1;
   private wy = 0;
 
   /** @param field `(a_r, a_g, a_b, b)` per working pixel, rgb on 0..1. */
@@ -119,18 +119,22 @@ export class MatteField {
 
   /**
    * On the current row, the matte of every pixel of span `k` when it is certain whatever the pixel's
-   * colour: 0 or 1 (what `alpha` returns for each of them), else {@link MIXED}.
+   * colour: 0 or 1 (what `alphas` gives each of them), else {@link MIXED}.
    */
   spanClass(k: number): number {
     return this.spanClasses[k]!;
   }
 
-  /** Moves to target row `y`; call before `alpha` and the span accessors for the pixels of that row. */
+  /** Moves to target row `y`; call before `alphas` and the span accessors for the pixels of that row. */
   row(y: number): void {
     const width = this.field.width;
-    this.top = this.rows.lower[y]! * width;
-    this.bottom = this.rows.upper[y]! * width;
+    const top = this.rows.lower[y]! * width;
+    const bottom = this.rows.upper[y]! * width;
     this.wy = this.rows.weight[y]!;
+    // Neighbouring target rows mostly sample the same two working rows: their spans are the same.
+    if (top === this.top && bottom === this.bottom && this.spans > 0) return;
+    this.top = top;
+    this.bottom = bottom;
     const classes = this.classes;
     const rowClasses = this.rowClasses;
     for (let x = 0; x < width; x++) {
@@ -157,28 +161,41 @@ export class MatteField {
     this.spans = spans;
   }
 
-  /** The matte, 0..1, at column `x` of the current row for colour `r`, `g`, `b` on 0..255. */
-  alpha(x: number, r: number, g: number, b: number): number {
-    const left = this.columns.lower[x]!;
-    const right = this.columns.upper[x]!;
-    const known = this.rowClasses[left]!;
-    if (known !== MIXED && known === this.rowClasses[right]) return known;
+  /**
+   * The matte, 0..1, of columns `[from, to)` of the current row into `out` (from index 0), each
+   * pixel's colour read from `rgb` (3 channels, 0..255) starting at pixel index `first` for column
+   * `from`. A span at a time: a call per pixel would box each result.
+   */
+  alphas(from: number, to: number, rgb: Uint8Array, first: number, out: Float64Array): void {
     const f = this.field.data;
-    const wx = this.columns.weight[x]!;
+    const { lower, upper, weight } = this.columns;
+    const rowClasses = this.rowClasses;
     const wy = this.wy;
-    const w00 = (1 - wx) * (1 - wy);
-    const w01 = wx * (1 - wy);
-    const w10 = (1 - wx) * wy;
-    const w11 = wx * wy;
-    const p = (this.top + left) * 4;
-    const q = (this.top + right) * 4;
-    const u = (this.bottom + left) * 4;
-    const v = (this.bottom + right) * 4;
-    const ar = f[p]! * w00 + f[q]! * w01 + f[u]! * w10 + f[v]! * w11;
-    const ag = f[p + 1]! * w00 + f[q + 1]! * w01 + f[u + 1]! * w10 + f[v + 1]! * w11;
-    const ab = f[p + 2]! * w00 + f[q + 2]! * w01 + f[u + 2]! * w10 + f[v + 2]! * w11;
-    const bias = f[p + 3]! * w00 + f[q + 3]! * w01 + f[u + 3]! * w10 + f[v + 3]! * w11;
-    const value = (ar * r + ag * g + ab * b) / 255 + bias;
-    return value <= 0 ? 0 : value >= 1 ? 1 : value;
+    const top = this.top;
+    const bottom = this.bottom;
+    for (let x = from, s = first * 3, o = 0; x < to; x++, s += 3, o++) {
+      const left = lower[x]!;
+      const right = upper[x]!;
+      const known = rowClasses[left]!;
+      if (known !== MIXED && known === rowClasses[right]) {
+        out[o] = known;
+        continue;
+      }
+      const wx = weight[x]!;
+      const w00 = (1 - wx) * (1 - wy);
+      const w01 = wx * (1 - wy);
+      const w10 = (1 - wx) * wy;
+      const w11 = wx * wy;
+      const p = (top + left) * 4;
+      const q = (top + right) * 4;
+      const u = (bottom + left) * 4;
+      const v = (bottom + right) * 4;
+      const ar = f[p]! * w00 + f[q]! * w01 + f[u]! * w10 + f[v]! * w11;
+      const ag = f[p + 1]! * w00 + f[q + 1]! * w01 + f[u + 1]! * w10 + f[v + 1]! * w11;
+      const ab = f[p + 2]! * w00 + f[q + 2]! * w01 + f[u + 2]! * w10 + f[v + 2]! * w11;
+      const bias = f[p + 3]! * w00 + f[q + 3]! * w01 + f[u + 3]! * w10 + f[v + 3]! * w11;
+      const value = (ar * rgb[s]! + ag * rgb[s + 1]! + ab * rgb[s + 2]!) / 255 + bias;
+      out[o] = value <= 0 ? 0 : value >= 1 ? 1 : value;
+    }
   }
 }

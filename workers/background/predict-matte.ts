@@ -77,6 +77,7 @@ export function readMatte(outputs: Record<string, { data: Float32Array; dims: nu
 /** Runs the network on `rgb` and returns its coarse matte at the network's resolution. */
 export async function predictMatte(rgb: RawImage, model: ChosenModel, runtime: ModelRuntime, models: ModelLoader, signal?: AbortSignal): Promise<FloatPlanes> {
   const feeds = await segmentationInput(rgb, model);
-  const outputs = await segmentationSession(model, runtime, models).run(feeds, { signal });
+  // The tensor is this call's own (12 MB for ISNet): moved to the inference thread, not copied.
+  const outputs = await segmentationSession(model, runtime, models).run(feeds, { signal, handOver: true });
   return readMatte(outputs, model);
 }
