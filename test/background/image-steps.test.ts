@@ -14,7 +14,9 @@ import { blurFusionMeans } from "../../workers/background/foreground-estimate.js
 import { classifyField, MatteField, sideMeansNeeded } from "../../workers/background/matte-field.js";
 import { refineMatte } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
+import { decodeSource } from "../../workers/background/decode-source.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
+import { openImage } from "../../workers/image/open-image.js";
 import { encodeImage } from "../../workers/image/encode-image.js";
 import { hasTestPhotos } from "../support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, PERSON, type Composite } from "./ground-truth.js";
@@ -61,6 +63,22 @@ describe("box means", () => {
         }
       }
     }
+  });
+});
+
+describe("decoding the source", () => {
+  it("decodes the network's input alone first, then the full and working sizes", async () => {
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#336699" } }).png().toBuffer();
+    const opened = await openImage(png, { maxBytes: 1e7, maxInputPixels: 1e7, maxOutputPixels: 1e7 });
+    let pipelines = 0;
+    const counted = { ...opened, pipeline: () => (pipelines++, opened.pipeline()) };
+    const decoded = decodeSource(counted, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 32, height: 24 } });
+    expect(pipelines).toBe(1);
+    const input = await decoded.networkInput;
+    expect([input.width, input.height, input.channels]).toEqual([16, 16, 3]);
+    const [{ rgb }, working] = await Promise.all([decoded.full, decoded.working]);
+    expect(pipelines).toBe(3);
+    expect([rgb.width, rgb.height, working.width, working.height]).toEqual([64, 48, 32, 24]);
   });
 });
 

@@ -1,12 +1,13 @@
 /**
- * Decodes the source three ways at once, each straight from the encoded bytes: at full resolution
- * (what the output is made of), at the network's input size, and at the working size. libvips runs
- * the three side by side on its thread pool, and JPEG's shrink-on-load makes the small ones cheap, so
- * this costs about one decode instead of a decode followed by two resizes of the decoded pixels.
+ * Decodes the source three ways, each straight from the encoded bytes: at full resolution (what the
+ * output is made of), at the network's input size, and at the working size. JPEG's shrink-on-load
+ * makes the small ones cheap, so this costs about one decode instead of a decode followed by two
+ * resizes of the decoded pixels.
  *
- * Each decode is its own promise, awaited only by the step that needs it: the network starts as soon
- * as its small input is ready, and the full-resolution decode (most of the decoding time: 12 MP of
- * JPEG) runs on libvips' threads while the network runs and the main thread refines the matte.
+ * Each decode is its own promise, awaited only by the step that needs it: the network's small input is
+ * decoded first and alone, so the network starts as early as it can; the full-resolution decode (most
+ * of the decoding time: 12 MP of JPEG) and the working copy then run on libvips' threads while the
+ * network runs.
  */
 import { splitAlpha, type SplitImage } from "../image/alpha.js";
 import type { OpenedImage } from "../image/open-image.js";
@@ -40,16 +41,27 @@ function observed<T>(promise: Promise<T>): Promise<T> {
   return promise;
 }
 
-/** Starts the three decodes; each step awaits the one it needs. */
+/** Starts the decodes (the network's first); each step awaits the one it needs. */
 export function decodeSource(source: OpenedImage, sizes: DecodeSizes): DecodedSource {
   const { width, height } = source.info;
   // Colour only, as RGB: the alpha plane (if any) comes from the full-resolution decode.
   const resized = (size: Size, kernel: "linear" | "lanczos3") =>
     readRawImage(source.pipeline().removeAlpha().toColourspace("srgb").resize(size.width, size.height, { fit: "fill", kernel }));
   const same = (size: Size) => size.width === width && size.height === height;
-  const full = readRawImage(source.pipeline()).then(splitAlpha);
-  const networkInput = same(sizes.network) ? full.then(({ rgb }) => rgb) : resized(sizes.network, sizes.networkKernel);
+  if (same(sizes.network)) {
+    const full = readRawImage(source.pipeline()).then(splitAlpha);
+    const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working, "linear")).then(toUnitPlanes);
+    return { full: observed(full), networkInput: observed(full.then(({ rgb }) => rgb)), working: observed(working) };
+  }
+  // The network waits for its input alone: the other decodes start once it is ready, and run beside
+  // the network (on 2 cores a full-resolution decode beside the network's would delay its start).
+  const networkInput = resized(sizes.network, sizes.networkKernel);
+  const started = networkInput.then(
+    () => undefined,
+    () => undefined,
+  );
+  const full = started.then(() => readRawImage(source.pipeline())).then(splitAlpha);
   // A triangle filter: close to the area average the working-resolution statistics stand for.
-  const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working, "linear")).then(toUnitPlanes);
+  const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : started.then(() => resized(sizes.working, "linear"))).then(toUnitPlanes);
   return { full: observed(full), networkInput: observed(networkInput), working: observed(working) };
 }
