@@ -5,7 +5,8 @@
  * matte on 0..1 at the network's resolution.
  */
 import { AtelierError } from "../../core/errors.js";
-import { imageToTensor } from "../image/image-tensor.js";
+import { withByteImageInput } from "../image/byte-image-graph.js";
+import { byteInputTable, imageToTensor } from "../image/image-tensor.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../models/model-loader.js";
 import { initializersAsConstants } from "../onnx/initializer-inputs.js";
@@ -38,19 +39,29 @@ export function networkSize(model: ChosenModel): [number, number] {
  */
 export function segmentationSession(model: ChosenModel, runtime: ModelRuntime, models: ModelLoader) {
   const load = models.graphLoader(model.entry, "default");
-  return runtime.model(models.sessionKey(model.entry, "default"), async () => initializersAsConstants(await load()), {
+  const { format, input } = tensors(model);
+  const table = byteInputTable(format);
+  const prepare = (bytes: Uint8Array) => (table ? withByteImageInput(bytes, table, format.layout, input.name) : bytes);
+  return runtime.model(models.sessionKey(model.entry, "default"), async () => prepare(initializersAsConstants(await load())), {
     workingBytes: model.spec.workingMiB * MiB,
   });
 }
 
-/** The image at the network's input size, as the network's input tensor. */
+/**
+ * The image at the network's input size, as the network's input tensor: the 8-bit pixels themselves
+ * where the graph looks their values up (every channel normalised alike: ISNet, the selfie model; a
+ * 1024 x 1024 float tensor is 12 MB made by a JavaScript loop), else float32 from imageToTensor.
+ */
 export async function segmentationInput(rgb: RawImage, model: ChosenModel) {
   const { size, format, input } = tensors(model);
   const [width, height] = size;
   // libvips widens the kernel when shrinking, so even bilinear averages a 12 MP photo rather than aliasing it.
   const kernel = model.spec.inputKernel;
-  const resized = rgb.width === width && rgb.height === height ? rgb : await readRawImage(rawImagePipeline(rgb).resize(width, height, { fit: "fill", kernel }));
-  return { [input.name]: imageToTensor(resized, format) };
+  const same = rgb.width === width && rgb.height === height;
+  const resized = same ? rgb : await readRawImage(rawImagePipeline(rgb).resize(width, height, { fit: "fill", kernel }));
+  if (!byteInputTable(format)) return { [input.name]: imageToTensor(resized, format) };
+  // A tensor of its own: the run may take it over, and an image of the network's size is the caller's.
+  return { [input.name]: { data: same ? resized.data.slice() : resized.data, dims: [1, height, width, 3] } };
 }
 
 /** The foreground channel of the network's output tensor, clamped to 0..1. */

@@ -61,36 +61,64 @@ function asByteImage(value: ValueInfoProto, layout: ByteConversion["layout"]): v
   if (layout === "NCHW") tensorType.shape!.dim = NCHW_TO_NHWC.map((axis) => dims[axis]!);
 }
 
-/**
- * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8 and its output `outputName`
- * giving `[N, H', W', 3]` uint8, converted as `conversion` says; names are kept.
- */
-export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, inputName: string, outputName: string): Uint8Array {
+function decodeGraph(bytes: Uint8Array) {
   const model = onnx.ModelProto.decode(bytes);
   const graph = model.graph;
   if (!graph) throw failure("the model has no graph");
   const opset = Number((model.opsetImport ?? []).find((entry) => !entry.domain)?.version);
   if (!(opset >= 8)) throw failure(`expected ONNX opset 8 or later but found ${opset}`);
+  return { model, graph };
+}
+
+const name = (step: string) => `${PREFIX}${step}`;
+
+/**
+ * Makes `inputName` take `[N, H, W, 3]` uint8 that the graph looks up in `table` (imageToTensor's own
+ * value per sample) and lays out as `layout`; the network's nodes read the float tensor under a new name.
+ */
+function byteInput(graph: OnnxTypes.IGraphProto, inputName: string, table: Float32Array, layout: ByteConversion["layout"]): void {
   const input = (graph.input ?? []).find((value) => value.name === inputName);
-  const output = (graph.output ?? []).find((value) => value.name === outputName);
-  if (!input || !output) throw failure(`it has no input "${inputName}" or no output "${outputName}"`);
-
-  // The network's own nodes now read and write float tensors under new names.
+  if (!input) throw failure(`it has no input "${inputName}"`);
   const floatInput = `${PREFIX}float_input`;
-  const floatOutput = `${PREFIX}float_output`;
-  const rename = (name: string) => (name === inputName ? floatInput : name === outputName ? floatOutput : name);
-  for (const existing of graph.node ?? []) {
-    existing.input = (existing.input ?? []).map(rename);
-    existing.output = (existing.output ?? []).map(rename);
-  }
-
-  const planar = conversion.layout === "NCHW";
-  const name = (step: string) => `${PREFIX}${step}`;
-  const before: NodeProto[] = [
+  for (const existing of graph.node ?? []) existing.input = (existing.input ?? []).map((used) => (used === inputName ? floatInput : used));
+  const planar = layout === "NCHW";
+  graph.node = [
     node("Cast", [inputName], name("indices"), [intAttribute("to", onnx.TensorProto.DataType.INT32)]),
     node("Gather", [name("table"), name("indices")], planar ? name("interleaved_input") : floatInput, [intAttribute("axis", 0)]),
     ...(planar ? [node("Transpose", [name("interleaved_input")], floatInput, [intsAttribute("perm", NHWC_TO_NCHW)])] : []),
+    ...(graph.node ?? []),
   ];
+  graph.initializer = [...(graph.initializer ?? []), floatConstant(name("table"), table, [table.length])];
+  asByteImage(input, layout);
+  // Intermediate shapes recorded for the old name would now describe the wrong tensor.
+  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== inputName);
+}
+
+/**
+ * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8, each sample looked up in
+ * `table` (see byteInputTable in image-tensor.ts) and laid out as `layout`; its outputs are unchanged.
+ * For networks whose output is no image (a segmentation matte).
+ */
+export function withByteImageInput(bytes: Uint8Array, table: Float32Array, layout: ByteConversion["layout"], inputName: string): Uint8Array {
+  const { model, graph } = decodeGraph(bytes);
+  byteInput(graph, inputName, table, layout);
+  return onnx.ModelProto.encode(model).finish();
+}
+
+/**
+ * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8 and its output `outputName`
+ * giving `[N, H', W', 3]` uint8, converted as `conversion` says; names are kept.
+ */
+export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, inputName: string, outputName: string): Uint8Array {
+  const { model, graph } = decodeGraph(bytes);
+  const output = (graph.output ?? []).find((value) => value.name === outputName);
+  if (!output) throw failure(`it has no output "${outputName}"`);
+  byteInput(graph, inputName, conversion.inputTable, conversion.layout);
+
+  // The network's own nodes now write the float output under a new name.
+  const floatOutput = `${PREFIX}float_output`;
+  for (const existing of graph.node ?? []) existing.output = (existing.output ?? []).map((made) => (made === outputName ? floatOutput : made));
+  const planar = conversion.layout === "NCHW";
   const scaled = conversion.outputFactor === 1 ? floatOutput : name("scaled");
   const after: NodeProto[] = [
     ...(conversion.outputFactor === 1 ? [] : [node("Mul", [floatOutput, name("factor")], scaled)]),
@@ -104,17 +132,15 @@ export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, i
     node("Cast", [name("rounded")], planar ? name("planar_output") : outputName, [intAttribute("to", onnx.TensorProto.DataType.UINT8)]),
     ...(planar ? [node("Transpose", [name("planar_output")], outputName, [intsAttribute("perm", NCHW_TO_NHWC)])] : []),
   ];
-  graph.node = [...before, ...(graph.node ?? []), ...after];
+  graph.node = [...(graph.node ?? []), ...after];
   graph.initializer = [
     ...(graph.initializer ?? []),
-    floatConstant(name("table"), conversion.inputTable, [conversion.inputTable.length]),
     ...(conversion.outputFactor === 1 ? [] : [floatConstant(name("factor"), Float32Array.of(conversion.outputFactor), [])]),
     floatConstant(name("zero"), Float32Array.of(0), []),
     floatConstant(name("top"), Float32Array.of(255), []),
   ];
-  asByteImage(input, conversion.layout);
   asByteImage(output, conversion.layout);
-  // Intermediate shapes recorded for the old names would now describe the wrong tensors.
-  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== inputName && value.name !== outputName);
+  // Intermediate shapes recorded for the old name would now describe the wrong tensor.
+  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== outputName);
   return onnx.ModelProto.encode(model).finish();
 }
