@@ -12,7 +12,8 @@ import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.j
 import { composedPipeline, composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
 import { classifyField, MatteField, sideMeansNeeded } from "../../workers/background/matte-field.js";
-import { refineMatte } from "../../workers/background/refine-matte.js";
+import { guideStatistics } from "../../workers/background/guided-filter.js";
+import { refineMatte, refineRadius } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { decodeSource } from "../../workers/background/decode-source.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
@@ -116,6 +117,17 @@ describe("guided refinement", () => {
     expect(step(bilinear)).toBeLessThan(0.2);
     expect(soft(guided)).toBe(0);
     expect(step(guided)).toBeGreaterThan(0.85);
+  });
+
+  it("takes the guide's statistics computed beforehand (while the network runs) and gives the same field", () => {
+    const guide = planes(64, 48, 3, (x, y, c) => ((x * (c + 1) + y * 3) % 37) / 37);
+    const coarse = planes(16, 12, 1, (x, y) => (Math.hypot(x - 8, y - 6) < 4 ? 1 : 0));
+    const radius = refineRadius(guide, 16, 12);
+    const alone = refineMatte(coarse, guide);
+    const before = refineMatte(coarse, guide, {}, guideStatistics(guide, radius));
+    expect(before.coefficients.data).toEqual(alone.coefficients.data);
+    // Statistics for another radius are not used.
+    expect(refineMatte(coarse, guide, {}, guideStatistics(guide, radius + 2)).coefficients.data).toEqual(alone.coefficients.data);
   });
 
   it("gives the same matte at full resolution from the working-resolution field", () => {

@@ -33,10 +33,10 @@ export interface DecodeSizes {
 
 /**
  * A promise that never counts as an unhandled rejection: a step that fails or is cancelled early
- * leaves the later decodes unawaited, and their failure must not take the process down. Whoever
- * awaits the promise still sees the error.
+ * leaves the later decodes (or the network's run) unawaited, and their failure must not take the
+ * process down. Whoever awaits the promise still sees the error.
  */
-function observed<T>(promise: Promise<T>): Promise<T> {
+export function observed<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
   return promise;
 }

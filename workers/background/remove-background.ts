@@ -1,17 +1,19 @@
 /**
  * Background removal as an ordered list of named steps, each in its own file:
  *
- *   decode (full size, network size and working size, started at once) → segment (network) →
- *   refine (guided filter) → foreground (blur-fusion means) → fill (new background) → compose
- *   (full resolution) → encode
+ *   decode (network size first, then full size and working size) → segment (network; the guide's
+ *   own statistics beside it) → refine (guided filter) → foreground (blur-fusion means) → fill (new
+ *   background) → compose (full resolution) → encode
  *
  * The working size has at most as many pixels as the network's matte, and at most 0.25 MP
  * (working-image.ts).
  *
  * Each step waits only for the decode it needs, so the full-resolution decode overlaps the network
- * and the refinement (see decode-source.ts). Each step's wall time is reported, so the service can
- * log it and bench/background.ts can show where the time goes beside the bare network run: "segment"
- * includes the small decodes, "decode" is what was left to wait for of the full-resolution one.
+ * and the refinement (see decode-source.ts), and while the network runs on the inference thread this
+ * thread computes the guided filter's statistics of the working copy, which need no matte. Each step's
+ * wall time is reported, so the service can log it and bench/background.ts can show where the time
+ * goes beside the bare network run: "segment" includes the small decodes and those statistics,
+ * "decode" is what was left to wait for of the full-resolution one.
  */
 import type { Sharp } from "sharp";
 import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
@@ -26,10 +28,11 @@ import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } fr
 import type { ChosenModel } from "./choose-model.js";
 import { composedPipeline, composeImage, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
-import { decodeSource } from "./decode-source.js";
+import { decodeSource, observed } from "./decode-source.js";
 import { classifyField, sideMeansNeeded } from "./matte-field.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
-import { refineMatte, type RefineOptions } from "./refine-matte.js";
+import { guideStatistics } from "./guided-filter.js";
+import { refineMatte, refineRadius, type RefineOptions } from "./refine-matte.js";
 import { workingBudget, workingSize } from "./working-image.js";
 
 /** What the client asked to put behind the subject, before it is prepared. */
@@ -116,10 +119,15 @@ export async function runRemoval(request: RemovalRequest, deps: RemovalDependenc
     networkKernel: request.model.spec.inputKernel,
     working: size,
   });
-  const coarse = await predictMatte(await decoded.networkInput, request.model, deps.runtime, deps.models, signal);
-  clock.done("segment");
+  const prediction = observed(predictMatte(await decoded.networkInput, request.model, deps.runtime, deps.models, signal));
+  // While the network runs on the inference thread, this thread computes what the refinement needs
+  // of the guide alone (the network's matte has its fixed input size).
   const guide = await decoded.working;
-  const refined = refineMatte(coarse, guide, tuning.refine);
+  const refineOptions = tuning.refine ?? {};
+  const statistics = refineOptions.method === "bilinear" ? undefined : guideStatistics(guide, refineRadius(guide, networkWidth, networkHeight, refineOptions));
+  const coarse = await prediction;
+  clock.done("segment");
+  const refined = refineMatte(coarse, guide, refineOptions, statistics);
   clock.done("refine");
   // With both side means equal to the image, the blur-fusion update returns the image itself.
   const sides = request.onlyMask
