@@ -16,6 +16,7 @@ import { guideStatistics } from "../../workers/background/guided-filter.js";
 import { refineMatte, refineRadius } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { decodeSource } from "../../workers/background/decode-source.js";
+import { PlanePool } from "../../workers/background/scratch-plane.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
 import { openImage } from "../../workers/image/open-image.js";
 import { encodeImage } from "../../workers/image/encode-image.js";
@@ -80,6 +81,30 @@ describe("decoding the source", () => {
     const [{ rgb }, working] = await Promise.all([decoded.full, decoded.working]);
     expect(pipelines).toBe(3);
     expect([rgb.width, rgb.height, working.width, working.height]).toEqual([64, 48, 32, 24]);
+  });
+});
+
+describe("plane pool", () => {
+  it("lends each removal planes of its own and takes them back at its end", () => {
+    const pool = new PlanePool();
+    const first = pool.lease();
+    const a = first.allocate(100);
+    const b = first.allocate(50);
+    expect(a.length).toBe(100);
+    expect(a.buffer).not.toBe(b.buffer);
+    // A second removal meanwhile gets other buffers.
+    const second = pool.lease();
+    const c = second.allocate(100);
+    expect([a.buffer, b.buffer]).not.toContain(c.buffer);
+    first.release();
+    // Given back: the next lease reuses them, the smallest that fits first.
+    const third = pool.lease();
+    expect(third.allocate(40).buffer).toBe(b.buffer);
+    expect(third.allocate(90).buffer).toBe(a.buffer);
+    // Taken after its release (a late decode), a plane is not given back twice.
+    const late = first.allocate(10);
+    first.release();
+    expect(pool.lease().allocate(10).buffer).not.toBe(late.buffer);
   });
 });
 

@@ -13,6 +13,7 @@ import { splitAlpha, type SplitImage } from "../image/alpha.js";
 import type { OpenedImage } from "../image/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
+import type { Allocate } from "./scratch-plane.js";
 import { toUnitPlanes, type Size } from "./working-image.js";
 
 export interface DecodedSource {
@@ -29,6 +30,8 @@ export interface DecodeSizes {
   /** Kernel for the network's input (see segmentation-models.ts). */
   networkKernel: "linear" | "lanczos3";
   working: Size;
+  /** Where the working copy's float plane comes from. */
+  allocate?: Allocate;
 }
 
 /**
@@ -50,7 +53,7 @@ export function decodeSource(source: OpenedImage, sizes: DecodeSizes): DecodedSo
   const same = (size: Size) => size.width === width && size.height === height;
   if (same(sizes.network)) {
     const full = readRawImage(source.pipeline()).then(splitAlpha);
-    const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working, "linear")).then(toUnitPlanes);
+    const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working, "linear")).then((rgb) => toUnitPlanes(rgb, sizes.allocate));
     return { full: observed(full), networkInput: observed(full.then(({ rgb }) => rgb)), working: observed(working) };
   }
   // The network waits for its input alone: the other decodes start once it is ready, and run beside
@@ -62,6 +65,6 @@ export function decodeSource(source: OpenedImage, sizes: DecodeSizes): DecodedSo
   );
   const full = started.then(() => readRawImage(source.pipeline())).then(splitAlpha);
   // A triangle filter: close to the area average the working-resolution statistics stand for.
-  const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : started.then(() => resized(sizes.working, "linear"))).then(toUnitPlanes);
+  const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : started.then(() => resized(sizes.working, "linear"))).then((rgb) => toUnitPlanes(rgb, sizes.allocate));
   return { full: observed(full), networkInput: observed(networkInput), working: observed(working) };
 }

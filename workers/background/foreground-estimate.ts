@@ -19,7 +19,7 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import type { FloatPlanes } from "./box-filter.js";
-import { ByteScratch, Float64Scratch, ScratchPlane } from "./scratch-plane.js";
+import { ByteScratch, Float64Scratch, freshPlane, ScratchPlane, type Allocate } from "./scratch-plane.js";
 
 /** Local colour means of each side of the edge, 3 interleaved channels each, on 0..1. */
 export interface SideMeans {
@@ -123,8 +123,9 @@ function widen(marks: Uint8Array, width: number, height: number, radius: number)
  * @param image RGB on 0..1, 3 interleaved channels.
  * @param alpha The matte on 0..1, 1 channel, same size.
  * @param wanted 1 for each pixel whose means are needed; every pixel when omitted.
+ * @param allocate Where the returned planes come from.
  */
-export function blurFusionMeans(image: FloatPlanes, alpha: FloatPlanes, options: BlurFusionOptions, wanted?: Uint8Array): SideMeans {
+export function blurFusionMeans(image: FloatPlanes, alpha: FloatPlanes, options: BlurFusionOptions, wanted?: Uint8Array, allocate: Allocate = freshPlane): SideMeans {
   const { width, height } = image;
   if (image.channels !== 3 || alpha.channels !== 1 || alpha.width !== width || alpha.height !== height) {
     throw new AtelierError("INTERNAL", "Expected a 3-channel image and a 1-channel matte of the same size for foreground estimation.");
@@ -170,8 +171,8 @@ export function blurFusionMeans(image: FloatPlanes, alpha: FloatPlanes, options:
     }
   }
   // Narrow pass, summed directly over its small windows: alpha F (first estimate), alpha, (1 - alpha) B (wide means).
-  const foreground = new Float32Array(pixels * 3);
-  const background = new Float32Array(pixels * 3);
+  const foreground = allocate(pixels * 3).fill(0);
+  const background = allocate(pixels * 3).fill(0);
   const narrow = options.narrowRadius;
   for (let y = 0; y < height; y++) {
     const top = Math.max(0, y - narrow);

@@ -13,7 +13,7 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import { boxMean, type FloatPlanes } from "./box-filter.js";
-import { ScratchPlane } from "./scratch-plane.js";
+import { freshPlane, ScratchPlane, type Allocate } from "./scratch-plane.js";
 
 /** The 4-channel plane of the matte's statistics (p, I*p), box-averaged in place (4.2 MB at 0.25 MP). */
 const matteStatistics = new ScratchPlane();
@@ -36,10 +36,10 @@ export interface GuideStatistics {
 }
 
 /** {@link GuideStatistics} of `guide` (RGB on 0..1, 3 interleaved channels) for windows of `radius`. */
-export function guideStatistics(guide: FloatPlanes, radius: number): GuideStatistics {
+export function guideStatistics(guide: FloatPlanes, radius: number, allocate: Allocate = freshPlane): GuideStatistics {
   if (guide.channels !== 3) throw new AtelierError("INTERNAL", `Expected a 3-channel guide but received ${guide.channels} channels.`);
   const pixels = guide.width * guide.height;
-  const stats = new Float32Array(pixels * 9);
+  const stats = allocate(pixels * 9);
   const g = guide.data;
   for (let i = 0; i < pixels; i++) {
     const r = g[i * 3]!;
@@ -66,8 +66,15 @@ export function guideStatistics(guide: FloatPlanes, radius: number): GuideStatis
  * @param guide RGB on 0..1, 3 interleaved channels.
  * @param matte The coarse matte on 0..1, 1 channel, same size as the guide.
  * @param statistics The guide's own window means for `options.radius`, when already computed.
+ * @param allocate Where the returned field (and statistics made here) come from.
  */
-export function guidedFilterCoefficients(guide: FloatPlanes, matte: FloatPlanes, options: GuidedFilterOptions, statistics?: GuideStatistics): FloatPlanes {
+export function guidedFilterCoefficients(
+  guide: FloatPlanes,
+  matte: FloatPlanes,
+  options: GuidedFilterOptions,
+  statistics?: GuideStatistics,
+  allocate: Allocate = freshPlane,
+): FloatPlanes {
   const { width, height } = guide;
   if (guide.channels !== 3 || matte.channels !== 1 || matte.width !== width || matte.height !== height) {
     throw new AtelierError(
@@ -76,7 +83,7 @@ export function guidedFilterCoefficients(guide: FloatPlanes, matte: FloatPlanes,
     );
   }
   const own = statistics && statistics.radius === options.radius && statistics.means.width === width && statistics.means.height === height;
-  const guideMeans = (own ? statistics : guideStatistics(guide, options.radius)).means.data;
+  const guideMeans = (own ? statistics : guideStatistics(guide, options.radius, allocate)).means.data;
   const pixels = width * height;
   // The matte's window statistics, p and I*p, in one 4-channel plane so a single box pass computes them.
   const stats = matteStatistics.take(pixels * 4);
@@ -92,7 +99,7 @@ export function guidedFilterCoefficients(guide: FloatPlanes, matte: FloatPlanes,
   }
   const means = boxMean({ data: stats, width, height, channels: 4 }, options.radius, stats).data;
   const eps = options.epsilon;
-  const coefficients = new Float32Array(pixels * 4);
+  const coefficients = allocate(pixels * 4);
   for (let i = 0; i < pixels; i++) {
     const o = i * 4;
     const q = i * 9;

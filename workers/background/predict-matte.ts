@@ -64,7 +64,7 @@ export async function segmentationInput(rgb: RawImage, model: ChosenModel) {
   return { [input.name]: { data: same ? resized.data.slice() : resized.data, dims: [1, height, width, 3] } };
 }
 
-/** The foreground channel of the network's output tensor, clamped to 0..1. */
+/** The foreground channel of the network's output tensor, clamped to 0..1 (in place where it is one plane). */
 export function readMatte(outputs: Record<string, { data: Float32Array; dims: number[] }>, model: ChosenModel): FloatPlanes {
   const { output } = tensors(model);
   const tensor = outputs[output.name];
@@ -77,9 +77,12 @@ export function readMatte(outputs: Record<string, { data: Float32Array; dims: nu
   const channel = model.spec.maskChannel;
   if (channel >= channels) throw new AtelierError("INTERNAL", `Model "${model.entry.id}" returned ${channels} channels; the matte is channel ${channel}.`);
   const pixels = width * height;
-  const data = new Float32Array(pixels);
+  // A planar channel (or the only one) is read where it lies, clamped in place: the run's outputs
+  // are this call's own.
+  const contiguous = !nhwc || channels === 1;
+  const data = contiguous ? tensor.data.subarray(channel * pixels, (channel + 1) * pixels) : new Float32Array(pixels);
   for (let p = 0; p < pixels; p++) {
-    const value = tensor.data[nhwc ? p * channels + channel : channel * pixels + p]!;
+    const value = tensor.data[contiguous ? channel * pixels + p : p * channels + channel]!;
     data[p] = value <= 0 ? 0 : value >= 1 ? 1 : value;
   }
   return { data, width, height, channels: 1 };

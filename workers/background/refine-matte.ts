@@ -7,6 +7,7 @@
 import type { FloatPlanes } from "./box-filter.js";
 import { resampleBilinear } from "./bilinear.js";
 import { guidedFilterCoefficients, type GuideStatistics } from "./guided-filter.js";
+import { freshPlane, type Allocate } from "./scratch-plane.js";
 
 export interface RefineOptions {
   /**
@@ -71,8 +72,9 @@ export function refineRadius(guide: { width: number; height: number }, coarseWid
 /**
  * @param statistics The guide's own window means (guided-filter.ts), when computed beforehand; used
  *   only when made for the radius this refinement takes.
+ * @param allocate Where the returned planes come from.
  */
-export function refineMatte(coarse: FloatPlanes, guide: FloatPlanes, options: RefineOptions = {}, statistics?: GuideStatistics): RefinedMatte {
+export function refineMatte(coarse: FloatPlanes, guide: FloatPlanes, options: RefineOptions = {}, statistics?: GuideStatistics, allocate: Allocate = freshPlane): RefinedMatte {
   const { width, height } = guide;
   const matte = coarse.width === width && coarse.height === height ? coarse : resampleBilinear(coarse, width, height);
   const pixels = width * height;
@@ -82,10 +84,10 @@ export function refineMatte(coarse: FloatPlanes, guide: FloatPlanes, options: Re
     for (let i = 0; i < pixels; i++) coefficients.data[i * 4 + 3] = matte.data[i]!;
   } else {
     const filter = { radius: refineRadius(guide, coarse.width, coarse.height, options), epsilon: options.epsilon ?? DEFAULT_EPSILON };
-    coefficients = guidedFilterCoefficients(guide, matte, filter, statistics);
+    coefficients = guidedFilterCoefficients(guide, matte, filter, statistics, allocate);
   }
   applyLevels(coefficients, MATTE_LEVELS);
-  const alpha = new Float32Array(pixels);
+  const alpha = allocate(pixels);
   const c = coefficients.data;
   const g = guide.data;
   for (let i = 0; i < pixels; i++) {

@@ -33,6 +33,7 @@ import { classifyField, sideMeansNeeded } from "./matte-field.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
 import { guideStatistics } from "./guided-filter.js";
 import { refineMatte, refineRadius, type RefineOptions } from "./refine-matte.js";
+import { PlanePool, type Allocate } from "./scratch-plane.js";
 import { workingBudget, workingSize } from "./working-image.js";
 
 /** What the client asked to put behind the subject, before it is prepared. */
@@ -109,7 +110,20 @@ class StepClock {
   }
 }
 
+/** The working-resolution planes of the removals under way (see PlanePool). */
+const planes = new PlanePool();
+
 export async function runRemoval(request: RemovalRequest, deps: RemovalDependencies, signal?: AbortSignal, tuning: RemovalTuning = {}): Promise<RemovalResult> {
+  const lease = planes.lease();
+  try {
+    return await removeWith(lease.allocate, request, deps, signal, tuning);
+  } finally {
+    // The image is encoded: no step reads its planes any more.
+    lease.release();
+  }
+}
+
+async function removeWith(allocate: Allocate, request: RemovalRequest, deps: RemovalDependencies, signal: AbortSignal | undefined, tuning: RemovalTuning): Promise<RemovalResult> {
   const clock = new StepClock(signal);
   const { width, height } = request.source.info;
   const [networkWidth, networkHeight] = networkSize(request.model);
@@ -118,23 +132,24 @@ export async function runRemoval(request: RemovalRequest, deps: RemovalDependenc
     network: { width: networkWidth, height: networkHeight },
     networkKernel: request.model.spec.inputKernel,
     working: size,
+    allocate,
   });
   const prediction = observed(predictMatte(await decoded.networkInput, request.model, deps.runtime, deps.models, signal));
   // While the network runs on the inference thread, this thread computes what the refinement needs
   // of the guide alone (the network's matte has its fixed input size).
   const guide = await decoded.working;
   const refineOptions = tuning.refine ?? {};
-  const statistics = refineOptions.method === "bilinear" ? undefined : guideStatistics(guide, refineRadius(guide, networkWidth, networkHeight, refineOptions));
+  const statistics = refineOptions.method === "bilinear" ? undefined : guideStatistics(guide, refineRadius(guide, networkWidth, networkHeight, refineOptions), allocate);
   const coarse = await prediction;
   clock.done("segment");
-  const refined = refineMatte(coarse, guide, refineOptions, statistics);
+  const refined = refineMatte(coarse, guide, refineOptions, statistics, allocate);
   clock.done("refine");
   // With both side means equal to the image, the blur-fusion update returns the image itself.
   const sides = request.onlyMask
     ? undefined
     : tuning.keepSourceColours
       ? { foreground: guide, background: guide }
-      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height), sideMeansNeeded(classifyField(refined.coefficients), size.width, size.height));
+      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height), sideMeansNeeded(classifyField(refined.coefficients), size.width, size.height), allocate);
   clock.done("foreground");
   const { rgb, alpha: sourceAlpha } = await decoded.full;
   clock.done("decode");
