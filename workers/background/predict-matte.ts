@@ -79,10 +79,17 @@ export function readMatte(outputs: Record<string, { data: Float32Array; dims: nu
   const pixels = width * height;
   // A planar channel (or the only one) is read where it lies, clamped in place: the run's outputs
   // are this call's own.
-  const contiguous = !nhwc || channels === 1;
-  const data = contiguous ? tensor.data.subarray(channel * pixels, (channel + 1) * pixels) : new Float32Array(pixels);
+  if (!nhwc || channels === 1) {
+    const data = tensor.data.subarray(channel * pixels, (channel + 1) * pixels);
+    for (let p = 0; p < pixels; p++) {
+      const value = data[p]!;
+      data[p] = value <= 0 ? 0 : value >= 1 ? 1 : value;
+    }
+    return { data, width, height, channels: 1 };
+  }
+  const data = new Float32Array(pixels);
   for (let p = 0; p < pixels; p++) {
-    const value = tensor.data[contiguous ? channel * pixels + p : p * channels + channel]!;
+    const value = tensor.data[p * channels + channel]!;
     data[p] = value <= 0 ? 0 : value >= 1 ? 1 : value;
   }
   return { data, width, height, channels: 1 };
