@@ -15,7 +15,7 @@ import { classifyField, MatteField, sideMeansNeeded } from "../../workers/backgr
 import { guideStatistics } from "../../workers/background/guided-filter.js";
 import { refineMatte, refineRadius } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
-import { decodeSource } from "../../workers/background/decode-source.js";
+import { decodeSource, WORKING_FROM_FULL_PIXELS } from "../../workers/background/decode-source.js";
 import { PlanePool } from "../../workers/background/scratch-plane.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
 import { openImage } from "../../workers/image/open-image.js";
@@ -69,18 +69,30 @@ describe("box means", () => {
 });
 
 describe("decoding the source", () => {
-  it("decodes the network's input alone first, then the full and working sizes", async () => {
-    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#336699" } }).png().toBuffer();
-    const opened = await openImage(png, { maxBytes: 1e7, maxInputPixels: 1e7, maxOutputPixels: 1e7 });
-    let pipelines = 0;
-    const counted = { ...opened, pipeline: () => (pipelines++, opened.pipeline()) };
-    const decoded = decodeSource(counted, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 32, height: 24 } });
-    expect(pipelines).toBe(1);
+  async function counted(width: number, height: number) {
+    const png = await sharp({ create: { width, height, channels: 3, background: "#336699" } }).png().toBuffer();
+    const opened = await openImage(png, { maxBytes: 1e8, maxInputPixels: 1e8, maxOutputPixels: 1e8 });
+    const source = { ...opened, pipeline: () => (source.pipelines++, opened.pipeline()), pipelines: 0 };
+    return source;
+  }
+
+  it("decodes the network's input alone first, then the full size, and makes a small source's working copy from it", async () => {
+    const source = await counted(64, 48);
+    const decoded = decodeSource(source, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 32, height: 24 } });
+    expect(source.pipelines).toBe(1);
     const input = await decoded.networkInput;
     expect([input.width, input.height, input.channels]).toEqual([16, 16, 3]);
     const [{ rgb }, working] = await Promise.all([decoded.full, decoded.working]);
-    expect(pipelines).toBe(3);
+    expect(source.pipelines).toBe(2);
     expect([rgb.width, rgb.height, working.width, working.height]).toEqual([64, 48, 32, 24]);
+    expect(working.data[0]).toBeCloseTo(0x33 / 255, 6);
+  });
+
+  it("decodes a large source's working copy on its own (its full decode outlasts the network)", async () => {
+    const source = await counted(2000, WORKING_FROM_FULL_PIXELS / 2000 + 1);
+    const decoded = decodeSource(source, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 400, height: 200 } });
+    await Promise.all([decoded.networkInput, decoded.full, decoded.working]);
+    expect(source.pipelines).toBe(3);
   });
 });
 
