@@ -307,7 +307,7 @@ async function speed(runs: number): Promise<void> {
       }
     }
     console.log(
-      "\n## Worker steps, cutout to PNG (ms, one warm run; 'segment' = network-size decode + tensor + session run + read back; " +
+      "\n## Worker steps, cutout to PNG (ms, one warm run; 'segment' = network-size decode + tensor + session run + read back, with the guide's statistics computed beside the run; " +
         "'decode' = what is left to wait for of the full-resolution decode, which runs beside the steps before it)\n",
     );
     console.log(table(["model", "input", ...STEPS], steps));

@@ -225,6 +225,28 @@ describe.runIf(ready)("background worker with the portrait models", () => {
     expect(detail(out.data, 200, 60, 40)).toBeGreaterThan(detail(person.image, 200, 60, 40) * 0.9);
   });
 
+  it("gives two removals under way at once the cutouts each gives alone (their planes are their own)", async () => {
+    const other = await buildComposite(PERSON, "chelsea.png");
+    const cut = async (composite: Composite, model: string, fill: RemoveBackgroundRequest["replacement"]) =>
+      (await removeBackground(request(composite, { model, ...(fill ? { replacement: fill } : {}) }), context, signal)).image!.data;
+    const alone = [await cut(person, "portrait-sinet", undefined), await cut(other, "portrait-selfie", { $case: "blur", value: { sigma: 0 } })];
+    const together = await Promise.all([cut(person, "portrait-sinet", undefined), cut(other, "portrait-selfie", { $case: "blur", value: { sigma: 0 } })]);
+    expect(Buffer.compare(Buffer.from(together[0]!), Buffer.from(alone[0]!))).toBe(0);
+    expect(Buffer.compare(Buffer.from(together[1]!), Buffer.from(alone[1]!))).toBe(0);
+  });
+
+  it("flattens a cutout asked for as JPEG onto white", async () => {
+    const response = await removeBackground(request(person, { model: "portrait-selfie", outputFormat: OutputFormat.OUTPUT_FORMAT_JPEG }), context, signal);
+    expect(response.image?.mimeType).toBe("image/jpeg");
+    const out = await pixels(response.image!.data);
+    expect(out.channels).toBe(3);
+    // Top corners are backdrop (clear in the matte): white, not the black of dropped transparency.
+    for (const x of [4, person.width - 5]) {
+      const corner = Array.from(out.data.subarray((4 * person.width + x) * 3, (4 * person.width + x) * 3 + 3));
+      corner.forEach((value) => expect(value, `pixel ${x},4: ${corner}`).toBeGreaterThan(245));
+    }
+  });
+
   it("returns the matte alone as a 1-channel image", async () => {
     const response = await removeBackground(request(person, { model: "portrait-selfie", onlyMask: true }), context, signal);
     const metadata = await sharp(response.image!.data).metadata();

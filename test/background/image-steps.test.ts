@@ -3,16 +3,23 @@
  * refinement, foreground estimation (decontamination) with the true matte, and the compositing of
  * each kind of fill.
  */
+import sharp from "sharp";
 import { beforeAll, describe, expect, it } from "vitest";
+import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { resampleBilinear, RowSampler } from "../../workers/background/bilinear.js";
 import { blurredBackground } from "../../workers/background/background-fill.js";
 import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
-import { composeImage, composeMatte } from "../../workers/background/compose.js";
+import { composedPipeline, composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
-import { MatteField } from "../../workers/background/matte-field.js";
-import { refineMatte } from "../../workers/background/refine-matte.js";
+import { classifyField, MatteField, sideMeansNeeded } from "../../workers/background/matte-field.js";
+import { guideStatistics } from "../../workers/background/guided-filter.js";
+import { refineMatte, refineRadius } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
+import { decodeSource, WORKING_FROM_FULL_PIXELS } from "../../workers/background/decode-source.js";
+import { PlanePool } from "../../workers/background/scratch-plane.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
+import { openImage } from "../../workers/image/open-image.js";
+import { encodeImage } from "../../workers/image/encode-image.js";
 import { hasTestPhotos } from "../support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, PERSON, type Composite } from "./ground-truth.js";
 
@@ -61,6 +68,58 @@ describe("box means", () => {
   });
 });
 
+describe("decoding the source", () => {
+  async function counted(width: number, height: number) {
+    const png = await sharp({ create: { width, height, channels: 3, background: "#336699" } }).png().toBuffer();
+    const opened = await openImage(png, { maxBytes: 1e8, maxInputPixels: 1e8, maxOutputPixels: 1e8 });
+    const source = { ...opened, pipeline: () => (source.pipelines++, opened.pipeline()), pipelines: 0 };
+    return source;
+  }
+
+  it("decodes the network's input alone first, then the full size, and makes a small source's working copy from it", async () => {
+    const source = await counted(64, 48);
+    const decoded = decodeSource(source, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 32, height: 24 } });
+    expect(source.pipelines).toBe(1);
+    const input = await decoded.networkInput;
+    expect([input.width, input.height, input.channels]).toEqual([16, 16, 3]);
+    const [{ rgb }, working] = await Promise.all([decoded.full, decoded.working]);
+    expect(source.pipelines).toBe(2);
+    expect([rgb.width, rgb.height, working.width, working.height]).toEqual([64, 48, 32, 24]);
+    expect(working.data[0]).toBeCloseTo(0x33 / 255, 6);
+  });
+
+  it("decodes a large source's working copy on its own (its full decode outlasts the network)", async () => {
+    const source = await counted(2000, WORKING_FROM_FULL_PIXELS / 2000 + 1);
+    const decoded = decodeSource(source, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 400, height: 200 } });
+    await Promise.all([decoded.networkInput, decoded.full, decoded.working]);
+    expect(source.pipelines).toBe(3);
+  });
+});
+
+describe("plane pool", () => {
+  it("lends each removal planes of its own and takes them back at its end", () => {
+    const pool = new PlanePool();
+    const first = pool.lease();
+    const a = first.allocate(100);
+    const b = first.allocate(50);
+    expect(a.length).toBe(100);
+    expect(a.buffer).not.toBe(b.buffer);
+    // A second removal meanwhile gets other buffers.
+    const second = pool.lease();
+    const c = second.allocate(100);
+    expect([a.buffer, b.buffer]).not.toContain(c.buffer);
+    first.release();
+    // Given back: the next lease reuses them, the smallest that fits first.
+    const third = pool.lease();
+    expect(third.allocate(40).buffer).toBe(b.buffer);
+    expect(third.allocate(90).buffer).toBe(a.buffer);
+    // Taken after its release (a late decode), a plane is not given back twice.
+    const late = first.allocate(10);
+    first.release();
+    expect(pool.lease().allocate(10).buffer).not.toBe(late.buffer);
+  });
+});
+
 describe("bilinear resampling", () => {
   it("keeps pixel centres aligned: a linear ramp stays the same ramp at any size", () => {
     const ramp = planes(8, 1, 1, (x) => x + 0.5);
@@ -97,6 +156,17 @@ describe("guided refinement", () => {
     expect(step(guided)).toBeGreaterThan(0.85);
   });
 
+  it("takes the guide's statistics computed beforehand (while the network runs) and gives the same field", () => {
+    const guide = planes(64, 48, 3, (x, y, c) => ((x * (c + 1) + y * 3) % 37) / 37);
+    const coarse = planes(16, 12, 1, (x, y) => (Math.hypot(x - 8, y - 6) < 4 ? 1 : 0));
+    const radius = refineRadius(guide, 16, 12);
+    const alone = refineMatte(coarse, guide);
+    const before = refineMatte(coarse, guide, {}, guideStatistics(guide, radius));
+    expect(before.coefficients.data).toEqual(alone.coefficients.data);
+    // Statistics for another radius are not used.
+    expect(refineMatte(coarse, guide, {}, guideStatistics(guide, radius + 2)).coefficients.data).toEqual(alone.coefficients.data);
+  });
+
   it("gives the same matte at full resolution from the working-resolution field", () => {
     const guide = planes(64, 48, 3, (x, y, c) => ((x * (c + 1) + y * 3) % 37) / 37);
     const coarse = planes(16, 12, 1, (x, y) => (Math.hypot(x - 8, y - 6) < 4 ? 1 : 0));
@@ -110,6 +180,15 @@ describe("guided refinement", () => {
 });
 
 describe("matte field", () => {
+  it("marks for the side means every pixel of each 2 x 2 block not of one certain class", () => {
+    // Classes 0 (clear), 1 (opaque), 2 (mixed), 5 x 4.
+    const classes = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(Array.from(sideMeansNeeded(classes, 5, 4))).toEqual([0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0]);
+    // One row: neighbours along it.
+    expect(Array.from(sideMeansNeeded(Uint8Array.from([0, 0, 1, 1, 1]), 5, 1))).toEqual([0, 1, 1, 0, 0]);
+  });
+
+
   it("decides certain pixels without interpolating and matches full interpolation everywhere", () => {
     // A field with flat regions (0 and 1 whatever the colour) and colour-dependent ones, enlarged 5x.
     const field = planes(20, 12, 4, (x, y, c) => {
@@ -121,13 +200,18 @@ describe("matte field", () => {
     const height = 60;
     const exact = new RowSampler(field, width, height);
     const matte = new MatteField(field, width, height);
+    const alphas = new Float64Array(width);
     for (let y = 0; y < height; y++) {
       const c = exact.row(y);
       matte.row(y);
+      const colours = Uint8Array.from({ length: width * 3 }, (_, i) => [((i / 3) | 0) * 37, y * 53, (((i / 3) | 0) + y) * 11][i % 3]! % 256);
+      // Two spans of the row, the second starting mid-row: each reads its own pixels' colours.
+      matte.alphas(0, 40, colours, 0, alphas);
+      matte.alphas(40, width, colours, 40, alphas.subarray(40));
       for (let x = 0; x < width; x++) {
         const [r, g, b] = [(x * 37) % 256, (y * 53) % 256, ((x + y) * 11) % 256];
         const direct = Math.min(1, Math.max(0, (c[x * 4]! * r + c[x * 4 + 1]! * g + c[x * 4 + 2]! * b) / 255 + c[x * 4 + 3]!));
-        expect(matte.alpha(x, r, g, b)).toBeCloseTo(direct, 5);
+        expect(alphas[x]).toBeCloseTo(direct, 5);
       }
     }
   });
@@ -145,12 +229,49 @@ describe.runIf(hasTestPhotos())("foreground estimation (decontamination) with th
 
   function cutout(composite: Composite, estimate: boolean) {
     const { width, height } = composite;
-    const rgb = { data: composite.image, width, height, channels: 3 as const };
+    // A copy: compose writes over the colour it is handed.
+    const rgb = { data: composite.image.slice(), width, height, channels: 3 as const };
     const guide = toUnitPlanes(rgb);
     const alpha = { data: composite.alpha, width, height, channels: 1 };
     const sides = estimate ? blurFusionMeans(guide, alpha, blurFusionRadii(width, height)) : { foreground: guide, background: guide };
-    return composeImage({ rgb, coefficients: fieldOf(composite.alpha, width, height) }, sides, { kind: "transparent" });
+    return interleaved(composeImage({ rgb, coefficients: fieldOf(composite.alpha, width, height) }, sides, { kind: "transparent" }));
   }
+
+  it("computes the side means only where compose reads them, giving the same cutout", () => {
+    for (const [, composite] of pairs) {
+      const { width, height } = composite;
+      const guide = toUnitPlanes({ data: composite.image, width, height, channels: 3 });
+      const alpha = { data: composite.alpha, width, height, channels: 1 };
+      const field = fieldOf(composite.alpha, width, height);
+      const marks = sideMeansNeeded(classifyField(field), width, height);
+      const marked = marks.reduce((sum, mark) => sum + mark, 0);
+      // Sparse: the band around the subject's outline, far from every pixel.
+      expect(marked).toBeGreaterThan(1000);
+      expect(marked).toBeLessThan(width * height * 0.25);
+      const everywhere = blurFusionMeans(guide, alpha, blurFusionRadii(width, height));
+      const where = blurFusionMeans(guide, alpha, blurFusionRadii(width, height), marks);
+      let worst = 0;
+      for (let p = 0; p < width * height; p++) {
+        if (!marks[p]) continue;
+        for (let c = 0; c < 3; c++) {
+          worst = Math.max(worst, Math.abs(where.foreground.data[p * 3 + c]! - everywhere.foreground.data[p * 3 + c]!));
+          worst = Math.max(worst, Math.abs(where.background.data[p * 3 + c]! - everywhere.background.data[p * 3 + c]!));
+        }
+      }
+      expect(worst).toBeLessThan(1e-5);
+      // Compose reads no pixel that was left out: the cutouts agree, up to float rounding at a half.
+      const cut = (sides: typeof where) => interleaved(composeImage({ rgb: { data: composite.image.slice(), width, height, channels: 3 }, coefficients: field }, sides, { kind: "transparent" })).data;
+      const [full, sparse] = [cut(everywhere), cut(where)];
+      let differing = 0;
+      let largest = 0;
+      full.forEach((value, i) => {
+        largest = Math.max(largest, Math.abs(value - sparse[i]!));
+        if (value !== sparse[i]) differing++;
+      });
+      expect(largest).toBeLessThanOrEqual(1);
+      expect(differing).toBeLessThan(10);
+    }
+  });
 
   it("leaves at most a tenth of the old background where the source colours carry half", () => {
     // The bleed measure (ground-truth.ts): the share of the backdrop difference that survives in the
@@ -165,6 +286,18 @@ describe.runIf(hasTestPhotos())("foreground estimation (decontamination) with th
   });
 });
 
+/** A composite's colour and alpha planes as one interleaved RGB or RGBA image. */
+function interleaved({ colour, alpha }: ComposedImage): { data: Uint8Array; channels: 3 | 4 } {
+  if (!alpha) return { data: colour.data, channels: 3 };
+  const pixels = colour.width * colour.height;
+  const data = new Uint8Array(pixels * 4);
+  for (let p = 0; p < pixels; p++) {
+    data.set(colour.data.subarray(p * 3, p * 3 + 3), p * 4);
+    data[p * 4 + 3] = alpha.data[p]!;
+  }
+  return { data, channels: 4 };
+}
+
 /** Equal within one 8-bit step (float rounding may land either side of .5). */
 function expectBytes(actual: Uint8Array, expected: number[]): void {
   expect(actual.length).toBe(expected.length);
@@ -173,7 +306,9 @@ function expectBytes(actual: Uint8Array, expected: number[]): void {
 
 describe("compositing", () => {
   // A 3x1 image: subject, half-covered edge pixel, background. True matte 1, 0.5, 0.
-  const rgb = { data: Uint8Array.from([200, 100, 50, 120, 160, 100, 40, 220, 150]), width: 3, height: 1, channels: 3 as const };
+  // A fresh copy per call: compose writes over the colour it is handed.
+  const source = () => ({ data: Uint8Array.from([200, 100, 50, 120, 160, 100, 40, 220, 150]), width: 3, height: 1, channels: 3 as const });
+  const rgb = source();
   const alpha = Float32Array.from([1, 0.5, 0]);
   const coefficients = fieldOf(alpha, 3, 1);
   // Side means: subject colour (200, 100, 50), old background (40, 220, 150), on 0..1.
@@ -183,16 +318,39 @@ describe("compositing", () => {
   };
 
   it("cuts out with the edge pixel's colour cleaned and zeros where transparent", () => {
-    const out = composeImage({ rgb, coefficients }, sides, { kind: "transparent" });
+    const out = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "transparent" }));
     expect(out.channels).toBe(4);
     expectBytes(out.data, [200, 100, 50, 255, 200, 100, 50, 128, 0, 0, 0, 0]);
   });
 
+  it("hands the encoder colour and alpha as one RGBA image, flattened onto white for JPEG", async () => {
+    // Left half subject, right half clear, 16x8: wide enough that JPEG's 8x8 blocks keep each side's colour.
+    const [width, height] = [16, 8];
+    const image = () => ({ data: Uint8Array.from({ length: width * height * 3 }, (_, i) => [200, 100, 50][i % 3]!), width, height, channels: 3 as const });
+    const field = planes(width, height, 4, (x, _y, c) => (c === 3 ? (x < 8 ? 1 : 0) : 0));
+    const flat = (value: number) => planes(width, height, 3, () => value);
+    const cut = composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" });
+    const png = await encodeImage(await composedPipeline(cut, { flattens: false }), OutputFormat.OUTPUT_FORMAT_PNG);
+    const decoded = await sharp(png.data).raw().toBuffer({ resolveWithObject: true });
+    expect(decoded.info.channels).toBe(4);
+    expect(new Uint8Array(decoded.data)).toEqual(interleaved(cut).data);
+    const jpeg = await encodeImage(await composedPipeline(composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" }), { flattens: true }), OutputFormat.OUTPUT_FORMAT_JPEG);
+    const flattened = await sharp(jpeg.data).raw().toBuffer({ resolveWithObject: true });
+    expect(flattened.info.channels).toBe(3);
+    for (let y = 0; y < height; y++) {
+      for (const x of [0, 3, 12, 15]) {
+        const pixel = Array.from(flattened.data.subarray((y * width + x) * 3, (y * width + x) * 3 + 3));
+        const expected = x < 8 ? [200, 100, 50] : [255, 255, 255];
+        pixel.forEach((value, c) => expect(Math.abs(value - expected[c]!), `pixel ${x},${y}: ${pixel}`).toBeLessThanOrEqual(12));
+      }
+    }
+  });
+
   it("puts the subject over a solid colour, opaque or translucent", () => {
-    const opaque = composeImage({ rgb, coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 1 });
+    const opaque = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 1 }));
     expect(opaque.channels).toBe(3);
     expectBytes(opaque.data, [200, 100, 50, 100, 50, 153, 0, 0, 255]);
-    const translucent = composeImage({ rgb, coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 0.5 });
+    const translucent = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "color", red: 0, green: 0, blue: 255, alpha: 0.5 }));
     expect(translucent.channels).toBe(4);
     // Coverage 0.5 + 0.5 * 0.5 = 0.75; colour (0.5 * F + 0.25 * C) / 0.75.
     expectBytes(translucent.data.subarray(4, 12), [133, 67, 118, 191, 0, 0, 255, 128]);
@@ -200,7 +358,7 @@ describe("compositing", () => {
 
   it("puts the subject over an image, using the image's own alpha", () => {
     const image = { data: Uint8Array.from([9, 9, 9, 255, 10, 20, 30, 255, 1, 2, 3, 0]), width: 3, height: 1, channels: 4 as const };
-    const out = composeImage({ rgb, coefficients }, sides, { kind: "image", image });
+    const out = interleaved(composeImage({ rgb: source(), coefficients }, sides, { kind: "image", image }));
     expect(out.channels).toBe(4);
     expectBytes(out.data, [200, 100, 50, 255, 105, 60, 40, 255, 1, 2, 3, 0]);
   });

@@ -29,6 +29,101 @@ function inverseCounts(size: number, radius: number): Float64Array {
 const rowScratch = new ScratchPlane();
 
 /**
+ * The row pass of {@link boxMean} for 4 channels (the guided filter's two passes after the network),
+ * the four running sums in locals (registers) rather than an array: the same additions, in the same
+ * order per channel, as {@link rowMeansAny}.
+ */
+function rowMeans4(data: Float32Array, rowMeans: Float32Array, row: number, width: number, radius: number, across: Float64Array): void {
+  let s0 = 0;
+  let s1 = 0;
+  let s2 = 0;
+  let s3 = 0;
+  const preload = Math.min(radius, width);
+  for (let x = 0, i = row; x < preload; x++, i += 4) {
+    s0 += data[i]!;
+    s1 += data[i + 1]!;
+    s2 += data[i + 2]!;
+    s3 += data[i + 3]!;
+  }
+  let x = 0;
+  for (; x <= radius && x < width; x++) {
+    if (x + radius < width) {
+      const e = row + (x + radius) * 4;
+      s0 += data[e]!;
+      s1 += data[e + 1]!;
+      s2 += data[e + 2]!;
+      s3 += data[e + 3]!;
+    }
+    const inverse = across[x]!;
+    const o = row + x * 4;
+    rowMeans[o] = s0 * inverse;
+    rowMeans[o + 1] = s1 * inverse;
+    rowMeans[o + 2] = s2 * inverse;
+    rowMeans[o + 3] = s3 * inverse;
+  }
+  const middleEnd = width - radius;
+  for (let e = row + (x + radius) * 4, l = row + (x - radius - 1) * 4, o = row + x * 4; x < middleEnd; x++, e += 4, l += 4, o += 4) {
+    s0 += data[e]! - data[l]!;
+    s1 += data[e + 1]! - data[l + 1]!;
+    s2 += data[e + 2]! - data[l + 2]!;
+    s3 += data[e + 3]! - data[l + 3]!;
+    const inverse = across[x]!;
+    rowMeans[o] = s0 * inverse;
+    rowMeans[o + 1] = s1 * inverse;
+    rowMeans[o + 2] = s2 * inverse;
+    rowMeans[o + 3] = s3 * inverse;
+  }
+  for (; x < width; x++) {
+    const l = row + (x - radius - 1) * 4;
+    s0 -= data[l]!;
+    s1 -= data[l + 1]!;
+    s2 -= data[l + 2]!;
+    s3 -= data[l + 3]!;
+    const inverse = across[x]!;
+    const o = row + x * 4;
+    rowMeans[o] = s0 * inverse;
+    rowMeans[o + 1] = s1 * inverse;
+    rowMeans[o + 2] = s2 * inverse;
+    rowMeans[o + 3] = s3 * inverse;
+  }
+}
+
+/** The row pass of {@link boxMean} for any number of channels, their running sums in `sums`. */
+function rowMeansAny(data: Float32Array, rowMeans: Float32Array, row: number, width: number, channels: number, radius: number, across: Float64Array, sums: Float64Array): void {
+  sums.fill(0);
+  for (let x = 0, i = row; x < Math.min(radius, width); x++) for (let c = 0; c < channels; c++, i++) sums[c]! += data[i]!;
+  let x = 0;
+  for (; x <= radius && x < width; x++) {
+    const entering = row + (x + radius) * channels;
+    const enters = x + radius < width;
+    const o = row + x * channels;
+    const inverse = across[x]!;
+    for (let c = 0; c < channels; c++) {
+      if (enters) sums[c]! += data[entering + c]!;
+      rowMeans[o + c] = sums[c]! * inverse;
+    }
+  }
+  const middleEnd = width - radius;
+  for (let e = row + (x + radius) * channels, l = row + (x - radius - 1) * channels, o = row + x * channels; x < middleEnd; x++, e += channels, l += channels, o += channels) {
+    const inverse = across[x]!;
+    for (let c = 0; c < channels; c++) {
+      const sum = sums[c]! + (data[e + c]! - data[l + c]!);
+      sums[c] = sum;
+      rowMeans[o + c] = sum * inverse;
+    }
+  }
+  for (; x < width; x++) {
+    const l = row + (x - radius - 1) * channels;
+    const o = row + x * channels;
+    const inverse = across[x]!;
+    for (let c = 0; c < channels; c++) {
+      sums[c]! -= data[l + c]!;
+      rowMeans[o + c] = sums[c]! * inverse;
+    }
+  }
+}
+
+/**
  * Mean of every channel over the (2r+1) x (2r+1) window around each pixel, cut at the borders.
  *
  * @param into Where to write the means (a new array by default); may be `source.data` itself, since
@@ -43,32 +138,14 @@ export function boxMean(source: FloatPlanes, radius: number, into?: Float32Array
   const rowMeans = rowScratch.take(data.length);
   const rowLength = width * channels;
   const across = inverseCounts(width, radius);
-  const preload = Math.min(radius, width);
-  // Rows, one channel at a time: the window [x - r, x + r] slides right, adding the sample entering
-  // and dropping the one leaving. The running sum stays in a local (a register) rather than an
-  // array slot per channel, which halves this pass on 4 and 13 channels; the border stretches,
-  // where the window is cut, are separate loops so the middle one has no branch.
-  const middleEnd = width - radius;
+  // Rows: the window [x - r, x + r] slides right, adding the samples entering and dropping those
+  // leaving, pixel by pixel over the row's samples in order (a running sum per channel); the border
+  // stretches, where the window is cut, are separate loops so the middle one has no branch.
+  const sums = new Float64Array(channels);
   for (let y = 0; y < height; y++) {
     const row = y * rowLength;
-    for (let c = 0; c < channels; c++) {
-      const first = row + c;
-      let sum = 0;
-      for (let x = 0; x < preload; x++) sum += data[first + x * channels]!;
-      let x = 0;
-      for (; x <= radius && x < width; x++) {
-        if (x + radius < width) sum += data[first + (x + radius) * channels]!;
-        rowMeans[first + x * channels] = sum * across[x]!;
-      }
-      for (; x < middleEnd; x++) {
-        sum += data[first + (x + radius) * channels]! - data[first + (x - radius - 1) * channels]!;
-        rowMeans[first + x * channels] = sum * across[x]!;
-      }
-      for (; x < width; x++) {
-        sum -= data[first + (x - radius - 1) * channels]!;
-        rowMeans[first + x * channels] = sum * across[x]!;
-      }
-    }
+    if (channels === 4) rowMeans4(data, rowMeans, row, width, radius, across);
+    else rowMeansAny(data, rowMeans, row, width, channels, radius, across, sums);
   }
   // Columns: one running sum per sample of a row, moved down a row at a time (contiguous loops).
   const out = into ?? new Float32Array(data.length);

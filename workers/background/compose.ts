@@ -10,10 +10,13 @@
  *    operator, straight alpha, in the image's own sRGB values as CSS and image editors composite).
  *
  * Fully transparent cutout pixels are written as 0,0,0,0: their colour is never seen, and zeros keep
- * the encoded file small.
+ * the encoded file small. The pass writes over the source's colour plane, and the alpha is a plane
+ * of its own that libvips joins while encoding: certain subject is left as it is and certain
+ * background cleared span by span, so per-pixel work is only where the matte depends on the colour.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { RawImage } from "../image/raw-image.js";
+import type { Sharp } from "sharp";
+import { assertRawImage, rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
 import { RowSampler } from "./bilinear.js";
 import { isOpaque, type BackgroundFill } from "./background-fill.js";
@@ -41,20 +44,6 @@ function checkSources({ rgb, sourceAlpha }: MatteSources): void {
   }
 }
 
-/** Pixels `[from, to)` of the source as opaque subject: RGB copied, alpha 255 when the output has it. */
-function copySubject(source: Uint8Array, out: Uint8Array, channels: number, from: number, to: number): void {
-  if (channels === 3) {
-    out.set(source.subarray(from * 3, to * 3), from * 3);
-    return;
-  }
-  for (let i = from, s = from * 3, o = from * 4; i < to; i++, s += 3, o += 4) {
-    out[o] = source[s]!;
-    out[o + 1] = source[s + 1]!;
-    out[o + 2] = source[s + 2]!;
-    out[o + 3] = 255;
-  }
-}
-
 /** The matte alone: 1 channel, 0 background to 255 subject. */
 export function composeMatte(sources: MatteSources): RawImage {
   checkSources(sources);
@@ -64,22 +53,23 @@ export function composeMatte(sources: MatteSources): RawImage {
   const out = new Uint8Array(width * height);
   const k = 1 / 255;
   const source = rgb.data;
+  const alphas = new Float64Array(width);
   for (let y = 0; y < height; y++) {
     matte.row(y);
-    for (let run = 0; run < matte.runCount; run++) {
-      const from = matte.runStart(run);
-      const to = matte.runStart(run + 1);
-      const known = matte.runClass(run);
-      // Certain runs: background stays 0; subject is 255 unless the source's own alpha says otherwise.
+    for (let span = 0; span < matte.spanCount; span++) {
+      const from = matte.spanStart(span);
+      const to = matte.spanStart(span + 1);
+      const known = matte.spanClass(span);
+      // Certain spans: background stays 0; subject is 255 unless the source's own alpha says otherwise.
       if (known === 0) continue;
       if (known === 1 && !sourceAlpha) {
         out.fill(255, y * width + from, y * width + to);
         continue;
       }
+      matte.alphas(from, to, source, y * width + from, alphas);
       for (let x = from; x < to; x++) {
         const i = y * width + x;
-        const s = i * 3;
-        let alpha = matte.alpha(x, source[s]!, source[s + 1]!, source[s + 2]!);
+        let alpha = alphas[x - from]!;
         if (sourceAlpha) alpha *= sourceAlpha.data[i]! * k;
         out[i] = byte(alpha * 255);
       }
@@ -88,18 +78,50 @@ export function composeMatte(sources: MatteSources): RawImage {
   return { data: out, width, height, channels: 1 };
 }
 
-/** The cutout (RGBA) or the composite over `fill` (RGB when the fill is opaque, else RGBA). */
-export function composeImage(sources: MatteSources, sides: SideMeans, fill: BackgroundFill): RawImage {
+/**
+ * A composite as two planes: the colour (3 channels) and, when the result has transparency, its
+ * alpha (1 channel). libvips joins them while it encodes (see {@link composedPipeline}), so no pass
+ * over the pixels interleaves them here.
+ */
+export interface ComposedImage {
+  colour: RawImage;
+  alpha?: RawImage | undefined;
+}
+
+/**
+ * The encoder's input: the colour with the alpha joined as a fourth channel when there is one.
+ * sharp joins channels after its other operations, flattening included, so for an encoder that
+ * flattens the alpha away (JPEG) the joined pixels are rendered first.
+ */
+export async function composedPipeline({ colour, alpha }: ComposedImage, { flattens }: { flattens: boolean }): Promise<Sharp> {
+  if (!alpha) return rawImagePipeline(colour);
+  assertRawImage(alpha, "alpha plane");
+  const plane = Buffer.from(alpha.data.buffer, alpha.data.byteOffset, alpha.data.length);
+  const joined = rawImagePipeline(colour).joinChannel(plane, { raw: { width: alpha.width, height: alpha.height, channels: 1 } });
+  return flattens ? rawImagePipeline(await readRawImage(joined)) : joined;
+}
+
+/**
+ * The cutout (colour and alpha) or the composite over `fill` (colour alone when the fill is opaque,
+ * else colour and alpha), written over the source's own colour plane: most of a photograph is
+ * certain subject, which then keeps its bytes untouched, or certain background, cleared with one
+ * fill per span. The caller hands `sources.rgb` over and must not read it afterwards.
+ */
+export function composeImage(sources: MatteSources, sides: SideMeans, fill: BackgroundFill): ComposedImage {
   checkSources(sources);
   const { rgb, sourceAlpha } = sources;
   const { width, height } = rgb;
   if (fill.kind === "image" && (fill.image.width !== width || fill.image.height !== height || fill.image.channels < 3)) {
     throw new AtelierError("INTERNAL", "Expected the background image to be cover-fitted to the source's size with 3 or 4 channels.");
   }
-  const channels = isOpaque(fill) ? 3 : 4;
-  const out = new Uint8Array(width * height * channels);
-  // Writes through a clamped view round and clamp to 0..255 without a call per sample.
-  const clamped = new Uint8ClampedArray(out.buffer);
+  const opaque = isOpaque(fill);
+  // Every alpha sample is written below (span fills or per pixel), so the plane needs no zeroing.
+  // Plain typed-array views: Buffer's own fill validates its arguments on each of many calls.
+  const alphaPlane = opaque ? undefined : new Uint8Array(Buffer.allocUnsafeSlow(width * height).buffer, 0, width * height);
+  const source = new Uint8Array(rgb.data.buffer, rgb.data.byteOffset, rgb.data.length);
+  // Writes through clamped views round and clamp to 0..255 without a call per sample.
+  const colour = new Uint8ClampedArray(source.buffer, source.byteOffset, source.length);
+  const alphaOut = alphaPlane && new Uint8ClampedArray(alphaPlane.buffer, alphaPlane.byteOffset, alphaPlane.length);
   const matte = new MatteField(sources.coefficients, width, height);
   const foregroundMeans = new RowSampler(sides.foreground, width, height);
   const backgroundMeans = new RowSampler(sides.background, width, height);
@@ -111,83 +133,94 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
   let backG = fill.kind === "color" ? fill.green : 0;
   let backB = fill.kind === "color" ? fill.blue : 0;
   let backA = fill.kind === "color" ? fill.alpha : 1;
-  const source = rgb.data;
   const k = 1 / 255;
   // The side means are needed only in the transition band, a few percent of the pixels: sampled per pixel.
   const fm = new Float32Array(3);
   const bm = new Float32Array(3);
+  // The matte of a span's pixels, computed span by span.
+  const alphas = new Float64Array(width);
   for (let y = 0; y < height; y++) {
     matte.row(y);
     const blurRow = blurred?.row(y);
-    for (let run = 0; run < matte.runCount; run++) {
-      const from = matte.runStart(run);
-      const to = matte.runStart(run + 1);
-      const known = matte.runClass(run);
-      // Certain runs, most of a photograph, without per-pixel work: a cutout's background stays
-      // 0,0,0,0, and an opaque subject (with no alpha of its own) is its source colour whatever the fill.
-      if (known === 0 && kind === "transparent") continue;
+    const row = y * width;
+    for (let span = 0; span < matte.spanCount; span++) {
+      const from = matte.spanStart(span);
+      const to = matte.spanStart(span + 1);
+      const known = matte.spanClass(span);
+      // Certain spans, most of a photograph, without per-pixel work: a cutout's background is
+      // 0,0,0,0, and an opaque subject (with no alpha of its own) keeps its source colour whatever the fill.
+      if (known === 0 && kind === "transparent") {
+        source.fill(0, (row + from) * 3, (row + to) * 3);
+        alphaPlane!.fill(0, row + from, row + to);
+        continue;
+      }
       if (known === 1 && !sourceAlpha) {
-        copySubject(source, out, channels, y * width + from, y * width + to);
+        alphaPlane?.fill(255, row + from, row + to);
         continue;
       }
-    for (let x = from; x < to; x++) {
-      const i = y * width + x;
-      const s = i * 3;
-      const r = source[s]!;
-      const g = source[s + 1]!;
-      const b = source[s + 2]!;
-      const alpha = matte.alpha(x, r, g, b);
-      // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
-      const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
-      const o = i * channels;
-      if (kind === "image") {
-        const p = i * image!.channels;
-        backR = image!.data[p]!;
-        backG = image!.data[p + 1]!;
-        backB = image!.data[p + 2]!;
-        backA = image!.channels === 4 ? image!.data[p + 3]! * k : 1;
-      } else if (kind === "blur") {
-        backR = blurRow![x * 3]! * 255;
-        backG = blurRow![x * 3 + 1]! * 255;
-        backB = blurRow![x * 3 + 2]! * 255;
-      }
-      if (a <= CLEAR) {
-        // Background only (a cutout stays 0,0,0,0).
-        if (kind !== "transparent") {
-          clamped[o] = backR;
-          clamped[o + 1] = backG;
-          clamped[o + 2] = backB;
-          if (channels === 4) clamped[o + 3] = backA * 255;
+      matte.alphas(from, to, source, row + from, alphas);
+      for (let x = from; x < to; x++) {
+        const i = row + x;
+        const s = i * 3;
+        const r = source[s]!;
+        const g = source[s + 1]!;
+        const b = source[s + 2]!;
+        const alpha = alphas[x - from]!;
+        // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
+        const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
+        if (kind === "image") {
+          const p = i * image!.channels;
+          backR = image!.data[p]!;
+          backG = image!.data[p + 1]!;
+          backB = image!.data[p + 2]!;
+          backA = image!.channels === 4 ? image!.data[p + 3]! * k : 1;
+        } else if (kind === "blur") {
+          backR = blurRow![x * 3]! * 255;
+          backG = blurRow![x * 3 + 1]! * 255;
+          backB = blurRow![x * 3 + 2]! * 255;
         }
-        continue;
+        if (a <= CLEAR) {
+          // Background only (a cutout's is 0,0,0,0).
+          if (kind === "transparent") {
+            colour[s] = 0;
+            colour[s + 1] = 0;
+            colour[s + 2] = 0;
+            alphaOut![i] = 0;
+          } else {
+            colour[s] = backR;
+            colour[s + 1] = backG;
+            colour[s + 2] = backB;
+            if (alphaOut) alphaOut[i] = backA * 255;
+          }
+          continue;
+        }
+        let fr = r;
+        let fg = g;
+        let fb = b;
+        if (alpha < OPAQUE) {
+          foregroundMeans.pixel(x, y, fm);
+          backgroundMeans.pixel(x, y, bm);
+          fr = 255 * fuseForeground(r * k, alpha, fm[0]!, bm[0]!);
+          fg = 255 * fuseForeground(g * k, alpha, fm[1]!, bm[1]!);
+          fb = 255 * fuseForeground(b * k, alpha, fm[2]!, bm[2]!);
+        }
+        if (kind === "transparent") {
+          colour[s] = fr;
+          colour[s + 1] = fg;
+          colour[s + 2] = fb;
+          alphaOut![i] = a * 255;
+          continue;
+        }
+        // "over" with straight alpha: coverage of the result, then colour weighted by each layer's share.
+        const behind = backA * (1 - a);
+        const coverage = a + behind;
+        const inverse = 1 / coverage;
+        colour[s] = (a * fr + behind * backR) * inverse;
+        colour[s + 1] = (a * fg + behind * backG) * inverse;
+        colour[s + 2] = (a * fb + behind * backB) * inverse;
+        if (alphaOut) alphaOut[i] = coverage * 255;
       }
-      let fr = r;
-      let fg = g;
-      let fb = b;
-      if (alpha < OPAQUE) {
-        foregroundMeans.pixel(x, y, fm);
-        backgroundMeans.pixel(x, y, bm);
-        fr = 255 * fuseForeground(r * k, alpha, fm[0]!, bm[0]!);
-        fg = 255 * fuseForeground(g * k, alpha, fm[1]!, bm[1]!);
-        fb = 255 * fuseForeground(b * k, alpha, fm[2]!, bm[2]!);
-      }
-      if (kind === "transparent") {
-        clamped[o] = fr;
-        clamped[o + 1] = fg;
-        clamped[o + 2] = fb;
-        clamped[o + 3] = a * 255;
-        continue;
-      }
-      // "over" with straight alpha: coverage of the result, then colour weighted by each layer's share.
-      const behind = backA * (1 - a);
-      const coverage = a + behind;
-      const inverse = 1 / coverage;
-      clamped[o] = (a * fr + behind * backR) * inverse;
-      clamped[o + 1] = (a * fg + behind * backG) * inverse;
-      clamped[o + 2] = (a * fb + behind * backB) * inverse;
-      if (channels === 4) clamped[o + 3] = coverage * 255;
-    }
     }
   }
-  return { data: out, width, height, channels: channels as 3 | 4 };
+  return { colour: rgb, alpha: alphaPlane && { data: alphaPlane, width, height, channels: 1 } };
 }

@@ -5,9 +5,11 @@
  * matte on 0..1 at the network's resolution.
  */
 import { AtelierError } from "../../core/errors.js";
-import { imageToTensor } from "../image/image-tensor.js";
+import { withByteImageInput } from "../image/byte-image-graph.js";
+import { byteInputTable, imageToTensor } from "../image/image-tensor.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../models/model-loader.js";
+import { initializersAsConstants } from "../onnx/initializer-inputs.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import type { FloatPlanes } from "./box-filter.js";
 import type { ChosenModel } from "./choose-model.js";
@@ -31,24 +33,38 @@ export function networkSize(model: ChosenModel): [number, number] {
   return tensors(model).size;
 }
 
-/** The session handle for a model (lazy: nothing loads until it runs). */
+/**
+ * The session handle for a model (lazy: nothing loads until it runs). Weights an old exporter listed
+ * as inputs are made constants first, so onnxruntime optimizes them (initializer-inputs.ts).
+ */
 export function segmentationSession(model: ChosenModel, runtime: ModelRuntime, models: ModelLoader) {
-  return runtime.model(models.sessionKey(model.entry, "default"), models.graphLoader(model.entry, "default"), {
+  const load = models.graphLoader(model.entry, "default");
+  const { format, input } = tensors(model);
+  const table = byteInputTable(format);
+  const prepare = (bytes: Uint8Array) => (table ? withByteImageInput(bytes, table, format.layout, input.name) : bytes);
+  return runtime.model(models.sessionKey(model.entry, "default"), async () => prepare(initializersAsConstants(await load())), {
     workingBytes: model.spec.workingMiB * MiB,
   });
 }
 
-/** The image at the network's input size, as the network's input tensor. */
+/**
+ * The image at the network's input size, as the network's input tensor: the 8-bit pixels themselves
+ * where the graph looks their values up (every channel normalised alike: ISNet, the selfie model; a
+ * 1024 x 1024 float tensor is 12 MB made by a JavaScript loop), else float32 from imageToTensor.
+ */
 export async function segmentationInput(rgb: RawImage, model: ChosenModel) {
   const { size, format, input } = tensors(model);
   const [width, height] = size;
   // libvips widens the kernel when shrinking, so even bilinear averages a 12 MP photo rather than aliasing it.
   const kernel = model.spec.inputKernel;
-  const resized = rgb.width === width && rgb.height === height ? rgb : await readRawImage(rawImagePipeline(rgb).resize(width, height, { fit: "fill", kernel }));
-  return { [input.name]: imageToTensor(resized, format) };
+  const same = rgb.width === width && rgb.height === height;
+  const resized = same ? rgb : await readRawImage(rawImagePipeline(rgb).resize(width, height, { fit: "fill", kernel }));
+  if (!byteInputTable(format)) return { [input.name]: imageToTensor(resized, format) };
+  // A tensor of its own: the run may take it over, and an image of the network's size is the caller's.
+  return { [input.name]: { data: same ? resized.data.slice() : resized.data, dims: [1, height, width, 3] } };
 }
 
-/** The foreground channel of the network's output tensor, clamped to 0..1. */
+/** The foreground channel of the network's output tensor, clamped to 0..1 (in place where it is one plane). */
 export function readMatte(outputs: Record<string, { data: Float32Array; dims: number[] }>, model: ChosenModel): FloatPlanes {
   const { output } = tensors(model);
   const tensor = outputs[output.name];
@@ -61,9 +77,19 @@ export function readMatte(outputs: Record<string, { data: Float32Array; dims: nu
   const channel = model.spec.maskChannel;
   if (channel >= channels) throw new AtelierError("INTERNAL", `Model "${model.entry.id}" returned ${channels} channels; the matte is channel ${channel}.`);
   const pixels = width * height;
+  // A planar channel (or the only one) is read where it lies, clamped in place: the run's outputs
+  // are this call's own.
+  if (!nhwc || channels === 1) {
+    const data = tensor.data.subarray(channel * pixels, (channel + 1) * pixels);
+    for (let p = 0; p < pixels; p++) {
+      const value = data[p]!;
+      data[p] = value <= 0 ? 0 : value >= 1 ? 1 : value;
+    }
+    return { data, width, height, channels: 1 };
+  }
   const data = new Float32Array(pixels);
   for (let p = 0; p < pixels; p++) {
-    const value = tensor.data[nhwc ? p * channels + channel : channel * pixels + p]!;
+    const value = tensor.data[p * channels + channel]!;
     data[p] = value <= 0 ? 0 : value >= 1 ? 1 : value;
   }
   return { data, width, height, channels: 1 };
@@ -72,6 +98,7 @@ export function readMatte(outputs: Record<string, { data: Float32Array; dims: nu
 /** Runs the network on `rgb` and returns its coarse matte at the network's resolution. */
 export async function predictMatte(rgb: RawImage, model: ChosenModel, runtime: ModelRuntime, models: ModelLoader, signal?: AbortSignal): Promise<FloatPlanes> {
   const feeds = await segmentationInput(rgb, model);
-  const outputs = await segmentationSession(model, runtime, models).run(feeds, { signal });
+  // The tensor is this call's own (12 MB for ISNet): moved to the inference thread, not copied.
+  const outputs = await segmentationSession(model, runtime, models).run(feeds, { signal, handOver: true });
   return readMatte(outputs, model);
 }

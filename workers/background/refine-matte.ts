@@ -6,7 +6,8 @@
  */
 import type { FloatPlanes } from "./box-filter.js";
 import { resampleBilinear } from "./bilinear.js";
-import { guidedFilterCoefficients } from "./guided-filter.js";
+import { guidedFilterCoefficients, type GuideStatistics } from "./guided-filter.js";
+import { freshPlane, type Allocate } from "./scratch-plane.js";
 
 export interface RefineOptions {
   /**
@@ -63,7 +64,17 @@ function applyLevels(coefficients: FloatPlanes, [low, high]: [number, number]): 
   }
 }
 
-export function refineMatte(coarse: FloatPlanes, guide: FloatPlanes, options: RefineOptions = {}): RefinedMatte {
+/** The window radius `refineMatte` uses for a coarse matte of `coarseWidth` x `coarseHeight` refined at the guide's size. */
+export function refineRadius(guide: { width: number; height: number }, coarseWidth: number, coarseHeight: number, options: RefineOptions = {}): number {
+  return options.radius ?? defaultRadius(Math.max(guide.width / coarseWidth, guide.height / coarseHeight));
+}
+
+/**
+ * @param statistics The guide's own window means (guided-filter.ts), when computed beforehand; used
+ *   only when made for the radius this refinement takes.
+ * @param allocate Where the returned planes come from.
+ */
+export function refineMatte(coarse: FloatPlanes, guide: FloatPlanes, options: RefineOptions = {}, statistics?: GuideStatistics, allocate: Allocate = freshPlane): RefinedMatte {
   const { width, height } = guide;
   const matte = coarse.width === width && coarse.height === height ? coarse : resampleBilinear(coarse, width, height);
   const pixels = width * height;
@@ -72,14 +83,11 @@ export function refineMatte(coarse: FloatPlanes, guide: FloatPlanes, options: Re
     coefficients = { data: new Float32Array(pixels * 4), width, height, channels: 4 };
     for (let i = 0; i < pixels; i++) coefficients.data[i * 4 + 3] = matte.data[i]!;
   } else {
-    const enlargement = Math.max(width / coarse.width, height / coarse.height);
-    coefficients = guidedFilterCoefficients(guide, matte, {
-      radius: options.radius ?? defaultRadius(enlargement),
-      epsilon: options.epsilon ?? DEFAULT_EPSILON,
-    });
+    const filter = { radius: refineRadius(guide, coarse.width, coarse.height, options), epsilon: options.epsilon ?? DEFAULT_EPSILON };
+    coefficients = guidedFilterCoefficients(guide, matte, filter, statistics, allocate);
   }
   applyLevels(coefficients, MATTE_LEVELS);
-  const alpha = new Float32Array(pixels);
+  const alpha = allocate(pixels);
   const c = coefficients.data;
   const g = guide.data;
   for (let i = 0; i < pixels; i++) {

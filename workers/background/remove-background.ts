@@ -1,19 +1,22 @@
 /**
  * Background removal as an ordered list of named steps, each in its own file:
  *
- *   decode (full size, network size and working size, started at once) → segment (network) →
- *   refine (guided filter) → foreground (blur-fusion means) → fill (new background) → compose
- *   (full resolution) → encode
+ *   decode (network size first, then full size and working size) → segment (network; the guide's
+ *   own statistics beside it) → refine (guided filter) → foreground (blur-fusion means) → fill (new
+ *   background) → compose (full resolution) → encode
  *
  * The working size has at most as many pixels as the network's matte, and at most 0.25 MP
  * (working-image.ts).
  *
  * Each step waits only for the decode it needs, so the full-resolution decode overlaps the network
- * and the refinement (see decode-source.ts). Each step's wall time is reported, so the service can
- * log it and bench/background.ts can show where the time goes beside the bare network run: "segment"
- * includes the small decodes, "decode" is what was left to wait for of the full-resolution one.
+ * and the refinement (see decode-source.ts), and while the network runs on the inference thread this
+ * thread computes the guided filter's statistics of the working copy, which need no matte. Each step's
+ * wall time is reported, so the service can log it and bench/background.ts can show where the time
+ * goes beside the bare network run: "segment" includes the small decodes and those statistics,
+ * "decode" is what was left to wait for of the full-resolution one.
  */
-import type { Image, OutputFormat } from "../../gen/atelier/image/v1/image.js";
+import type { Sharp } from "sharp";
+import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import { encodeImage, type PngOptions } from "../image/encode-image.js";
 import type { ImageLimits } from "../image/image-limits.js";
@@ -23,11 +26,14 @@ import type { ModelLoader } from "../models/model-loader.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
 import type { ChosenModel } from "./choose-model.js";
-import { composeImage, composeMatte } from "./compose.js";
+import { composedPipeline, composeImage, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
-import { decodeSource } from "./decode-source.js";
+import { decodeSource, observed } from "./decode-source.js";
+import { classifyField, sideMeansNeeded } from "./matte-field.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
-import { refineMatte, type RefineOptions } from "./refine-matte.js";
+import { guideStatistics } from "./guided-filter.js";
+import { refineMatte, refineRadius, type RefineOptions } from "./refine-matte.js";
+import { PlanePool, type Allocate } from "./scratch-plane.js";
 import { workingBudget, workingSize } from "./working-image.js";
 
 /** What the client asked to put behind the subject, before it is prepared. */
@@ -104,7 +110,20 @@ class StepClock {
   }
 }
 
+/** The working-resolution planes of the removals under way (see PlanePool). */
+const planes = new PlanePool();
+
 export async function runRemoval(request: RemovalRequest, deps: RemovalDependencies, signal?: AbortSignal, tuning: RemovalTuning = {}): Promise<RemovalResult> {
+  const lease = planes.lease();
+  try {
+    return await removeWith(lease.allocate, request, deps, signal, tuning);
+  } finally {
+    // The image is encoded: no step reads its planes any more.
+    lease.release();
+  }
+}
+
+async function removeWith(allocate: Allocate, request: RemovalRequest, deps: RemovalDependencies, signal: AbortSignal | undefined, tuning: RemovalTuning): Promise<RemovalResult> {
   const clock = new StepClock(signal);
   const { width, height } = request.source.info;
   const [networkWidth, networkHeight] = networkSize(request.model);
@@ -113,33 +132,41 @@ export async function runRemoval(request: RemovalRequest, deps: RemovalDependenc
     network: { width: networkWidth, height: networkHeight },
     networkKernel: request.model.spec.inputKernel,
     working: size,
+    allocate,
   });
-  const coarse = await predictMatte(await decoded.networkInput, request.model, deps.runtime, deps.models, signal);
-  clock.done("segment");
+  const prediction = observed(predictMatte(await decoded.networkInput, request.model, deps.runtime, deps.models, signal));
+  // While the network runs on the inference thread, this thread computes what the refinement needs
+  // of the guide alone (the network's matte has its fixed input size).
   const guide = await decoded.working;
-  const refined = refineMatte(coarse, guide, tuning.refine);
+  const refineOptions = tuning.refine ?? {};
+  const statistics = refineOptions.method === "bilinear" ? undefined : guideStatistics(guide, refineRadius(guide, networkWidth, networkHeight, refineOptions), allocate);
+  const coarse = await prediction;
+  clock.done("segment");
+  const refined = refineMatte(coarse, guide, refineOptions, statistics, allocate);
   clock.done("refine");
   // With both side means equal to the image, the blur-fusion update returns the image itself.
   const sides = request.onlyMask
     ? undefined
     : tuning.keepSourceColours
       ? { foreground: guide, background: guide }
-      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height));
+      : blurFusionMeans(guide, refined.alpha, blurFusionRadii(size.width, size.height), sideMeansNeeded(classifyField(refined.coefficients), size.width, size.height), allocate);
   clock.done("foreground");
   const { rgb, alpha: sourceAlpha } = await decoded.full;
   clock.done("decode");
   const sources = { rgb, sourceAlpha, coefficients: refined.coefficients };
-  let composed: RawImage;
+  let pipeline: Sharp;
   if (!sides) {
-    composed = composeMatte(sources);
+    // A 1-channel raw image is otherwise encoded as RGB: keep the matte grayscale (PNG, JPEG; WebP has no grey).
+    pipeline = rawImagePipeline(composeMatte(sources)).toColourspace("b-w");
+    clock.done("compose");
   } else {
     const fill = await prepareFill(request.fill, rgb, guide, refined.alpha.data, deps.limits);
     clock.done("fill");
-    composed = composeImage(sources, sides, fill);
+    // The full-resolution colour is composed over in place: nothing reads `rgb` after this.
+    const composed = composeImage(sources, sides, fill);
+    pipeline = await composedPipeline(composed, { flattens: request.outputFormat === OutputFormat.OUTPUT_FORMAT_JPEG });
+    clock.done("compose");
   }
-  clock.done("compose");
-  // A 1-channel raw image is otherwise encoded as RGB: keep the matte grayscale (PNG, JPEG; WebP has no grey).
-  const pipeline = composed.channels === 1 ? rawImagePipeline(composed).toColourspace("b-w") : rawImagePipeline(composed);
   const image = await encodeImage(pipeline, request.outputFormat, CUTOUT_PNG_OPTIONS);
   clock.done("encode");
   return { image, timings: clock.timings };

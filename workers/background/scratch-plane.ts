@@ -14,3 +14,72 @@ export class ScratchPlane {
     return this.data.subarray(0, length);
   }
 }
+
+/** The same for float64 samples (sums that must keep every float32 digit). */
+export class Float64Scratch {
+  private data = new Float64Array(0);
+
+  /** `length` samples with stale contents (overwrite them all), valid until the next `take`. */
+  take(length: number): Float64Array {
+    if (this.data.length < length) this.data = new Float64Array(length);
+    return this.data.subarray(0, length);
+  }
+}
+
+/** The same for byte marks. */
+export class ByteScratch {
+  private data = new Uint8Array(0);
+
+  /** `length` bytes with stale contents (overwrite them all), valid until the next `take`. */
+  take(length: number): Uint8Array {
+    if (this.data.length < length) this.data = new Uint8Array(length);
+    return this.data.subarray(0, length);
+  }
+}
+
+/** Where a step gets a float plane it hands on: a new array, or one lent for one removal (PlanePool). */
+export type Allocate = (length: number) => Float32Array;
+
+export const freshPlane: Allocate = (length) => new Float32Array(length);
+
+/** Buffers a pool keeps at most: two removals at a time (ATELIER_WORKER_CONCURRENCY) take about six each. */
+const POOL_LIMIT = 16;
+
+/**
+ * Float planes lent to a removal for its whole length and given back at its end. The working-resolution
+ * planes a removal hands from step to step (the guide, its statistics, the coefficient field, the side
+ * means) are megabytes each, across awaits, so a ScratchPlane cannot hold them; allocated afresh on
+ * every call they counted towards V8's external-memory limit, each crossing of which starts a full
+ * collection of the process's whole heap. Removals may interleave, so each takes buffers of its own
+ * from the pool; contents are stale (every user overwrites what it reads).
+ */
+export class PlanePool {
+  private readonly free: ArrayBuffer[] = [];
+
+  /** A lease: planes from `allocate`, all given back by `release`. */
+  lease(): { allocate: Allocate; release(): void } {
+    const taken: ArrayBuffer[] = [];
+    let released = false;
+    return {
+      allocate: (length) => {
+        const bytes = length * Float32Array.BYTES_PER_ELEMENT;
+        // The smallest free buffer that fits.
+        let best = -1;
+        for (let i = 0; i < this.free.length; i++) {
+          const size = this.free[i]!.byteLength;
+          if (size >= bytes && (best < 0 || size < this.free[best]!.byteLength)) best = i;
+        }
+        const buffer = best >= 0 ? this.free.splice(best, 1)[0]! : new ArrayBuffer(bytes);
+        // A plane taken after the release (a decode finishing late) is never given back: left to the collector.
+        if (!released) taken.push(buffer);
+        return new Float32Array(buffer, 0, length);
+      },
+      release: () => {
+        released = true;
+        for (const buffer of taken.splice(0)) {
+          if (this.free.length < POOL_LIMIT) this.free.push(buffer);
+        }
+      },
+    };
+  }
+}

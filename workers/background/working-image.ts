@@ -10,6 +10,7 @@
  */
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
+import { freshPlane, type Allocate } from "./scratch-plane.js";
 
 /** Pixels of the working copy, at most: 512 x 512. */
 export const WORKING_PIXELS = 512 * 512;
@@ -44,8 +45,8 @@ export function workingSize(width: number, height: number, budget = WORKING_PIXE
 }
 
 /** 8-bit samples as floats on 0..1. */
-export function toUnitPlanes(image: RawImage): FloatPlanes {
-  const data = new Float32Array(image.data.length);
+export function toUnitPlanes(image: RawImage, allocate: Allocate = freshPlane): FloatPlanes {
+  const data = allocate(image.data.length);
   for (let i = 0; i < data.length; i++) data[i] = image.data[i]! / 255;
   return { data, width: image.width, height: image.height, channels: image.channels };
 }

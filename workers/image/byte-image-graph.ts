@@ -6,7 +6,8 @@
  *
  * - in: `Cast` to float32, then `Div` by the output factor where that gives imageToTensor's own 256
  *   values exactly (every catalog format: 0..255 tensors need the `Cast` alone, 0..1 tensors `v / 255`),
- *   else `Cast` to int32 → `Gather` from those 256 values; then `Transpose` to NCHW;
+ *   else `Cast` to int32 → `Gather` from those 256 values; then `Transpose` to NCHW (segmentation
+ *   networks take only this half: {@link withByteImageInput});
  * - out: `Mul` by the factor back to samples → clamp to 0..255 (`Max`, `Min`) → round halves up as
  *   `Floor(x + h)` → `Cast` to uint8 → `Transpose` to interleaved.
  *
@@ -34,8 +35,6 @@ type NodeProto = OnnxTypes.INodeProto;
 type ValueInfoProto = OnnxTypes.IValueInfoProto;
 
 const PREFIX = "atelier_bytes_";
-/** A name for a tensor the rewrite adds, apart from the network's own. */
-const name = (step: string) => `${PREFIX}${step}`;
 const NCHW_TO_NHWC = [0, 2, 3, 1];
 const NHWC_TO_NCHW = [0, 3, 1, 2];
 /** 0.5 - 2^-25, the largest float32 below one half: adding it and flooring rounds halves up, exactly. */
@@ -74,23 +73,34 @@ function asByteImage(value: ValueInfoProto, layout: ByteConversion["layout"]): v
   if (layout === "NCHW") tensorType.shape!.dim = NCHW_TO_NHWC.map((axis) => dims[axis]!);
 }
 
+function decodeGraph(bytes: Uint8Array) {
+  const model = onnx.ModelProto.decode(bytes);
+  const graph = model.graph;
+  if (!graph) throw failure("the model has no graph");
+  const opset = Number((model.opsetImport ?? []).find((entry) => !entry.domain)?.version);
+  if (!(opset >= 8)) throw failure(`expected ONNX opset 8 or later but found ${opset}`);
+  return { model, graph };
+}
+
+const name = (step: string) => `${PREFIX}${step}`;
+
 /**
- * Whether float32 `v / outputFactor` (`v` itself when the factor is 1) is imageToTensor's value for
- * every sample `v`: then a `Cast` and at most a `Div` convert the input, about a seventh of the time of
- * the `Gather` lookup (3.76 M samples: 5 against 36 ms of CPU, onnxruntime-node 1.30, 2 threads). Float32
- * division is correctly rounded, so the check on the 256 values here is the whole proof.
+ * Whether float32 `v / divisor` (`v` itself when the divisor is 1) is `table`'s value for every sample
+ * `v`: then a `Cast` and at most a `Div` convert the input, about a seventh of the time of the `Gather`
+ * lookup (3.76 M samples: 5 against 36 ms of CPU, onnxruntime-node 1.30, 2 threads). Float32 division
+ * is correctly rounded, so the check on the 256 values here is the whole proof.
  */
-function dividesExactly({ inputTable, outputFactor }: ByteConversion): boolean {
-  return inputTable.length === 256 && inputTable.every((value, v) => value === Math.fround(v / outputFactor));
+function dividesExactly(table: Float32Array, divisor: number): boolean {
+  return table.length === 256 && table.every((value, v) => value === Math.fround(v / divisor));
 }
 
-/** `input` (uint8) as float32 divided by `factor` into `output`. */
-function arithmeticInput(input: string, output: string, factor: number): NodeProto[] {
-  const cast = node("Cast", [input], factor === 1 ? output : name("samples"), [intAttribute("to", onnx.TensorProto.DataType.FLOAT)]);
-  return factor === 1 ? [cast] : [cast, node("Div", [name("samples"), name("factor")], output)];
+/** `input` (uint8) as float32 divided by `divisor` into `output`. */
+function arithmeticInput(input: string, output: string, divisor: number): NodeProto[] {
+  const cast = node("Cast", [input], divisor === 1 ? output : name("samples"), [intAttribute("to", onnx.TensorProto.DataType.FLOAT)]);
+  return divisor === 1 ? [cast] : [cast, node("Div", [name("samples"), name("divisor")], output)];
 }
 
-/** `input` (uint8) looked up in the conversion's table into `output`. */
+/** `input` (uint8) looked up in the table constant into `output`. */
 function lookedUpInput(input: string, output: string): NodeProto[] {
   return [
     node("Cast", [input], name("indices"), [intAttribute("to", onnx.TensorProto.DataType.INT32)]),
@@ -99,35 +109,57 @@ function lookedUpInput(input: string, output: string): NodeProto[] {
 }
 
 /**
+ * Makes `inputName` take `[N, H, W, 3]` uint8, converted to `table`'s value per sample (imageToTensor's
+ * own values) and laid out as `layout`; the network's nodes read the float tensor under a new name.
+ * Where `table` is exactly the samples divided by `divisor`, the graph computes that instead of looking up.
+ */
+function byteInput(graph: OnnxTypes.IGraphProto, inputName: string, table: Float32Array, layout: ByteConversion["layout"], divisor?: number): void {
+  const input = (graph.input ?? []).find((value) => value.name === inputName);
+  if (!input) throw failure(`it has no input "${inputName}"`);
+  const floatInput = name("float_input");
+  for (const existing of graph.node ?? []) existing.input = (existing.input ?? []).map((used) => (used === inputName ? floatInput : used));
+  const planar = layout === "NCHW";
+  const interleaved = planar ? name("interleaved_input") : floatInput;
+  const arithmetic = divisor !== undefined && dividesExactly(table, divisor);
+  graph.node = [
+    ...(arithmetic ? arithmeticInput(inputName, interleaved, divisor) : lookedUpInput(inputName, interleaved)),
+    ...(planar ? [node("Transpose", [interleaved], floatInput, [intsAttribute("perm", NHWC_TO_NCHW)])] : []),
+    ...(graph.node ?? []),
+  ];
+  const constant = arithmetic
+    ? divisor === 1 ? [] : [floatConstant(name("divisor"), Float32Array.of(divisor), [])]
+    : [floatConstant(name("table"), table, [table.length])];
+  graph.initializer = [...(graph.initializer ?? []), ...constant];
+  asByteImage(input, layout);
+  // Intermediate shapes recorded for the old name would now describe the wrong tensor.
+  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== inputName);
+}
+
+/**
+ * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8, each sample looked up in
+ * `table` (see byteInputTable in image-tensor.ts) and laid out as `layout`; its outputs are unchanged.
+ * For networks whose output is no image (a segmentation matte).
+ */
+export function withByteImageInput(bytes: Uint8Array, table: Float32Array, layout: ByteConversion["layout"], inputName: string): Uint8Array {
+  const { model, graph } = decodeGraph(bytes);
+  byteInput(graph, inputName, table, layout);
+  return onnx.ModelProto.encode(model).finish();
+}
+
+/**
  * The graph `bytes` with its input `inputName` taking `[N, H, W, 3]` uint8 and its output `outputName`
  * giving `[N, H', W', 3]` uint8, converted as `conversion` says; names are kept.
  */
 export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, inputName: string, outputName: string): Uint8Array {
-  const model = onnx.ModelProto.decode(bytes);
-  const graph = model.graph;
-  if (!graph) throw failure("the model has no graph");
-  const opset = Number((model.opsetImport ?? []).find((entry) => !entry.domain)?.version);
-  if (!(opset >= 8)) throw failure(`expected ONNX opset 8 or later but found ${opset}`);
-  const input = (graph.input ?? []).find((value) => value.name === inputName);
+  const { model, graph } = decodeGraph(bytes);
   const output = (graph.output ?? []).find((value) => value.name === outputName);
-  if (!input || !output) throw failure(`it has no input "${inputName}" or no output "${outputName}"`);
+  if (!output) throw failure(`it has no output "${outputName}"`);
+  byteInput(graph, inputName, conversion.inputTable, conversion.layout, conversion.outputFactor);
 
-  // The network's own nodes now read and write float tensors under new names.
-  const floatInput = name("float_input");
-  const floatOutput = name("float_output");
-  const rename = (tensor: string) => (tensor === inputName ? floatInput : tensor === outputName ? floatOutput : tensor);
-  for (const existing of graph.node ?? []) {
-    existing.input = (existing.input ?? []).map(rename);
-    existing.output = (existing.output ?? []).map(rename);
-  }
-
+  // The network's own nodes now write the float output under a new name.
+  const floatOutput = `${PREFIX}float_output`;
+  for (const existing of graph.node ?? []) existing.output = (existing.output ?? []).map((made) => (made === outputName ? floatOutput : made));
   const planar = conversion.layout === "NCHW";
-  const interleaved = planar ? name("interleaved_input") : floatInput;
-  const arithmetic = dividesExactly(conversion);
-  const before: NodeProto[] = [
-    ...(arithmetic ? arithmeticInput(inputName, interleaved, conversion.outputFactor) : lookedUpInput(inputName, interleaved)),
-    ...(planar ? [node("Transpose", [interleaved], floatInput, [intsAttribute("perm", NHWC_TO_NCHW)])] : []),
-  ];
   const scaled = conversion.outputFactor === 1 ? floatOutput : name("scaled");
   const after: NodeProto[] = [
     ...(conversion.outputFactor === 1 ? [] : [node("Mul", [floatOutput, name("factor")], scaled)]),
@@ -138,18 +170,16 @@ export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, i
     node("Cast", [name("rounded")], planar ? name("planar_output") : outputName, [intAttribute("to", onnx.TensorProto.DataType.UINT8)]),
     ...(planar ? [node("Transpose", [name("planar_output")], outputName, [intsAttribute("perm", NCHW_TO_NHWC)])] : []),
   ];
-  graph.node = [...before, ...(graph.node ?? []), ...after];
+  graph.node = [...(graph.node ?? []), ...after];
   graph.initializer = [
     ...(graph.initializer ?? []),
-    ...(arithmetic ? [] : [floatConstant(name("table"), conversion.inputTable, [conversion.inputTable.length])]),
     ...(conversion.outputFactor === 1 ? [] : [floatConstant(name("factor"), Float32Array.of(conversion.outputFactor), [])]),
     floatConstant(name("zero"), Float32Array.of(0), []),
     floatConstant(name("top"), Float32Array.of(255), []),
     floatConstant(name("below_half"), Float32Array.of(BELOW_HALF), []),
   ];
-  asByteImage(input, conversion.layout);
   asByteImage(output, conversion.layout);
-  // Intermediate shapes recorded for the old names would now describe the wrong tensors.
-  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== inputName && value.name !== outputName);
+  // Intermediate shapes recorded for the old name would now describe the wrong tensor.
+  graph.valueInfo = (graph.valueInfo ?? []).filter((value) => value.name !== outputName);
   return onnx.ModelProto.encode(model).finish();
 }

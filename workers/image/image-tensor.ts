@@ -235,8 +235,19 @@ export function byteConversion(format: ImageTensorFormat): ByteConversion | unde
   const [lo, hi] = format.range;
   const plain = (values: readonly number[] | undefined, neutral: number) => values === undefined || values.every((v) => v === neutral);
   if (format.channelOrder !== "RGB" || lo !== 0 || (hi !== 1 && hi !== 255) || !plain(format.mean, 0) || !plain(format.std, 1)) return undefined;
+  return { layout: format.layout, inputTable: byteInputTable(format)!, outputFactor: 255 / hi };
+}
+
+/**
+ * The tensor value of each sample 0..255 exactly as {@link imageToTensor} stores it, for formats that
+ * map every channel alike (RGB order, one mean and one std for all): a graph given this table can take
+ * the 8-bit pixels and look its input up (byte-image-graph.ts). Undefined for any other format.
+ */
+export function byteInputTable(format: ImageTensorFormat): Float32Array | undefined {
+  if (format.channelOrder !== "RGB") return undefined;
   const { scale, offset } = affine(format);
-  const inputTable = new Float32Array(256);
-  for (let v = 0; v < 256; v++) inputTable[v] = v * scale[0]! + offset[0]!;
-  return { layout: format.layout, inputTable, outputFactor: 255 / hi };
+  if (scale.some((s) => s !== scale[0]) || offset.some((o) => o !== offset[0])) return undefined;
+  const table = new Float32Array(256);
+  for (let v = 0; v < 256; v++) table[v] = v * scale[0]! + offset[0]!;
+  return table;
 }
