@@ -12,9 +12,10 @@ import { catalogEntry } from "../../workers/catalog/model-catalog.js";
 import type { CatalogEntry, ImageTensorFormat } from "../../workers/catalog/catalog-types.js";
 import { OnnxGraphBuilder } from "../../workers/convert/onnx-graph.js";
 import { byteSessionKey, withByteImageIO } from "../../workers/image/byte-image-graph.js";
-import { byteConversion, imageToTensor, type ByteConversion } from "../../workers/image/image-tensor.js";
+import { byteConversion, imageToTensor, toSample, type ByteConversion } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
-import { runOneByteTile, runTiled } from "../../workers/image/tiling.js";
+import { runOneByteTile, runTiled, runTiledBytes } from "../../workers/image/tiling.js";
+import { planAxis } from "../../workers/image/tile-grid.js";
 import { ModelLoader } from "../../workers/models/model-loader.js";
 import { ModelStore } from "../../workers/models/model-store.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
@@ -146,6 +147,43 @@ describe.skipIf(!available)("networks with bytes in and out, against the JavaScr
     expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
   });
 
+  it("lsdir-compact-x4 in several tiles differs from the float tiles by at most 1, only where tiles overlap", async () => {
+    const entry = catalogEntry("lsdir-compact-x4")!;
+    const format = entry.imageFormat!;
+    const photo = await photoCrop("coffee.png", { left: 100, top: 80, width: 180, height: 130 });
+    const geometry = { tileSize: 96, tileOverlap: 16 };
+    const key = models.sessionKey(entry, "x4");
+    const load = models.graphLoader(entry, "x4");
+    const floats = await runtime.model(key, load).pin((model) =>
+      runTiled(photo, { format, scale: 4, geometry, runTile: async (tile) => (await model.run({ input: tile })).output! }),
+    );
+    const bytes = await runtime
+      .model(byteSessionKey(key), async () => withByteImageIO(await load(), byteConversion(format)!, "input", "output"))
+      .pin((model) => runTiledBytes(photo, { scale: 4, geometry, runTile: async (tile) => (await model.runToBytes({ input: tile })).output! }));
+    const bands = (size: number) =>
+      planAxis(size, { tile: 96, overlap: 16, multiple: 1, fixed: false }).flatMap((tile) => (tile.overlapBefore > 0 ? [[tile.start * 4, (tile.start + tile.overlapBefore) * 4]] : []));
+    const [columnBands, rowBands] = [bands(180), bands(130)];
+    expect(columnBands.length * rowBands.length).toBeGreaterThan(0);
+    const inside = (at: number, ranges: number[][]) => ranges.some(([from, to]) => at >= from! && at < to!);
+    let outside = 0;
+    for (let y = 0; y < bytes.height; y++) {
+      for (let x = 0; x < bytes.width; x++) {
+        if (inside(x, columnBands) || inside(y, rowBands)) continue;
+        for (let c = 0; c < 3; c++) if (bytes.data[(y * bytes.width + x) * 3 + c] !== floats.data[(y * bytes.width + x) * 3 + c]) outside++;
+      }
+    }
+    expect(outside).toBe(0);
+    // Inside the bands a blended sample moves by less than half a step before its rounding: 1 at most,
+    // unless a tile's output left 0..255 there (the byte graph clamps each tile before the blend, the
+    // float path after it): measured, 5 samples of 1.1 M differ by 2, 49.5 k by 1.
+    let beyondOne = 0;
+    for (let i = 0; i < bytes.data.length; i++) if (Math.abs(bytes.data[i]! - floats.data[i]!) > 1) beyondOne++;
+    const { differing, max } = compare(floats, bytes);
+    expect(max).toBeLessThanOrEqual(2);
+    expect(beyondOne).toBeLessThan(bytes.data.length / 50_000);
+    expect(differing).toBeGreaterThan(0);
+  });
+
   it("esrgan-slim x2 (0..255 tensors) gives the same bytes on a padded photo crop", async () => {
     // 90x70 is padded to the size multiple inside the tile and cropped back.
     const photo = await photoCrop("astronaut.png", { left: 200, top: 160, width: 90, height: 70 });
@@ -164,5 +202,47 @@ describe.skipIf(!available)("networks with bytes in and out, against the JavaScr
     const photo = await photoCrop("coffee.png", { left: 0, top: 0, width: 400, height: 300 });
     const { floats, bytes } = await bothWays(entry, "default", 1, photo, styleFamily(entry).prepareGraph);
     expect(compare(floats, bytes)).toEqual({ differing: 0, max: 0 });
+  });
+});
+
+describe("the byte graph's rounding", () => {
+  /** The float32 `steps` representable values away from `x` (negative: below). */
+  function float32Step(x: number, steps: number): number {
+    const f = new Float32Array([x]);
+    const bits = new Int32Array(f.buffer);
+    bits[0]! += x >= 0 ? steps : -steps;
+    return f[0]!;
+  }
+
+  it("rounds the float32 values around every half up, as toSample does, and clamps to 0..255", async () => {
+    // Every k + 1/2 with the four float32 values on each side, the values around the binade edges
+    // (0.25, 0.5, 1, 2, ... 128), the tie at 0.5 and the value just below it, and out-of-range ones.
+    const values: number[] = [-3, -0.2, 0, 255, 255.2, 255.5, 256, 300, 1e6];
+    for (let k = 0; k <= 255; k++) for (let step = -4; step <= 4; step++) values.push(float32Step(k + 0.5, step));
+    for (let e = -2; e <= 7; e++) for (let step = -4; step <= 4; step++) values.push(float32Step(2 ** e, step));
+    const width = values.length;
+    // A network that ignores its input and returns `values` in channel 0 (channels 1 and 2: zero).
+    const graph = new OnnxGraphBuilder({ graphName: "constant_output" });
+    graph.addInput("image", [1, 3, 1, "w"]);
+    const data = new Float32Array(3 * width);
+    data.set(values);
+    const constant = graph.addFloatInitializer("values", [1, 3, 1, width], data);
+    const zero = graph.addScalar("zero", 0);
+    graph.addNode({ opType: "Mul", inputs: ["image", zero], outputs: ["nothing"] });
+    graph.addNode({ opType: "Add", inputs: ["nothing", constant], outputs: ["out"] });
+    graph.addOutput("out", [1, 3, 1, "w"]);
+    const conversion = byteConversion({ layout: "NCHW", channelOrder: "RGB", range: [0, 255] })!;
+    const runtime = new ModelRuntime({ threads: 1, memoryBudgetBytes: 256 * 1024 ** 2, logger: createLogger("silent") });
+    try {
+      const model = runtime.model("test/constant-output:bytes", async () => withByteImageIO(graph.toBytes(), conversion, "image", "out"));
+      const result = (await model.pin((session) => session.runToBytes({ image: { data: new Uint8Array(width * 3), dims: [1, 1, width, 3] } })))["out"]!;
+      const got = values.map((_, i) => result.data[i * 3]!);
+      expect(got).toEqual(values.map((value) => toSample(Math.fround(value))));
+      // The case that rounding as floor(x + 0.5) in float32 gets wrong is among them.
+      expect(values).toContain(float32Step(0.5, -1));
+      expect(got[values.indexOf(float32Step(0.5, -1))]).toBe(0);
+    } finally {
+      await runtime.dispose();
+    }
   });
 });

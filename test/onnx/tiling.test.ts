@@ -9,11 +9,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat, InferenceGeometry } from "../../workers/catalog/catalog-types.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
-import type { TensorData } from "../../workers/onnx/tensor-data.js";
+import type { ByteTensor, TensorData } from "../../workers/onnx/tensor-data.js";
 import { imageToTensor, tensorToImage, toSample } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { blendWeights, planAxis } from "../../workers/image/tile-grid.js";
-import { runTiled, type TileGeometry } from "../../workers/image/tiling.js";
+import { runTiled, runTiledBytes, type TileGeometry } from "../../workers/image/tiling.js";
+import { withProgress } from "../../workers/work-progress.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, testPhoto } from "../support/test-assets.js";
 import { flatImage, nearestUpscale, noiseImage, psnr } from "./pixels.js";
 import { fixedIdentityModel, nearest2xModel } from "./tiny-models.js";
@@ -209,6 +210,85 @@ describe("pixels outside the overlaps", () => {
   });
 });
 
+/** Nearest-neighbour upscale of a `[1, H, W, 3]` byte tile, each sample mapped by `value`. */
+function upscaleBytes(tile: ByteTensor, factor: number, value: (sample: number) => number = (v) => v): ByteTensor {
+  const [n, h, w, c] = tile.dims as [number, number, number, number];
+  const data = new Uint8Array(n * h * factor * w * factor * c);
+  for (let y = 0; y < h * factor; y++) {
+    for (let x = 0; x < w * factor; x++) {
+      for (let ch = 0; ch < c; ch++) data[(y * w * factor + x) * c + ch] = value(tile.data[(Math.floor(y / factor) * w + Math.floor(x / factor)) * c + ch]!);
+    }
+  }
+  return { data, dims: [n, h * factor, w * factor, c] };
+}
+
+describe("tiled inference with bytes in and out", () => {
+  const BYTE_GEOMETRIES = GEOMETRIES.filter(([, geometry]) => !geometry?.fixedSize);
+  for (const [label, geometry] of BYTE_GEOMETRIES) {
+    it.each(SIZES)(`gives the exact nearest-neighbour upscale of %ix%i (${label})`, async (width, height) => {
+      const image = noiseImage(width, height, 3, width + height);
+      const result = await runTiledBytes(image, {
+        scale: 2,
+        geometry,
+        runTile: async (tile, where) => {
+          expect(tile.dims).toEqual([1, where.paddedHeight, where.paddedWidth, 3]);
+          return upscaleBytes(tile, 2);
+        },
+      });
+      expect(result).toMatchObject({ width: width * 2, height: height * 2, channels: 3 });
+      expect(Buffer.from(result.data).equals(Buffer.from(nearestUpscale(image, 2).data))).toBe(true);
+    });
+  }
+
+  it("differs from blending the float outputs by at most 1, and only inside the overlap bands", async () => {
+    const image = noiseImage(90, 61, 3, 4);
+    const scale = 2;
+    const geometry = { tileSize: 32, tileOverlap: 8 };
+    // Tiles disagree and carry fractions: the float model's output, and the same rounded as a byte graph rounds it.
+    const offset = (where: TileGeometry) => 0.37 + 9.3 * where.column + 5.1 * where.row;
+    const floats = await runTiled(image, {
+      format: RGB255,
+      scale,
+      geometry,
+      runTile: async (tile, where) => {
+        const shifted = upscaleTensor(tile, scale);
+        return { data: shifted.data.map((v) => v * 0.8 + offset(where)), dims: shifted.dims };
+      },
+    });
+    const bytes = await runTiledBytes(image, {
+      scale,
+      geometry,
+      runTile: async (tile, where) => upscaleBytes(tile, scale, (v) => toSample(Math.fround(Math.fround(v * 0.8) + Math.fround(offset(where))))),
+    });
+    const columns = planAxis(90, { tile: 32, overlap: 8, multiple: 1, fixed: false });
+    const rows = planAxis(61, { tile: 32, overlap: 8, multiple: 1, fixed: false });
+    const inBand = (tiles: typeof columns, at: number) => tiles.some((tile) => tile.overlapAfter > 0 && at >= (tile.start + tile.length - tile.overlapAfter) * scale && at < (tile.start + tile.length) * scale);
+    let differing = 0;
+    let blended = 0;
+    for (let y = 0; y < bytes.height; y++) {
+      for (let x = 0; x < bytes.width; x++) {
+        const band = inBand(columns, x) || inBand(rows, y);
+        if (band) blended++;
+        for (let c = 0; c < 3; c++) {
+          const i = (y * bytes.width + x) * 3 + c;
+          const d = Math.abs(bytes.data[i]! - floats.data[i]!);
+          if (d > 0) differing++;
+          if (band) expect(d, `blended sample ${i}`).toBeLessThanOrEqual(1);
+          else expect(d, `sample ${i} outside the overlaps`).toBe(0);
+        }
+      }
+    }
+    // The blend of rounded samples does move some samples, and the bands are a real share of the image.
+    expect(differing).toBeGreaterThan(0);
+    expect(blended).toBeGreaterThan(bytes.width * bytes.height * 0.2);
+  });
+
+  it("refuses an image that is not RGB", async () => {
+    const run = runTiledBytes(noiseImage(20, 20, 1), { scale: 1, geometry: { tileSize: 16 }, runTile: async (tile) => tile });
+    await expect(run).rejects.toThrow("Expected an RGB image for a byte graph but received 1 channels.");
+  });
+});
+
 describe("bounds and failures", () => {
   it("never hands the network more than one tile, however large the image", async () => {
     let largest = 0;
@@ -246,6 +326,42 @@ describe("bounds and failures", () => {
     });
     await expect(run).rejects.toMatchObject({ code: "CANCELLED" });
     expect(calls).toBe(1);
+  });
+
+  it("asks for each tile's run before assembling the tile before it", async () => {
+    const events: string[] = [];
+    await withProgress(
+      (step) => events.push(`assembling ${step - 1}`),
+      () =>
+        runTiledBytes(noiseImage(40, 20), {
+          scale: 1,
+          geometry: { tileSize: 16, tileOverlap: 4 },
+          runTile: async (tile, where) => {
+            events.push(`run ${where.row * 3 + where.column}`);
+            return tile;
+          },
+        }),
+    );
+    // 3 columns x 2 rows: run k+1 is asked for before tile k is assembled, so the network never waits on blending.
+    expect(events).toEqual(["run 0", "run 1", "assembling 0", "run 2", "assembling 1", "run 3", "assembling 2", "run 4", "assembling 3", "run 5", "assembling 4", "assembling 5"]);
+  });
+
+  it("leaves no run unobserved when a tile is refused while the next one runs", async () => {
+    let calls = 0;
+    const run = runTiled(noiseImage(40, 40), {
+      format: RGB255,
+      scale: 2,
+      geometry: { tileSize: 16 },
+      runTile: async (tile) => {
+        calls++;
+        if (calls > 1) throw new Error("the next tile failed too");
+        return tile;
+      },
+    });
+    // The first tile has the wrong size; the second, already asked for, fails later and is not reported unhandled.
+    await expect(run).rejects.toThrow("Expected a 32x32 output tile");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(calls).toBe(2);
   });
 
   it("refuses an output tile of the wrong size, naming both sizes", async () => {

@@ -8,11 +8,18 @@
  *   values exactly (every catalog format: 0..255 tensors need the `Cast` alone, 0..1 tensors `v / 255`),
  *   else `Cast` to int32 → `Gather` from those 256 values; then `Transpose` to NCHW (segmentation
  *   networks take only this half: {@link withByteImageInput});
- * - out: `Mul` by the factor back to samples → clamp to 0..255 (`Max`, `Min`) → round halves up →
- *   `Cast` to uint8 → `Transpose` to interleaved.
+ * - out: `Mul` by the factor back to samples → clamp to 0..255 (`Max`, `Min`) → round halves up as
+ *   `Floor(x + h)` → `Cast` to uint8 → `Transpose` to interleaved.
  *
- * Halves are rounded up as `f + floor(2 (x - f))` with `f = floor(x)`: both steps are exact in float32,
- * where `floor(x + 0.5)` is not (0.49999997 + 0.5 rounds to 1), and `Round` rounds halves to even.
+ * Halves are rounded up by adding h = 0.5 - 2^-25 (0.49999997, the float32 just below a half) and
+ * flooring. `floor(x + 0.5)` is wrong for exactly one float32 in 0..255, the one just below 0.5, whose
+ * sum rounds up to 1; with h that sum is exact and floors to 0, and every other x gets the same result as
+ * with 0.5: an x just below k + 1/2 stays below k + 1 (its distance from k + 1 is more than half a step
+ * of the sum), an x from k + 1/2 on reaches k + 1 (within 2^-25 of it, less than half a step, or, at
+ * 0.5 itself, a tie that rounds to the even 1.0). Checked once over all 1,132,396,545 float32 values
+ * from 0 to 255 (none differ from rounding x + 0.5 in double; with 0.5, one does); the tests run the
+ * graph on the values around every half. This replaced `f + floor(2 (x - f))`, three passes more over
+ * the output. `Round` would round halves to even.
  *
  * Only ops of ONNX opset 8 and later with the same meaning in every later opset are added, so the
  * graph keeps its own opset (the nc16 styles need opset 9 for their Upsample nodes).
@@ -30,6 +37,8 @@ type ValueInfoProto = OnnxTypes.IValueInfoProto;
 const PREFIX = "atelier_bytes_";
 const NCHW_TO_NHWC = [0, 2, 3, 1];
 const NHWC_TO_NCHW = [0, 3, 1, 2];
+/** 0.5 - 2^-25, the largest float32 below one half: adding it and flooring rounds halves up, exactly. */
+export const BELOW_HALF = 0.5 - 2 ** -25;
 
 /** The runtime's key for the byte-image session of the graph whose float session is `key`: both may be loaded. */
 export function byteSessionKey(key: string): string {
@@ -156,11 +165,8 @@ export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, i
     ...(conversion.outputFactor === 1 ? [] : [node("Mul", [floatOutput, name("factor")], scaled)]),
     node("Max", [scaled, name("zero")], name("above_zero")),
     node("Min", [name("above_zero"), name("top")], name("clamped")),
-    node("Floor", [name("clamped")], name("whole")),
-    node("Sub", [name("clamped"), name("whole")], name("fraction")),
-    node("Add", [name("fraction"), name("fraction")], name("twice_fraction")),
-    node("Floor", [name("twice_fraction")], name("half_up")),
-    node("Add", [name("whole"), name("half_up")], name("rounded")),
+    node("Add", [name("clamped"), name("below_half")], name("shifted")),
+    node("Floor", [name("shifted")], name("rounded")),
     node("Cast", [name("rounded")], planar ? name("planar_output") : outputName, [intAttribute("to", onnx.TensorProto.DataType.UINT8)]),
     ...(planar ? [node("Transpose", [name("planar_output")], outputName, [intsAttribute("perm", NCHW_TO_NHWC)])] : []),
   ];
@@ -170,6 +176,7 @@ export function withByteImageIO(bytes: Uint8Array, conversion: ByteConversion, i
     ...(conversion.outputFactor === 1 ? [] : [floatConstant(name("factor"), Float32Array.of(conversion.outputFactor), [])]),
     floatConstant(name("zero"), Float32Array.of(0), []),
     floatConstant(name("top"), Float32Array.of(255), []),
+    floatConstant(name("below_half"), Float32Array.of(BELOW_HALF), []),
   ];
   asByteImage(output, conversion.layout);
   // Intermediate shapes recorded for the old name would now describe the wrong tensor.

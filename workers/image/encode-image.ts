@@ -1,14 +1,17 @@
-/** Encodes a finished pipeline into the requested output format. */
+/** Encodes a finished image (raw pixels or a sharp pipeline) into the requested output format. */
 import type { Sharp } from "sharp";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import type { Image } from "../../gen/atelier/image/v1/image.js";
 import { AtelierError } from "../../core/errors.js";
+import { encodePng } from "./png-encoder.js";
+import { rawImagePipeline, type RawImage } from "./raw-image.js";
 
 const JPEG_QUALITY = 92;
 const WEBP_QUALITY = 90;
 
 /**
- * Deflate level 2 with adaptive row filters: on photographs and their enlargements the filters are
+ * libvips' PNG settings, for pipelines (raw pixels take png-encoder.ts unless a caller names settings):
+ * deflate level 2 with adaptive row filters: on photographs and their enlargements the filters are
  * what makes them compress (a quarter to a half smaller than level 6 unfiltered, in about the same
  * time), and higher levels save a few points for up to twice the time. A smaller response is as fast
  * end to end over loopback and faster over a real network. `npx tsx bench/png-encode.ts` prints the
@@ -18,8 +21,22 @@ export const PNG_OPTIONS = { compressionLevel: 2, adaptiveFiltering: true } as c
 
 export type PngOptions = { compressionLevel: number; adaptiveFiltering: boolean };
 
-/** @param png PNG settings for a caller whose results compress differently from photographs. */
-export async function encodeImage(image: Sharp, format: OutputFormat, png: PngOptions = PNG_OPTIONS): Promise<Image> {
+function isRawImage(image: Sharp | RawImage): image is RawImage {
+  return typeof (image as Sharp).toBuffer !== "function";
+}
+
+/**
+ * @param image Raw pixels (1 to 4 channels; 1 and 2 are grey) or a sharp pipeline. Raw pixels become a
+ *   PNG through png-encoder.ts, in parallel bands, unless `png` names libvips settings.
+ * @param png libvips PNG settings, for a caller whose results compress differently from photographs.
+ */
+export async function encodeImage(image: Sharp | RawImage, format: OutputFormat, png?: PngOptions): Promise<Image> {
+  const isPng = format !== OutputFormat.OUTPUT_FORMAT_JPEG && format !== OutputFormat.OUTPUT_FORMAT_WEBP;
+  if (isRawImage(image)) {
+    if (isPng && !png) return { data: await encodePng(image), mimeType: "image/png", width: image.width, height: image.height };
+    // sharp takes raw grey for sRGB unless told.
+    image = image.channels <= 2 ? rawImagePipeline(image).toColourspace("b-w") : rawImagePipeline(image);
+  }
   let encoder: Sharp;
   let mimeType: string;
   switch (format) {
@@ -33,7 +50,7 @@ export async function encodeImage(image: Sharp, format: OutputFormat, png: PngOp
       mimeType = "image/webp";
       break;
     default:
-      encoder = image.png(png);
+      encoder = image.png(png ?? PNG_OPTIONS);
       mimeType = "image/png";
   }
   // Every caller hands over raw pixels it made itself, so a failure here is the server's, never the client's image.

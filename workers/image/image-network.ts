@@ -1,8 +1,9 @@
 /**
  * Runs an image-to-image network (an upscaler, a style) over an image of any size, choosing how its
- * pixels cross to the inference thread: an RGB image that fits one tile goes through the byte graph
- * (byte-image-graph.ts: the graph converts its own pixels, no blending needed), anything else through
- * the float graph in blended tiles (tiling.ts). Both sessions may be loaded; the runtime keys them apart.
+ * pixels cross to the inference thread: an RGB image goes through the byte graph (byte-image-graph.ts:
+ * the graph converts its own pixels), in one tile when it fits (no blending) or in tiles whose overlap
+ * bands are blended from bytes (tiling.ts runTiledBytes); grey images and formats the byte graph
+ * cannot express take the float graph in blended tiles. Both sessions may be loaded; the runtime keys them apart.
  * The session stays pinned for the whole image, and the caller's signal is checked between tiles.
  */
 import { AtelierError } from "../../core/errors.js";
@@ -11,7 +12,7 @@ import type { ModelLoader, ModelOptions, ModelRuntime } from "../onnx/onnx-runti
 import { byteSessionKey, withByteImageIO } from "./byte-image-graph.js";
 import { byteConversion } from "./image-tensor.js";
 import type { RawImage } from "./raw-image.js";
-import { fitsOneTile, runOneByteTile, runTiled } from "./tiling.js";
+import { fitsOneTile, runOneByteTile, runTiled, runTiledBytes } from "./tiling.js";
 
 export interface ImageNetwork {
   /** Who runs, for errors: `model "esrgan-slim"`, `style "udnie"`. */
@@ -42,11 +43,12 @@ export async function runImageNetwork(image: RawImage, runtime: ModelRuntime, ne
   const around = run.aroundRun ?? (<T>(work: () => Promise<T>) => work());
   const missing = () => new AtelierError("INTERNAL", `The ${label} returned no tensor "${output}".`);
   const bytes = image.channels === 3 ? byteConversion(format) : undefined;
-  if (bytes && fitsOneTile(image, { scale, geometry })) {
+  if (bytes) {
     const byteLoad: ModelLoader = async () => withByteImageIO(await load(), bytes, input, output);
+    const runner = fitsOneTile(image, { scale, geometry }) ? runOneByteTile : runTiledBytes;
     return runtime.model(byteSessionKey(key), byteLoad, options).pin(
       (session) =>
-        runOneByteTile(image, {
+        runner(image, {
           scale,
           geometry,
           signal,

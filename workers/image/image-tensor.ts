@@ -8,7 +8,7 @@
  */
 import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat } from "../catalog/catalog-types.js";
-import type { TensorData } from "../onnx/tensor-data.js";
+import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 
 /** BT.601 luma weights (as PIL's YCbCr and the ESPCN training pipeline use), full range. */
@@ -116,8 +116,11 @@ export interface TensorImage {
   height: number;
   /** Image channels: 3 (RGB) or 1 (grey, for Y). */
   channels: 1 | 3;
-  /** Image channel `c` of pixel `p` (row-major) on the 0..255 scale, as float32, neither clamped nor rounded. */
-  sample(p: number, c: number): number;
+  /**
+   * The samples of pixels `from` to `to` (exclusive) of row `y`, channels interleaved, into `into` from
+   * its start: on the 0..255 scale, as float32, neither clamped nor rounded.
+   */
+  readRow(y: number, from: number, to: number, into: Float32Array): void;
   /**
    * Writes the pixels of `region`, clamped and rounded ({@link toSample} of {@link sample}), into
    * `target` (same channels) with the region's top-left pixel at (`x`, `y`).
@@ -139,10 +142,14 @@ export function tensorImage(tensor: TensorData, format: ImageTensorFormat): Tens
     return planar ? t * width * height + p : p * channels + t;
   };
   const step = planar ? 1 : channels;
-  const sample = (p: number, c: number) => {
-    const t = sourceChannel(format, c);
-    // Rounded to float32 so every pixel, blended or not, starts from the same value.
-    return Math.fround((data[first(c, p)]! - offset[t]!) / scale[t]!);
+  const readRow = (y: number, from: number, to: number, into: Float32Array) => {
+    for (let c = 0; c < channels; c++) {
+      const t = sourceChannel(format, c);
+      const s = scale[t]!;
+      const o = offset[t]!;
+      // Stored as float32, as copyTo rounds it, so every pixel, blended or not, starts from the same value.
+      for (let at = first(c, y * width + from), i = c, end = i + (to - from) * channels; i < end; at += step, i += channels) into[i] = (data[at]! - o) / s;
+    }
   };
   const copyTo = (region: PixelRect, target: RawImage, x: number, y: number) => {
     if (target.channels !== channels) {
@@ -165,7 +172,28 @@ export function tensorImage(tensor: TensorData, format: ImageTensorFormat): Tens
       }
     }
   };
-  return { width, height, channels, sample, copyTo };
+  return { width, height, channels, readRow, copyTo };
+}
+
+/**
+ * A `[1, H, W, 3]` uint8 output tensor (a byte graph's, byte-image-graph.ts) read as pixels: samples are
+ * the bytes, and a region is copied a row at a time.
+ */
+export function byteTensorImage(tensor: ByteTensor): TensorImage {
+  const [batch, height, width, channels] = tensor.dims;
+  if (tensor.dims.length !== 4 || batch !== 1 || channels !== 3 || !(height! > 0) || !(width! > 0) || tensor.data.length !== height! * width! * 3) {
+    throw new AtelierError("INTERNAL", `Expected a [1, H, W, 3] byte image tensor but received [${tensor.dims.join(", ")}] with ${tensor.data.length} values.`);
+  }
+  const { data } = tensor;
+  const copyTo = (region: PixelRect, target: RawImage, x: number, y: number) => {
+    if (target.channels !== 3) throw new AtelierError("INTERNAL", `Expected a 3-channel target for a byte tensor image but received ${target.channels} channels.`);
+    for (let j = 0; j < region.height; j++) {
+      const from = ((region.y + j) * width! + region.x) * 3;
+      target.data.set(data.subarray(from, from + region.width * 3), ((y + j) * target.width + x) * 3);
+    }
+  };
+  const readRow = (y: number, from: number, to: number, into: Float32Array) => into.set(data.subarray((y * width! + from) * 3, (y * width! + to) * 3));
+  return { width: width!, height: height!, channels: 3, readRow, copyTo };
 }
 
 /**

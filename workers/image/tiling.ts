@@ -7,8 +7,13 @@
  * of a tile lies outside its overlaps, where the weight is exactly 1: those pixels are rounded straight
  * from the output tensor into the result, the same values the blend would give, at a fraction of the cost.
  *
- * Memory stays at the 8-bit output plus one tile: tiles run in row order and every output pixel is
- * written as soon as the last tile covering it has run. Only pixels still waiting for a neighbour are
+ * Float networks get float tiles (runTiled); networks made to take and give bytes (byte-image-graph.ts)
+ * get their tiles as bytes and give back rounded samples (runTiledBytes), which are copied as they are
+ * outside the overlaps.
+ *
+ * Memory stays at the 8-bit output plus two tiles (the one being assembled and the next, already
+ * running): tiles run in row order and every output pixel is written as soon as the last tile
+ * covering it has run. Only pixels still waiting for a neighbour are
  * kept as floats: the overlap strip below the current tile row (output width x overlap rows, twice:
  * the one being finished and the one being started) and the strip right of the current tile.
  */
@@ -16,7 +21,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
-import { imageToTensor, tensorChannels, tensorImage, toSample } from "./image-tensor.js";
+import { byteTensorImage, imageToTensor, tensorChannels, tensorImage, toSample, type TensorImage } from "./image-tensor.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 import { blendWeights, edgeIndex, planAxis, type AxisTile, type EdgeMode } from "./tile-grid.js";
 import { reportProgress } from "../work-progress.js";
@@ -110,12 +115,44 @@ function cutTile(image: RawImage, column: AxisTile, row: AxisTile, edge: EdgeMod
  * `scale`-times larger result: RGB, or grey for a Y output format.
  */
 export async function runTiled(image: RawImage, options: TiledInferenceOptions): Promise<RawImage> {
+  const outputFormat = options.outputFormat ?? options.format;
+  return assembleTiles(image, options, tensorChannels(outputFormat), async (tile, geometry) =>
+    tensorImage(await options.runTile(imageToTensor(tile, options.format), geometry), outputFormat),
+  );
+}
+
+/**
+ * {@link runTiled} for a network that takes and gives 8-bit RGB (byte-image-graph.ts): no pixel is
+ * converted here, inside the overlaps rows are copied as they are, and only the overlap bands are
+ * blended, from the tiles' rounded samples. Where {@link runTiled} blends the float outputs, then clamps
+ * and rounds, this blends samples each tile already clamped and rounded: a blended sample may differ
+ * from runTiled's by 1 (the blend moves by less than half a step before its own rounding), a little
+ * more where a tile's output went past 0..255 (clamped before the blend instead of after); every other
+ * sample is the same. Seams fade as before; tiling itself moves samples more than that (the network
+ * sees less context near a tile's border).
+ */
+export async function runTiledBytes(image: RawImage, options: ByteTileOptions): Promise<RawImage> {
+  assertRgb(image);
+  return assembleTiles(image, options, 3, async (tile, geometry) => {
+    const dims = [1, tile.height, tile.width, 3];
+    return byteTensorImage(await options.runTile({ data: tile.data, dims }, geometry));
+  });
+}
+
+/**
+ * The tiling both runners share: `runTile` gets each tile's input pixels (padded) and returns its
+ * output, which must be `scale` times the padded tile on each side; the result has `channels` channels.
+ */
+async function assembleTiles(
+  image: RawImage,
+  options: Pick<TiledInferenceOptions, "scale" | "geometry" | "edge" | "signal">,
+  channels: 1 | 3,
+  runTile: (tile: RawImage, geometry: TileGeometry) => Promise<TensorImage>,
+): Promise<RawImage> {
   assertRawImage(image, "tiling input");
   const { scale } = options;
-  const outputFormat = options.outputFormat ?? options.format;
   const edge = options.edge ?? "reflect";
   const { columns, rows } = plan(image, options);
-  const channels = tensorChannels(outputFormat);
   const outWidth = image.width * scale;
   const outHeight = image.height * scale;
   const out = new Uint8Array(outWidth * outHeight * channels);
@@ -131,30 +168,44 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
   let above = new Float32Array(outWidth * stripRows * channels);
   let below = new Float32Array(outWidth * stripRows * channels);
   const right = new Float32Array(tallest * stripColumns * channels);
+  // One output row of the widest tile, as read back for blending.
+  const samples = new Float32Array(Math.max(...columns.map((column) => column.padded)) * scale * channels);
 
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    const rowWeights = blendWeights(row, scale);
-    const top = row.overlapBefore * scale;
-    const height = row.length * scale;
-    const bottomStart = height - row.overlapAfter * scale;
-    const y0 = row.start * scale;
-    for (let c = 0; c < columns.length; c++) {
-      throwIfCancelled(options.signal);
-      const column = columns[c]!;
-      const geometry: TileGeometry = {
-        column: c,
-        row: r,
-        x: column.start,
-        y: row.start,
-        width: column.length,
-        height: row.length,
-        paddedWidth: column.padded,
-        paddedHeight: row.padded,
-      };
-      const result = await options.runTile(imageToTensor(cutTile(image, column, row, edge), options.format), geometry);
-      reportProgress(r * columns.length + c + 1, rows.length * columns.length, "tiles");
-      const tile = tensorImage(result, outputFormat);
+  // Each tile's network run is asked for before the previous tile is assembled, so the inference
+  // thread starts it while this thread blends: the run gate lets it in as soon as the previous run ends.
+  const grid = rows.flatMap((row, r) => columns.map((column, c) => ({ row, column, r, c })));
+  const start = (k: number) => {
+    throwIfCancelled(options.signal);
+    const { row, column, r, c } = grid[k]!;
+    const geometry: TileGeometry = {
+      column: c,
+      row: r,
+      x: column.start,
+      y: row.start,
+      width: column.length,
+      height: row.length,
+      paddedWidth: column.padded,
+      paddedHeight: row.padded,
+    };
+    return runTile(cutTile(image, column, row, edge), geometry);
+  };
+  let next = start(0);
+  try {
+    let rowWeights = blendWeights(rows[0]!, scale);
+    for (let k = 0; k < grid.length; k++) {
+      const { row, column, r, c } = grid[k]!;
+      const tile = await next;
+      if (k + 1 < grid.length) next = start(k + 1);
+      reportProgress(k + 1, grid.length, "tiles");
+      if (c === 0 && r > 0) {
+        rowWeights = blendWeights(row, scale);
+        [above, below] = [below, above];
+        below.fill(0);
+      }
+      const top = row.overlapBefore * scale;
+      const height = row.length * scale;
+      const bottomStart = height - row.overlapAfter * scale;
+      const y0 = row.start * scale;
       if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
         throw new AtelierError(
           "INTERNAL",
@@ -170,44 +221,62 @@ export async function runTiled(image: RawImage, options: TiledInferenceOptions):
       // Inside the overlaps no other tile adds anything and the weight is exactly 1: straight to the output.
       tile.copyTo({ x: left, y: top, width: rightStart - left, height: bottomStart - top }, output, x0 + left, y0 + top);
 
-      const blend = (j: number, i: number) => {
-        const w = rowWeights[j]! * weights[i]!;
-        const x = x0 + i;
-        const p = j * tile.width + i;
-        const target = ((y0 + j) * outWidth + x) * channels;
-        const pendingRight = i >= rightStart;
-        for (let ch = 0; ch < channels; ch++) {
-          const value = tile.sample(p, ch) * w;
-          if (j >= bottomStart) {
-            below[((j - bottomStart) * outWidth + x) * channels + ch]! += value;
-          } else if (j < top) {
-            const at = (j * outWidth + x) * channels + ch;
-            const sum = above[at]! + value;
-            if (pendingRight) above[at] = sum;
-            else out[target + ch] = toSample(sum);
-          } else {
-            // Left overlap columns read what the previous tile left; right ones are written after
-            // them in the same row (a tile is at least two overlaps wide), so one strip serves both.
-            const sum = i < left ? right[(j * stripColumns + i) * channels + ch]! + value : value;
-            if (pendingRight) right[(j * stripColumns + i - rightStart) * channels + ch] = sum;
-            else out[target + ch] = toSample(sum);
+      // The overlap bands, a row segment at a time: whole rows above and below the inside, and its
+      // left and right edges. Each sample is weighted and either added to a strip a later tile
+      // completes or, with the last tile's share added, rounded into the output.
+      const blendRow = (j: number, from: number, to: number) => {
+        tile.readRow(j, from, to, samples);
+        const wy = rowWeights[j]!;
+        let s = 0;
+        let o = ((y0 + j) * outWidth + x0 + from) * channels;
+        if (j >= bottomStart) {
+          // Shared with the next tile row: only added up so far.
+          for (let i = from, at = ((j - bottomStart) * outWidth + x0 + from) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            for (let ch = 0; ch < channels; ch++, s++, at++) below[at]! += samples[s]! * w;
+          }
+        } else if (j < top) {
+          // Shared with the previous tile row (and, left, with the previous tile): complete unless the
+          // next tile in the row still adds to it.
+          for (let i = from, at = (j * outWidth + x0 + from) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            if (i >= rightStart) for (let ch = 0; ch < channels; ch++, s++, at++, o++) above[at] = above[at]! + samples[s]! * w;
+            else for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(above[at]! + samples[s]! * w);
+          }
+        } else if (from < left) {
+          // The left edge: completes what the previous tile left in the strip beside it.
+          for (let i = from, at = (j * stripColumns + from) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(right[at]! + samples[s]! * w);
+          }
+        } else {
+          // The right edge: the next tile completes it (a tile is at least two overlaps wide, so the
+          // next one reads this strip before the row after is written).
+          for (let i = from, at = (j * stripColumns + from - rightStart) * channels; i < to; i++) {
+            const w = wy * weights[i]!;
+            for (let ch = 0; ch < channels; ch++, s++, at++) right[at] = samples[s]! * w;
           }
         }
       };
-      // The overlap bands: whole rows above and below the inside, and its left and right edges.
       for (let j = 0; j < height; j++) {
         if (j >= top && j < bottomStart) {
-          for (let i = 0; i < left; i++) blend(j, i);
-          for (let i = rightStart; i < width; i++) blend(j, i);
+          if (left > 0) blendRow(j, 0, left);
+          if (rightStart < width) blendRow(j, rightStart, width);
         } else {
-          for (let i = 0; i < width; i++) blend(j, i);
+          blendRow(j, 0, width);
         }
       }
     }
-    [above, below] = [below, above];
-    below.fill(0);
+  } finally {
+    // A tile run still under way when this stops (cancelled, or a tile refused) settles unobserved.
+    next.catch(() => {});
   }
   return output;
+}
+
+function assertRgb(image: RawImage): void {
+  assertRawImage(image, "tiling input");
+  if (image.channels !== 3) throw new AtelierError("INTERNAL", `Expected an RGB image for a byte graph but received ${image.channels} channels.`);
 }
 
 /** Whether `image` fits in one tile of `options.geometry` (then no overlap needs blending). */
@@ -229,8 +298,7 @@ export interface ByteTileOptions extends Pick<TiledInferenceOptions, "scale" | "
  * and comes out as bytes, padded as {@link runTiled} pads it, and the padding is cropped off.
  */
 export async function runOneByteTile(image: RawImage, options: ByteTileOptions): Promise<RawImage> {
-  assertRawImage(image, "tiling input");
-  if (image.channels !== 3) throw new AtelierError("INTERNAL", `Expected an RGB image for a byte graph but received ${image.channels} channels.`);
+  assertRgb(image);
   const { columns, rows } = plan(image, options);
   const [column, row] = [columns[0]!, rows[0]!];
   if (columns.length !== 1 || rows.length !== 1) throw new AtelierError("INTERNAL", `Expected one tile but the image takes ${columns.length}x${rows.length}.`);

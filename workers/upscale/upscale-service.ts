@@ -7,7 +7,6 @@
  * model or a factor it cannot produce (400), model not installed (503), undecodable or oversized input
  * (422, 413), oversized output (413), `quality: "max"` predicted past the deadline (400).
  */
-import type { Sharp } from "sharp";
 import {
   UpscaleQuality,
   UpscaleServiceService,
@@ -19,7 +18,7 @@ import { AtelierError } from "../../core/errors.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
 import { assertOutputSize, openImage, type OpenedImage } from "../image/open-image.js";
-import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
+import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
@@ -90,19 +89,17 @@ export async function upscaleByChoice(
   return { image, steps };
 }
 
-/** Runs the chosen model along its path; returns the finished pipeline and the steps taken. */
+/** Runs the chosen model along its path; returns the upscaled pixels (grey stays grey) and the steps taken. */
 async function render(
   opened: OpenedImage,
   choice: UpscaleChoice,
   scale: number,
   deps: UpscaleDependencies,
   signal: AbortSignal,
-): Promise<{ pipeline: Sharp; steps: string[] }> {
+): Promise<NetworkUpscale> {
   const source = await readRawImage(opened.pipeline());
   const grey = opened.info.colorChannels === 1;
-  const { image, steps } = await upscaleByChoice(source, choice, scale, deps, { grey, signal });
-  // sharp writes raw grey as sRGB unless told it is grey.
-  return { pipeline: grey ? rawImagePipeline(image).toColourspace("b-w") : rawImagePipeline(image), steps };
+  return upscaleByChoice(source, choice, scale, deps, { grey, signal });
 }
 
 export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies, signal: AbortSignal): Promise<UpscaleResponse> {
@@ -129,8 +126,8 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
 
   const started = performance.now();
   const { image, steps } = await deps.queue.run(async () => {
-    const { pipeline, steps } = await render(opened, choice, scale, deps, signal);
-    return { image: await encodeImage(pipeline, request.outputFormat), steps };
+    const { image, steps } = await render(opened, choice, scale, deps, signal);
+    return { image: await encodeImage(image, request.outputFormat), steps };
   }, signal);
   deps.logger.debug({ model: entry.id, scale, nativeScale: path.nativeScale, steps, ms: Math.round(performance.now() - started) }, "upscaled");
   return { image, model: entry.id, scale, nativeScale: path.nativeScale, steps };
