@@ -149,8 +149,8 @@ export function keepLegacyImages(value: unknown, part: BlobPart): { value: unkno
   const converted = replaceStrings(value, (text) => {
     if (text.length < LEGACY_IMAGE_CHARS || !text.startsWith("data:")) return undefined;
     const comma = text.indexOf(",");
-    const ascii = Buffer.from(text, "latin1");
-    if (comma < 0 || comma >= MAX_HEAD || ascii.toString("latin1") !== text || /[^\x20-\x7e]/.test(text)) return undefined;
+    // Printable ASCII only: a string kept as text is written back byte for byte.
+    if (comma < 0 || comma >= MAX_HEAD || /[^\x20-\x7e]/.test(text)) return undefined;
     const blob = newBlob(part);
     const standIn = newStandIn();
     const media = part === "input" ? null : LEGACY_DATA_URL.exec(text);
@@ -158,7 +158,7 @@ export function keepLegacyImages(value: unknown, part: BlobPart): { value: unkno
     if (media && bytes && bytes.toString("base64") === text.slice(comma + 1) && text.slice(0, comma + 1) === dataUrlPrefix(media[1]!)) {
       images.set(standIn, { image: { kind: "image", blob, mimeType: media[1]!, bytes: bytes.length }, bytes });
     } else {
-      images.set(standIn, { image: { kind: "text", blob, length: text.length, head: text.slice(0, comma + 1) }, bytes: ascii });
+      images.set(standIn, { image: { kind: "text", blob, length: text.length, head: text.slice(0, comma + 1) }, bytes: Buffer.from(text, "latin1") });
     }
     return standIn;
   });

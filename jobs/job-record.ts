@@ -78,7 +78,7 @@ export interface PublicJob {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** The job as clients see it; a result's images are still stand-ins of `job.images` (written out by job-answers.ts). */
+/** The job as clients see it; a result's images are still stand-ins of `job.images`, written out from their bytes (facade/jobs-routes.ts, webhooks). */
 export function publicJob(job: JobRecord, queuePosition?: number, delivery?: WebhookDelivery | null): PublicJob {
   return {
     id: job.id,
