@@ -7,21 +7,29 @@
  * the probe's histogram (perf_hooks.monitorEventLoopDelay) is reset before the request and read
  * after the whole response has arrived. Cases: upscale x3 with ESPCN (a cheap network) to 1 MP and
  * 12 MP outputs, and background removal with the selfie model on 1 MP and 12 MP photographs; each
- * answered as JSON (data URL) and raw (`Accept: image/png`), and the 12 MP ones also as jobs
- * (`Prefer: wait`: stored, run, answered in one request). Goal (issue 19): no block over 20 ms.
+ * answered as JSON (data URL) and raw (`Accept: image/png`), and the 12 MP ones also as jobs:
+ * `Prefer: wait` (stored, run, answered in one request), and a job followed through the whole jobs
+ * API, each step measured alone: submitted (`Prefer: respond-async`, an `Idempotency-Key` and a
+ * `webhookUrl`), run and finished with its webhook received, read back (`GET /jobs/{id}`, its raw
+ * `/result`, its `/events`), replayed (the same key and body with `Prefer: wait`), shown by the
+ * console (the job page and its image), and at the end purged (the store's purge in a process of
+ * its own with the probe, every result and record past its retention). Goal (issue 19): no block
+ * over 20 ms.
  * The loop delay counts the time a loaded machine keeps the router off the CPU too; the probe's
  * "block CPU" is the router's own longest synchronous stretch in main-thread CPU time, which load
  * does not inflate (see bench/support/event-loop-probe.ts): the goal is judged on it where it exists.
  *
- *   npx tsx bench/router-event-loop.ts [--runs N] [--only TEXT] [--cpu-prof DIR]
+ *   npx tsx bench/router-event-loop.ts [--runs N] [--only TEXT] [--skip-jobs] [--redis] [--cpu-prof DIR]
  *
- * --only keeps the cases whose name contains TEXT; --skip-jobs leaves the jobs out (a stored job's
- * data in SQLite also weighs on later calls: the purge every minute reads its rows); --cpu-prof writes the router's CPU profile to DIR
- * and names what ran in each case's worst block (bench/support/profile-blocks.ts).
+ * --only keeps the cases whose name contains TEXT; --skip-jobs leaves the jobs out; --redis runs the
+ * jobs on the shared queue (a redis-server of its own, ATELIER_REDIS_URL) instead of SQLite;
+ * --cpu-prof writes the router's CPU profile to DIR and names what ran in each case's worst block
+ * (bench/support/profile-blocks.ts).
  *
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -30,14 +38,18 @@ import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
+import { openAccountStore } from "../server/accounts/open-account-store.js";
 import { SqliteApiKeyStore } from "../server/keys/sqlite-api-key-store.js";
+import { startRedisServer } from "../test/support/redis-server.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
 import { testPhotos } from "../test/support/test-assets.js";
 import { startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { framesDuring, type Stretch } from "./support/profile-blocks.js";
 
-const { values } = parseArgs({ options: { runs: { type: "string" }, "cpu-prof": { type: "string" }, only: { type: "string" }, "skip-jobs": { type: "boolean" } } });
+const { values } = parseArgs({
+  options: { runs: { type: "string" }, "cpu-prof": { type: "string" }, only: { type: "string" }, "skip-jobs": { type: "boolean" }, redis: { type: "boolean" } },
+});
 const RUNS = Number(values.runs ?? 3);
 const GOAL_MS = 20;
 
@@ -64,9 +76,27 @@ const modelsDir = await installedModelsDir(["espcn-x3", "portrait-selfie"]);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-event-loop-"));
 const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, ATELIER_DATA_DIR: dataDir, LOG_LEVEL: "silent" });
 const worker = await startWorkerServer(config, createLogger("silent"), { host: "127.0.0.1", port: 0 });
+// A console user owning the key, so the console's job pages show the bench's jobs.
+const CONSOLE_USER = { email: "bench@example.com", password: "event loop bench" };
+const accounts = await openAccountStore(config);
+const user = await accounts.createUser({ ...CONSOLE_USER, role: "member" });
+await accounts.close();
 const keys = SqliteApiKeyStore.open(dataDir);
-const key = (await keys.create({ name: "bench", hourlyLimit: null })).key;
+const key = (await keys.create({ name: "bench", hourlyLimit: null, ownerId: user.id })).key;
 await keys.close();
+const redis = values.redis ? await startRedisServer() : undefined;
+
+// The jobs' webhooks land here: each resolves its job's waiter once the whole payload has arrived.
+const webhookWaiters = new Map<string, () => void>();
+const receiver = http.createServer((request, response) => {
+  request.resume();
+  request.once("end", () => {
+    response.end();
+    webhookWaiters.get(String(request.headers["webhook-id"]))?.();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const webhookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
 
 const router: ChildProcess = spawn(
   process.execPath,
@@ -89,6 +119,8 @@ const router: ChildProcess = spawn(
       ATELIER_PROVISION_MODELS: "false",
       ATELIER_WORKER_ADDRESS: worker.address,
       ATELIER_MODELS_DIR: modelsDir,
+      ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1",
+      ...(redis ? { ATELIER_REDIS_URL: redis.url } : {}),
     },
     stdio: ["ignore", "pipe", "inherit", "ipc"],
   },
@@ -136,12 +168,103 @@ function post(endpoint: string, body: Buffer, headers: Record<string, string>): 
   });
 }
 
-async function measuredCall(endpoint: string, body: Buffer, headers: Record<string, string>): Promise<Probe & { responseBytes: number }> {
+/** GETs `endpoint` and reads the whole answer, as {@link post}. */
+function get(endpoint: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; contentType: string; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${baseUrl}${endpoint}`, { headers });
+    request.once("error", reject);
+    request.once("response", (response) => {
+      let bytes = 0;
+      let head = "";
+      response.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (head.length < 300) head += chunk.toString("latin1", 0, 300);
+      });
+      response.once("end", () => resolve({ status: response.statusCode ?? 0, bytes, contentType: String(response.headers["content-type"]), text: head }));
+    });
+  });
+}
+
+type Answered = { status: number; bytes: number; text: string };
+const expectStatus = (what: string, answer: Answered, status: number) => {
+  if (answer.status !== status) throw new Error(`${what} answered ${answer.status}: ${answer.text}`);
+  return answer;
+};
+
+/** The router's probe around `step` alone; `step` returns the size of what it received. */
+async function measured(step: () => Promise<number>): Promise<Probe & { responseBytes: number }> {
   await ask("reset", (reply): reply is string => reply === "reset-done");
-  const answer = await post(endpoint, body, headers);
-  if (answer.status !== 200) throw new Error(`${endpoint} answered ${answer.status}: ${answer.text}`);
+  const responseBytes = await step();
   const probe = await ask("report", (reply): reply is Probe => typeof reply === "object" && reply !== null && "maxMs" in reply);
-  return { ...probe, responseBytes: answer.bytes };
+  return { ...probe, responseBytes };
+}
+
+function measuredCall(endpoint: string, body: Buffer, headers: Record<string, string>): Promise<Probe & { responseBytes: number }> {
+  return measured(async () => expectStatus(endpoint, await post(endpoint, body, headers), 200).bytes);
+}
+
+const bearer = { authorization: `Bearer ${key}` };
+let consoleCookie = "";
+/** Signs in to the console as the key's owner (once). */
+async function consoleSession(): Promise<string> {
+  if (consoleCookie) return consoleCookie;
+  const response = await fetch(`${baseUrl}/sign-in`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { origin: baseUrl, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(CONSOLE_USER),
+  });
+  consoleCookie = response.headers.getSetCookie().find((line) => line.includes("atelier_session="))?.split(";")[0] ?? "";
+  if (!consoleCookie) throw new Error(`console sign-in answered ${response.status}`);
+  return consoleCookie;
+}
+
+const FINISHED = new Set(["succeeded", "failed", "canceled"]);
+
+/** Waits for the job to finish (reading the job list, which leaves results out) and for its webhook to arrive. */
+async function jobFinished(id: string, webhook: Promise<void>): Promise<number> {
+  for (;;) {
+    const list = expectStatus("GET /jobs", await new Promise<Answered & { json: string }>((resolve, reject) => {
+      const request = http.get(`${baseUrl}/api/v1/jobs?limit=5`, { headers: bearer });
+      request.once("error", reject);
+      request.once("response", (response) => {
+        let json = "";
+        response.on("data", (chunk: Buffer) => (json += chunk.toString()));
+        response.once("end", () => resolve({ status: response.statusCode ?? 0, bytes: json.length, text: json.slice(0, 300), json }));
+      });
+    }), 200) as Answered & { json: string };
+    const job = (JSON.parse(list.json) as { data: { id: string; status: string }[] }).data.find((item) => item.id === id);
+    if (job && FINISHED.has(job.status)) {
+      if (job.status !== "succeeded") throw new Error(`job ${id} ${job.status}`);
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await webhook;
+  return 0;
+}
+
+/** The steps of a job followed through the jobs API and the console, each measured alone. */
+async function jobFlow(endpoint: string, fields: Record<string, unknown>): Promise<Map<string, Probe & { responseBytes: number }>> {
+  const steps = new Map<string, Probe & { responseBytes: number }>();
+  const idempotencyKey = randomUUID();
+  const body = Buffer.from(JSON.stringify({ ...fields, webhookUrl }));
+  let id = "";
+  steps.set("job submit (async, key, webhook)", await measured(async () => {
+    const answer = expectStatus("submit", await post(endpoint, body, { prefer: "respond-async", "idempotency-key": idempotencyKey }), 202);
+    id = /"id":"(job_[^"]+)"/.exec(answer.text)?.[1] ?? "";
+    return answer.bytes;
+  }));
+  const webhook = new Promise<void>((resolve) => webhookWaiters.set(`msg_${id}`, resolve));
+  steps.set("job run, finish, webhook", await measured(() => jobFinished(id, webhook)));
+  steps.set("job GET", await measured(async () => expectStatus("GET job", await get(`/api/v1/jobs/${id}`, bearer), 200).bytes));
+  steps.set("job GET result (raw)", await measured(async () => expectStatus("GET result", await get(`/api/v1/jobs/${id}/result`, bearer), 200).bytes));
+  steps.set("job events", await measured(async () => expectStatus("GET events", await get(`/api/v1/jobs/${id}/events`, bearer), 200).bytes));
+  steps.set("job replay (same key, wait)", await measured(async () => expectStatus("replay", await post(endpoint, body, { prefer: "wait=60", "idempotency-key": idempotencyKey }), 200).bytes));
+  const cookie = await consoleSession();
+  steps.set("console job page", await measured(async () => expectStatus("console job page", await get(`/jobs/${id}`, { cookie }), 200).bytes));
+  steps.set("console job image", await measured(async () => expectStatus("console job image", await get(`/jobs/${id}/images/0`, { cookie }), 200).bytes));
+  return steps;
 }
 
 const dataUrlOf = (png: Buffer) => `data:image/png;base64,${png.toString("base64")}`;
@@ -155,31 +278,70 @@ const asJobs: Answer[] = values["skip-jobs"] ? [] : [
   ["job json", { accept: "application/json", prefer: "wait=600" }],
   ["job raw png", { accept: "image/png", prefer: "wait=600" }],
 ];
-const cases: { name: string; endpoint: string; body: Buffer; answers: Answer[] }[] = [];
+const cases: { name: string; endpoint: string; fields: Record<string, unknown>; body: Buffer; answers: Answer[]; flow: boolean }[] = [];
 for (const [label, width, height] of [["1 MP", 333, 333], ["12 MP", 1333, 1000]] as const) {
-  const body = Buffer.from(JSON.stringify({ imageUrl: dataUrlOf(await photo(width, height)), scale: 3, model: "espcn-x3" }));
-  cases.push({ name: `upscale espcn-x3 x3 to ${label}`, endpoint: "/api/v1/tools/upscale", body, answers: label === "12 MP" ? [...direct, ...asJobs] : direct });
+  const fields = { imageUrl: dataUrlOf(await photo(width, height)), scale: 3, model: "espcn-x3" };
+  const jobs = label === "12 MP" && !values["skip-jobs"];
+  cases.push({ name: `upscale espcn-x3 x3 to ${label}`, endpoint: "/api/v1/tools/upscale", fields, body: Buffer.from(JSON.stringify(fields)), answers: jobs ? [...direct, ...asJobs] : direct, flow: jobs });
 }
 for (const [label, width, height] of [["1 MP", 1000, 1000], ["12 MP", 4000, 3000]] as const) {
-  const body = Buffer.from(JSON.stringify({ imageUrl: dataUrlOf(await photo(width, height)), model: "portrait-selfie" }));
-  cases.push({ name: `background portrait-selfie ${label}`, endpoint: "/api/v1/tools/background-remove", body, answers: label === "12 MP" ? [...direct, ...asJobs] : direct });
+  const fields = { imageUrl: dataUrlOf(await photo(width, height)), model: "portrait-selfie" };
+  const jobs = label === "12 MP" && !values["skip-jobs"];
+  cases.push({ name: `background portrait-selfie ${label}`, endpoint: "/api/v1/tools/background-remove", fields, body: Buffer.from(JSON.stringify(fields)), answers: jobs ? [...direct, ...asJobs] : direct, flow: jobs });
 }
 if (values.only !== undefined) cases.splice(0, cases.length, ...cases.filter((item) => item.name.includes(values.only!)));
 
 console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load ${load()}`);
-console.log(`router pid ${router.pid} (workers in this process); ${RUNS} runs per case, interleaved; goal: event-loop block <= ${GOAL_MS} ms`);
+console.log(`router pid ${router.pid} (workers in this process); ${RUNS} runs per case, interleaved; jobs stored in ${redis ? "Redis" : "SQLite"}; goal: event-loop block <= ${GOAL_MS} ms`);
 
 // Warm-up: each model loaded, each code path compiled once, before anything is measured.
-for (const item of cases) for (const [, headers] of item.answers) await measuredCall(item.endpoint, item.body, headers);
+for (const item of cases) {
+  for (const [, headers] of item.answers) await measuredCall(item.endpoint, item.body, headers);
+  if (item.flow) await jobFlow(item.endpoint, item.fields);
+}
 
 const results = new Map<string, (Probe & { responseBytes: number })[]>();
+/** Each case's answers and job steps, in the order measured. */
+const rows = new Map<string, string[]>();
+const record = (item: { name: string }, answer: string, probe: Probe & { responseBytes: number }) => {
+  const key = `${item.name} | ${answer}`;
+  results.set(key, [...(results.get(key) ?? []), probe]);
+  const names = rows.get(item.name) ?? [];
+  if (!names.includes(answer)) rows.set(item.name, [...names, answer]);
+};
 for (let run = 0; run < RUNS; run++) {
   for (const item of cases) {
-    for (const [answer, headers] of item.answers) {
-      const key = `${item.name} | ${answer}`;
-      results.set(key, [...(results.get(key) ?? []), await measuredCall(item.endpoint, item.body, headers)]);
-    }
+    for (const [answer, headers] of item.answers) record(item, answer, await measuredCall(item.endpoint, item.body, headers));
+    if (item.flow) for (const [step, probe] of await jobFlow(item.endpoint, item.fields)) record(item, step, probe);
   }
+}
+
+// The purge, as it runs every minute once the results and records above have expired: the store's
+// own purge in a process of its own, preloaded with the probe, all of it measured.
+let purge: (Probe & { responseBytes: number }) | undefined;
+if (!values["skip-jobs"]) {
+  const purger = spawn(process.execPath, ["--import", "tsx", "--import", path.resolve("bench/support/event-loop-probe.ts"), path.resolve("bench/support/job-purge.ts")], {
+    env: { ...process.env, LOG_LEVEL: "silent", ATELIER_DATA_DIR: dataDir, ...(redis ? { ATELIER_REDIS_URL: redis.url } : {}) },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const opened = new Promise<void>((resolve) => purger.once("message", () => resolve()));
+  const askPurger = <T,>(message: string, answer: (reply: unknown) => reply is T) =>
+    new Promise<T>((resolve) => {
+      const onMessage = (reply: unknown) => {
+        if (!answer(reply)) return;
+        purger.off("message", onMessage);
+        resolve(reply);
+      };
+      purger.on("message", onMessage);
+      purger.send(message);
+    });
+  await opened;
+  await askPurger("reset", (reply): reply is string => reply === "reset-done");
+  const purged = await askPurger("purge", (reply): reply is { results: number; records: number } => typeof reply === "object" && reply !== null && "records" in reply);
+  purge = { ...(await askPurger("report", (reply): reply is Probe => typeof reply === "object" && reply !== null && "maxMs" in reply)), responseBytes: 0 };
+  console.log(`purge: ${purged.results} results and ${purged.records} records`);
+  purger.kill("SIGTERM");
+  await new Promise((resolve) => purger.once("exit", resolve));
 }
 
 console.log("\n| call | answer | request MB | response MB | block CPU ms (median, worst) | loop max ms (median, worst) | loop p99 ms (median) | router CPU ms/call (median) | wall ms (median) |");
@@ -189,15 +351,16 @@ let worstCpu: number | null = 0;
 /** The worst block CPU of synchronous calls and of jobs, apart. */
 const worstOf = { synchronous: 0, jobs: 0 };
 const shown = (value: number | null) => (value === null ? "n/a" : value.toFixed(1));
-for (const item of cases) {
-  for (const [answer] of item.answers) {
-    const runs = results.get(`${item.name} | ${answer}`)!;
+const tableRows = cases.flatMap((item) => (rows.get(item.name) ?? []).map((answer) => ({ item, answer, runs: results.get(`${item.name} | ${answer}`)! })));
+if (purge) tableRows.push({ item: { name: "job store purge (all expired)", body: Buffer.alloc(0) } as (typeof cases)[number], answer: "job purge", runs: [purge] });
+for (const { item, answer, runs } of tableRows) {
+  {
     const maxes = runs.map((run) => run.maxMs);
     worst = Math.max(worst, ...maxes);
     const blocks = runs.map((run) => run.blockCpuMs);
     const measuredBlocks = blocks.filter((block): block is number => block !== null);
     worstCpu = measuredBlocks.length < blocks.length || worstCpu === null ? null : Math.max(worstCpu, ...measuredBlocks);
-    const kind = answer.startsWith("job") ? "jobs" : "synchronous";
+    const kind = answer.startsWith("job") || answer.startsWith("console job") ? "jobs" : "synchronous";
     worstOf[kind] = Math.max(worstOf[kind], ...measuredBlocks);
     console.log(
       `| ${item.name} | ${answer} | ${(item.body.length / 2 ** 20).toFixed(1)} | ${(runs[0]!.responseBytes / 2 ** 20).toFixed(1)} | ` +
@@ -221,6 +384,8 @@ reportGoal({
 
 router.kill("SIGTERM");
 await new Promise((resolve) => router.once("exit", resolve));
+receiver.close();
+await redis?.dispose();
 if (values["cpu-prof"]) {
   // The router's main thread writes CPU.<date>.<time>.<pid>.0.<n>.cpuprofile as it exits.
   const folder = path.resolve(values["cpu-prof"]);

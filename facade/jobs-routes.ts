@@ -19,7 +19,9 @@ import { charge, identify } from "../jobs/job-access.js";
 import { JOB_OPERATIONS, type JobOperation } from "../jobs/job-operations.js";
 import { isFinished, JOB_STATUSES, publicJob, type JobRecord } from "../jobs/job-record.js";
 import { newJobId, type JobService } from "../jobs/job-service.js";
+import { keepRequestImages } from "../jobs/job-images.js";
 import type { JobEvent } from "../jobs/job-store.js";
+import { jsonPieces, writePieces } from "../jobs/json-pieces.js";
 import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
 import { negotiateRawFormat } from "../jobs/raw-image.js";
 import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
@@ -60,13 +62,25 @@ const webhookUrlField = z
 
 const webhookField = z.object({ webhookUrl: webhookUrlField });
 
+const resultGone = (job: JobRecord) => new AtelierError("RESULT_GONE", `The result of job ${job.id} was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).`);
+
+/** A succeeded job's result, written from its images' bytes: raw (the first image) or as JSON. */
+async function sendResult(res: Response, jobs: JobService, job: JobRecord, raw: boolean): Promise<void> {
+  const images = await jobs.resultImages(job);
+  if (job.result === null || images === null) throw resultGone(job);
+  if (raw) await sendImage(res, job.result, images);
+  else await sendJson(res, 200, job.result, images);
+}
+
+/** The job as JSON, its result's images written from their bytes. */
+async function sendView(res: Response, jobs: JobService, job: JobRecord, status: number): Promise<void> {
+  const { view, images } = await jobs.viewWithImages(job);
+  await sendJson(res, status, view, images);
+}
+
 /** A finished job's synchronous answer: its body (raw when asked) or its error. */
-async function sendOutcome(res: Response, job: JobRecord, rawFormat: OutputFormatName | undefined): Promise<void> {
-  if (job.status === "succeeded") {
-    if (rawFormat) await sendImage(res, job.result);
-    else await sendJson(res, 200, job.result);
-    return;
-  }
+async function sendOutcome(res: Response, jobs: JobService, job: JobRecord, rawFormat: OutputFormatName | undefined): Promise<void> {
+  if (job.status === "succeeded") return sendResult(res, jobs, job, rawFormat !== undefined);
   const error = job.error!;
   const retryAfter = httpHeadersOf(new AtelierError(error.body.code, error.body.message))["Retry-After"];
   if (retryAfter) res.setHeader("Retry-After", retryAfter);
@@ -92,9 +106,9 @@ async function answerJob(
   if (applied.length > 0) res.setHeader("Preference-Applied", applied.join(", "));
   // respond-async alone asks for the job, not the result, even when it is already done.
   const wantsResult = !preferences.respondAsync || preferences.waitSeconds !== undefined;
-  if (wantsResult && isFinished(current.status)) return sendOutcome(res, current, rawFormat);
+  if (wantsResult && isFinished(current.status)) return sendOutcome(res, jobs, current, rawFormat);
   res.setHeader("Location", jobLocation(current.id));
-  res.status(202).json(await jobs.view(current));
+  await sendView(res, jobs, current, 202);
 }
 
 /** Interprets job-related headers on POST operations; everything else goes on unchanged. */
@@ -138,8 +152,9 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
     const effective: Preferences = answerAsync && !preferences.respondAsync && preferences.waitSeconds === undefined ? { ...preferences, respondAsync: true } : preferences;
 
     const id = newJobId();
+    const bytesOf = (text: string) => ctx.bodyStringBytes?.(text);
     if (idempotencyKey !== undefined) {
-      const fingerprint = requestFingerprint(operation.restPath, body);
+      const fingerprint = await requestFingerprint(operation.restPath, body, bytesOf);
       const now = Date.now();
       const bound = await jobs.store.bindIdempotencyKey({ apiKeyId: apiKey.id, key: idempotencyKey, fingerprint, jobId: id, createdAtMs: now });
       if (!bound) {
@@ -165,7 +180,9 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
     let job: JobRecord;
     try {
       await charge(ctx, apiKey);
-      job = await jobs.submit({ apiKeyId: apiKey.id, operation: operation.restPath, input, requestId: ctx.requestId, webhookUrl: webhook }, id);
+      // The request's data URLs are stored as the bytes they came in, never read as strings.
+      const kept = keepRequestImages(input, bytesOf);
+      job = await jobs.submit({ apiKeyId: apiKey.id, operation: operation.restPath, input: kept.input, images: kept.images, requestId: ctx.requestId, webhookUrl: webhook }, id);
     } catch (error) {
       if (idempotencyKey !== undefined) await jobs.store.releaseIdempotencyKey(apiKey.id, idempotencyKey, id);
       throw error;
@@ -219,7 +236,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
   routes.get(
     `${JOBS_PATH}/:id`,
     handle(async (req, res, ctx) => {
-      res.json(await jobs.view(await ownJob(req, ctx)));
+      await sendView(res, jobs, await ownJob(req, ctx), 200);
     }),
   );
   routes.delete(
@@ -241,9 +258,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
       if (job.status !== "succeeded") {
         throw new AtelierError("JOB_CONFLICT", `Job ${job.id} ${job.status} and has no result; its error is in ${jobLocation(job.id)}.`);
       }
-      if (job.result === null) throw new AtelierError("RESULT_GONE", `The result of job ${job.id} was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).`);
-      if (JOB_OPERATIONS.get(job.operation)?.returnsImages) await sendImage(res, job.result);
-      else res.json(job.result);
+      await sendResult(res, jobs, job, JOB_OPERATIONS.get(job.operation)?.returnsImages === true);
     }),
   );
   routes.get(
@@ -258,8 +273,17 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
       res.write("retry: 2000\n\n");
       const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), SSE_HEARTBEAT_MS);
       const write = async (event: JobEvent) => {
-        const data = event.type === "result" ? ((await jobs.store.get(job.id))?.result ?? null) : event.data;
-        res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(data)}\n\n`);
+        if (event.type !== "result") {
+          res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+          return;
+        }
+        // The result as the job answers it, its images written from their bytes a slice at a time.
+        const current = await jobs.store.get(job.id);
+        const images = current && (await jobs.resultImages(current));
+        // Purged meanwhile (the images gone), as once purged: null.
+        const result = images ? (current?.result ?? null) : null;
+        res.write(`id: ${event.id}\nevent: result\ndata: `);
+        if (await writePieces(res, (await jsonPieces(result, images ?? undefined)) ?? [JSON.stringify(result)])) res.write("\n\n");
       };
       let chain = Promise.resolve();
       try {

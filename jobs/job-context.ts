@@ -2,6 +2,8 @@
  * The request context a job runs in: the router's own procedures called as the key that submitted
  * the job, with the quota already charged at submission, and worker calls that report progress.
  * The procedures cannot tell a job from a synchronous request, so the result is the same body.
+ * As for a REST call, the request's data URLs are read from their bytes and the result's images
+ * come back as bytes (RequestContext.bodyStringBytes, keepImage): the runner stores those bytes.
  */
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import type { ApiKeyRecord, ApiKeyStore } from "../server/keys/api-key-store.js";
@@ -54,14 +56,22 @@ function reportingWorkers(workers: WorkerClients, progress: ProgressClients, onP
 /** Bearer value a job context presents; {@link authenticatedAs} accepts it without a lookup. */
 const JOB_CREDENTIAL = "Bearer job";
 
+/**
+ * How a job's images travel: the request's long strings read from their bytes, and the result's
+ * images handed over as bytes (job-images.ts), as a REST call's are (RequestContext.keepImage).
+ */
+export type JobImageHandling = Pick<RequestContext, "keepImage" | "bodyStringBytes">;
+
 export function jobContext(
   services: AtelierServices,
   progress: ProgressClients,
   job: { requestId: string; apiKey: ApiKeyRecord },
   signal: AbortSignal,
   onProgress: ProgressListener,
+  images: JobImageHandling = {},
 ): RequestContext {
   return {
+    ...images,
     requestId: job.requestId,
     authorization: JOB_CREDENTIAL,
     setHeader: () => undefined,

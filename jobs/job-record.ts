@@ -3,6 +3,7 @@
  * keeps; {@link publicJob} is the `object: "job"` body clients see.
  */
 import type { PublicError } from "../core/errors.js";
+import type { StoredImages } from "./job-images.js";
 import type { WebhookAttempt, WebhookDelivery } from "./job-store.js";
 
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
@@ -27,7 +28,7 @@ export interface JobRecord {
   apiKeyId: string;
   /** REST path of the operation, e.g. `/v1/generate`. */
   operation: string;
-  /** The request body exactly as submitted (validated already). */
+  /** The request body exactly as submitted (validated already), its data URLs replaced by stand-ins of `images`. */
   input: unknown;
   /** `X-Request-Id` of the submitting request; the result's `id`. */
   requestId: string;
@@ -38,8 +39,13 @@ export interface JobRecord {
   startedAtMs: number | null;
   finishedAtMs: number | null;
   progress: JobProgress;
-  /** The synchronous response body, once succeeded and until purged. */
+  /** The synchronous response body, once succeeded and until purged, its images replaced by stand-ins of `images`. */
   result: unknown;
+  /**
+   * The images of `input` and `result`, stored as bytes beside the record (job-images.ts), by the
+   * stand-in that takes their place. Empty for a record stored with its images inline.
+   */
+  images: StoredImages;
   /** The synchronous error body and its HTTP status, once failed or canceled. */
   error: { status: number; body: PublicError } | null;
   /** When the result is purged, in ms; set when the job finishes. */
@@ -72,6 +78,7 @@ export interface PublicJob {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** The job as clients see it; a result's images are still stand-ins of `job.images`, written out from their bytes (facade/jobs-routes.ts, webhooks). */
 export function publicJob(job: JobRecord, queuePosition?: number, delivery?: WebhookDelivery | null): PublicJob {
   return {
     id: job.id,

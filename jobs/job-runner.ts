@@ -13,10 +13,13 @@ import { appRouter } from "../server/router.js";
 import { atelierErrorOf, toTRPCError } from "../server/trpc-errors.js";
 import type { ProgressClients, WorkerProgress } from "../server/workers/progress-clients.js";
 import { jobContext } from "./job-context.js";
+import { jobRequest } from "./job-image-reads.js";
+import { keepResultImages, newStandIn } from "./job-images.js";
 import type { JobEventHub } from "./job-events.js";
 import { JOB_OPERATIONS } from "./job-operations.js";
 import { publicJob, type JobProgress, type JobRecord } from "./job-record.js";
 import type { JobEvent, JobOutcome, JobStore } from "./job-store.js";
+import type { ImageBytes } from "./raw-image.js";
 
 /** A job is started at most this many times; a second runner death fails it. */
 export const MAX_JOB_ATTEMPTS = 2;
@@ -150,11 +153,21 @@ export class JobRunner {
     try {
       if (!operation) throw new AtelierError("INTERNAL", `This server cannot run ${job.operation} jobs.`);
       if (!apiKey || apiKey.revokedAt) throw new AtelierError("UNAUTHORIZED", "The API key that submitted this job has been revoked.");
-      const ctx = jobContext(this.services, this.progress, { requestId: job.requestId, apiKey }, signal, (progress) => void this.reportProgress(job.id, progress));
+      const request = await jobRequest(this.store, job);
+      const kept = new Map<string, ImageBytes>();
+      const keepImage = (image: ImageBytes) => {
+        const standIn = newStandIn();
+        kept.set(standIn, image);
+        return standIn;
+      };
+      const ctx = jobContext(this.services, this.progress, { requestId: job.requestId, apiKey }, signal, (progress) => void this.reportProgress(job.id, progress), {
+        keepImage,
+        bodyStringBytes: request.bytesOf,
+      });
       let procedure: unknown = appRouter.createCaller(ctx);
       for (const segment of operation.procedurePath.split(".")) procedure = (procedure as Record<string, unknown>)[segment];
-      const result = await (procedure as (input: unknown) => Promise<unknown>)(job.input);
-      outcome = { status: "succeeded", result };
+      const result = await (procedure as (input: unknown) => Promise<unknown>)(request.input);
+      outcome = { status: "succeeded", result, images: keepResultImages(result, kept) };
     } catch (error) {
       if (signal.reason === SHUTDOWN) return "abandoned";
       const failure = atelierErrorOf(error instanceof TRPCError ? error : toTRPCError(error));

@@ -7,17 +7,22 @@ import { AtelierError, toPublicError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
 import type { AddressPolicy } from "../server/image-source/address-policy.js";
 import type { JobEventHub } from "./job-events.js";
+import { imageBytesOf } from "./job-image-reads.js";
+import type { ImagesToStore } from "./job-images.js";
 import { isFinished, publicJob, type JobRecord, type JobStatus, type PublicJob } from "./job-record.js";
 import type { JobRunner } from "./job-runner.js";
 import type { JobEvent, JobListPage, JobStore } from "./job-store.js";
+import type { ImagesByStandIn } from "./json-pieces.js";
 import { newSigningSecret } from "./webhooks/webhook-signature.js";
 
 export interface Submission {
   apiKeyId: string;
   /** REST path of the operation, e.g. `/v1/generate`. */
   operation: string;
-  /** The validated request body, without `webhookUrl`. */
+  /** The validated request body, without `webhookUrl`, its long data URLs replaced by stand-ins of `images`. */
   input: unknown;
+  /** The request's data URLs as their bytes (job-images.ts keepRequestImages). */
+  images?: ImagesToStore;
   requestId: string;
   webhookUrl: string | null;
 }
@@ -63,6 +68,21 @@ export class JobService {
     const job = await this.store.get(id);
     if (!job || job.apiKeyId !== apiKeyId) throw new AtelierError("NOT_FOUND", `No job ${JSON.stringify(id)} for this API key.`);
     return job;
+  }
+
+  /**
+   * The bytes of the images of the job's result, by the stand-ins in it (ready for
+   * facade/result-responses.ts); null when they were purged after `job` was read.
+   */
+  async resultImages(job: JobRecord): Promise<ImagesByStandIn | null> {
+    if (job.result === null || job.images.size === 0) return new Map();
+    return imageBytesOf(this.store, job.id, new Map([...job.images].filter(([, image]) => image.blob.part === "result")));
+  }
+
+  /** {@link view} and the bytes of its result's images; a result purged meanwhile is left out, as once purged. */
+  async viewWithImages(job: JobRecord): Promise<{ view: PublicJob; images: ImagesByStandIn }> {
+    const images = await this.resultImages(job);
+    return images === null ? { view: await this.view({ ...job, result: null }), images: new Map() } : { view: await this.view(job), images };
   }
 
   async view(job: JobRecord): Promise<PublicJob> {

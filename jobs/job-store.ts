@@ -3,13 +3,17 @@
  * contract as the embedded SQLite one (sqlite-job-store.ts).
  */
 import type { PublicError } from "../core/errors.js";
+import type { BlobRef, ImagesToStore, StoredImages } from "./job-images.js";
 import type { JobProgress, JobRecord, JobStatus } from "./job-record.js";
 
 export interface NewJob {
   id: string;
   apiKeyId: string;
   operation: string;
+  /** The request body, its long data URLs replaced by the stand-ins of `images`. */
   input: unknown;
+  /** The request's data URLs, stored as bytes beside the record (job-images.ts). */
+  images?: ImagesToStore;
   requestId: string;
   webhookUrl: string | null;
   createdAtMs: number;
@@ -24,7 +28,8 @@ export interface QueueLimits {
 export type InsertOutcome = { inserted: JobRecord } | { refused: "key" | "queue" };
 
 export type JobOutcome =
-  | { status: "succeeded"; result: unknown }
+  /** `images`: the result's images, stored as bytes; `result` holds their stand-ins. */
+  | { status: "succeeded"; result: unknown; images?: ImagesToStore }
   | { status: "failed" | "canceled"; error: { status: number; body: PublicError } };
 
 /** The oldest queued job of one key. */
@@ -67,7 +72,10 @@ export interface WebhookDelivery {
   url: string;
   /** `webhook-id`: the same on every retry, so receivers can drop duplicates. */
   messageId: string;
+  /** The body sent, its images' data URLs replaced by the stand-ins of `images`. */
   payload: string;
+  /** The payload's images, the delivery's own copy of the result's (so a purged result leaves them). */
+  images: StoredImages;
   /** `pending` until a 2xx (`delivered`), a refusal or the retry window's end (`failed`). */
   status: "pending" | "delivered" | "failed";
   createdAtMs: number;
@@ -85,6 +93,8 @@ export interface JobStore {
   /** Inserts a queued job unless the key or the queue is at its limit (checked atomically). */
   insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome>;
   get(id: string): Promise<JobRecord | null>;
+  /** The bytes of one of the job's stored images (JobRecord.images, WebhookDelivery.images); null once deleted. */
+  readImage(jobId: string, blob: BlobRef): Promise<Buffer | null>;
   /** The key's jobs, newest first. `cursor` is the last id of the previous page. */
   list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
   /**
@@ -93,7 +103,10 @@ export interface JobStore {
    */
   listForKeys(apiKeyIds: string[], options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
   setProgress(id: string, progress: JobProgress): Promise<void>;
-  /** Records the outcome of a queued or running job; false when it had already finished. */
+  /**
+   * Records the outcome of a queued or running job (and drops its request's image bytes: a finished
+   * job never runs again); false when it had already finished.
+   */
   finish(id: string, outcome: JobOutcome, nowMs: number, resultExpiresAtMs: number): Promise<boolean>;
   /** Queued jobs that will run before this one when keys take turns (1 = next). */
   queuePosition(job: JobRecord): Promise<number>;
@@ -109,16 +122,21 @@ export interface JobStore {
   signingSecret(apiKeyId: string, create: () => string): Promise<string>;
   /** Replaces the key's signing secret. */
   rotateSigningSecret(apiKeyId: string, secret: string): Promise<void>;
+  /** Stores a pending delivery; `images` refer to the job's result images, of which the delivery gets its own copy. */
   createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void>;
   /**
    * Pending deliveries whose next attempt is due. A store shared by several routers hands each one
    * to a single caller (for long enough to attempt it), so exactly one router delivers it.
    */
   dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]>;
+  /** Records an attempt; a delivery that is no longer pending loses its images' bytes. */
   recordAttempt(id: number, attempt: WebhookAttempt, next: { status: WebhookDelivery["status"]; nextAttemptAtMs: number }): Promise<void>;
   /** The job's webhook delivery, if it has one. */
   deliveryOf(jobId: string): Promise<WebhookDelivery | null>;
-  /** Drops results past their expiry and records (with their events) finished before `recordsBeforeMs`. */
+  /**
+   * Drops results past their expiry and records (with their events) finished before `recordsBeforeMs`,
+   * with their images' bytes.
+   */
   purge(nowMs: number, recordsBeforeMs: number, idempotencyBeforeMs: number): Promise<{ results: number; records: number }>;
   close(): Promise<void>;
 }

@@ -8,10 +8,17 @@
  * Queued jobs wait in per-key sorted sets; BullMQ (bullmq-job-scheduler.ts) only hands out turns,
  * and {@link RedisJobStore.claimTurn} picks the job a turn runs: the head of the key served longest
  * ago, across all routers.
+ *
+ * Images are not in the records: a job's request and result images are binary strings of their own
+ * (redis-image-blobs.ts), written before the record refers to them, and the records hold stand-ins
+ * (job-images.ts). A 20 MB field read or written as a string was copied whole on the event loop.
  */
 import type { Redis } from "ioredis";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
+import { copyForDelivery } from "./job-image-blobs.js";
+import { imagesJson, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
+import { DROP_IMAGES_LUA, RedisImageBlobs } from "./redis-image-blobs.js";
 import type { IdempotencyEntry, InsertOutcome, JobEvent, JobListPage, JobOutcome, JobStore, NewJob, QueueLimits, WebhookAttempt, WebhookDelivery } from "./job-store.js";
 
 const PREFIX = "atelier:jobs:";
@@ -19,6 +26,7 @@ const PREFIX = "atelier:jobs:";
 /** Lua shared by the scripts: moving a job between status sets and keeping the waiting keys' order. */
 const HELPERS = `
 local P = ARGV[1]
+${DROP_IMAGES_LUA}
 local function move(id, key, from, to, seq)
   redis.call('ZREM', P .. 'key:' .. key .. ':' .. from, id)
   redis.call('ZADD', P .. 'key:' .. key .. ':' .. to, seq, id)
@@ -39,7 +47,7 @@ end
 `;
 
 const SCRIPTS = {
-  /** ARGV: prefix, id, apiKeyId, operation, input, requestId, createdAt, progress, webhookUrl ('' for none), maxActivePerKey, maxQueued */
+  /** ARGV: prefix, id, apiKeyId, operation, input, requestId, createdAt, progress, webhookUrl ('' for none), maxActivePerKey, maxQueued, images ('' for none) */
   jobsInsert: `${HELPERS}
 local id, key = ARGV[2], ARGV[3]
 local active = redis.call('ZCARD', P .. 'key:' .. key .. ':queued') + redis.call('ZCARD', P .. 'key:' .. key .. ':running')
@@ -49,6 +57,7 @@ local seq = redis.call('INCR', P .. 'seq')
 redis.call('HSET', P .. 'job:' .. id, 'seq', seq, 'id', id, 'apiKeyId', key, 'operation', ARGV[4], 'input', ARGV[5],
   'requestId', ARGV[6], 'status', 'queued', 'attempts', 0, 'createdAt', ARGV[7], 'progress', ARGV[8])
 if ARGV[9] ~= '' then redis.call('HSET', P .. 'job:' .. id, 'webhookUrl', ARGV[9]) end
+if ARGV[12] ~= '' then redis.call('HSET', P .. 'job:' .. id, 'images', ARGV[12]) end
 redis.call('ZADD', P .. 'key:' .. key .. ':all', seq, id)
 redis.call('ZADD', P .. 'key:' .. key .. ':queued', seq, id)
 redis.call('ZADD', P .. 'queued', seq, id)
@@ -81,7 +90,10 @@ redis.call('HSET', P .. 'turns', key, redis.call('INCR', P .. 'turn'))
 keyWaiting(key)
 redis.call('SET', tokenKey, id, 'PX', ARGV[6])
 return {'run', id}`,
-  /** ARGV: prefix, id, status, now, result ('' unless succeeded), error ('' when succeeded), resultExpires, progress */
+  /**
+   * ARGV: prefix, id, status, now, result ('' unless succeeded), error ('' when succeeded), resultExpires,
+   * progress, images ('' for none). A finished job's request images go: it never runs again.
+   */
   jobsFinish: `${HELPERS}
 local id = ARGV[2]
 local job = P .. 'job:' .. id
@@ -97,6 +109,8 @@ else
   redis.call('HSET', job, 'error', ARGV[6])
 end
 redis.call('ZADD', P .. 'finished', ARGV[4], id)
+if ARGV[9] ~= '' then redis.call('HSET', job, 'images', ARGV[9]) end
+dropImages(id, 'input')
 if old == 'queued' then keyWaiting(key) end
 return 1`,
   /** ARGV: prefix, id, progress */
@@ -131,7 +145,7 @@ return 1`,
 local entry = ARGV[1] .. 'idempotency:' .. ARGV[2] .. ':' .. ARGV[3]
 if redis.call('HGET', entry, 'jobId') == ARGV[4] then redis.call('DEL', entry) end
 return 0`,
-  /** ARGV: prefix, jobId, apiKeyId, url, messageId, payload, createdAt, nextAttempt */
+  /** ARGV: prefix, jobId, apiKeyId, url, messageId, payload, createdAt, nextAttempt, images ('' for none) */
   jobsCreateDelivery: `
 local P = ARGV[1]
 if redis.call('EXISTS', P .. 'delivery-of:' .. ARGV[2]) == 1 then return 0 end
@@ -139,6 +153,7 @@ local id = redis.call('INCR', P .. 'delivery-seq')
 redis.call('SET', P .. 'delivery-of:' .. ARGV[2], id)
 redis.call('HSET', P .. 'delivery:' .. id, 'id', id, 'jobId', ARGV[2], 'apiKeyId', ARGV[3], 'url', ARGV[4], 'messageId', ARGV[5],
   'payload', ARGV[6], 'status', 'pending', 'createdAt', ARGV[7], 'nextAttempt', ARGV[8])
+if ARGV[9] ~= '' then redis.call('HSET', P .. 'delivery:' .. id, 'images', ARGV[9]) end
 redis.call('ZADD', P .. 'deliveries-due', ARGV[8], id)
 return id`,
   /** ARGV: prefix, now, limit, leaseMs. Takes due deliveries for this caller by moving them a lease ahead. */
@@ -147,20 +162,29 @@ local P = ARGV[1]
 local ids = redis.call('ZRANGEBYSCORE', P .. 'deliveries-due', '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
 for _, id in ipairs(ids) do redis.call('ZADD', P .. 'deliveries-due', tonumber(ARGV[2]) + tonumber(ARGV[4]), id) end
 return ids`,
-  /** ARGV: prefix, id, attempt, status, nextAttempt */
+  /** ARGV: prefix, id, attempt, status, nextAttempt. A delivery no longer pending needs its images no more. */
   jobsRecordAttempt: `
 local P = ARGV[1]
+${DROP_IMAGES_LUA}
 redis.call('RPUSH', P .. 'delivery:' .. ARGV[2] .. ':attempts', ARGV[3])
 redis.call('HSET', P .. 'delivery:' .. ARGV[2], 'status', ARGV[4], 'nextAttempt', ARGV[5])
-if ARGV[4] == 'pending' then redis.call('ZADD', P .. 'deliveries-due', ARGV[5], ARGV[2]) else redis.call('ZREM', P .. 'deliveries-due', ARGV[2]) end
+if ARGV[4] == 'pending' then
+  redis.call('ZADD', P .. 'deliveries-due', ARGV[5], ARGV[2])
+else
+  redis.call('ZREM', P .. 'deliveries-due', ARGV[2])
+  local jobId = redis.call('HGET', P .. 'delivery:' .. ARGV[2], 'jobId')
+  if jobId then dropImages(jobId, 'webhook') end
+end
 return 0`,
   /** ARGV: prefix, now, recordsBefore, batch. Idempotency keys expire by themselves (PEXPIRE). */
   jobsPurge: `
 local P = ARGV[1]
+${DROP_IMAGES_LUA}
 local results = redis.call('ZRANGEBYSCORE', P .. 'results', '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(results) do
   redis.call('HDEL', P .. 'job:' .. id, 'result')
   redis.call('ZREM', P .. 'results', id)
+  dropImages(id, 'result')
 end
 local old = redis.call('ZRANGEBYSCORE', P .. 'finished', '-inf', '(' .. ARGV[3], 'LIMIT', 0, tonumber(ARGV[4]))
 for _, id in ipairs(old) do
@@ -171,9 +195,12 @@ for _, id in ipairs(old) do
     redis.call('ZREM', P .. 'key:' .. key .. ':' .. status, id)
   end
   redis.call('DEL', job, P .. 'events:' .. id)
+  dropImages(id, 'input')
+  dropImages(id, 'result')
   local delivery = redis.call('GET', P .. 'delivery-of:' .. id)
   if delivery and redis.call('HGET', P .. 'delivery:' .. delivery, 'status') ~= 'pending' then
     redis.call('DEL', P .. 'delivery:' .. delivery, P .. 'delivery:' .. delivery .. ':attempts', P .. 'delivery-of:' .. id)
+    dropImages(id, 'webhook')
   end
   redis.call('ZREM', P .. 'finished', id)
   redis.call('ZREM', P .. 'results', id)
@@ -216,6 +243,7 @@ function fromHash(hash: Record<string, string>): JobRecord | null {
     error: hash.error === undefined ? null : (JSON.parse(hash.error) as JobRecord["error"]),
     resultExpiresAtMs: number(hash.resultExpires),
     webhookUrl: hash.webhookUrl ?? null,
+    images: parseImages(hash.images),
   };
 }
 
@@ -225,11 +253,14 @@ export interface RedisJobStoreOptions {
 }
 
 export class RedisJobStore implements JobStore {
+  private readonly blobs: RedisImageBlobs;
+
   constructor(
     private readonly redis: Redis,
     private readonly options: RedisJobStoreOptions,
   ) {
     for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { numberOfKeys: 0, lua });
+    this.blobs = new RedisImageBlobs(redis, PREFIX);
   }
 
   private script<T>(name: ScriptName, ...args: (string | number)[]): Promise<T> {
@@ -238,6 +269,8 @@ export class RedisJobStore implements JobStore {
   }
 
   async insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
+    const images = job.images ?? new Map();
+    await this.blobs.write(job.id, images);
     const outcome = await this.script<"inserted" | "key" | "queue">(
       "jobsInsert",
       job.id,
@@ -250,8 +283,15 @@ export class RedisJobStore implements JobStore {
       job.webhookUrl ?? "",
       limits.maxActivePerKey,
       limits.maxQueued,
+      imagesJson(storedOnly(images)) ?? "",
     );
-    return outcome === "inserted" ? { inserted: (await this.get(job.id))! } : { refused: outcome };
+    if (outcome === "inserted") return { inserted: (await this.get(job.id))! };
+    if (images.size > 0) await this.blobs.drop(job.id, "input");
+    return { refused: outcome };
+  }
+
+  async readImage(jobId: string, blob: BlobRef): Promise<Buffer | null> {
+    return this.blobs.read(jobId, blob);
   }
 
   async get(id: string): Promise<JobRecord | null> {
@@ -311,6 +351,9 @@ export class RedisJobStore implements JobStore {
   }
 
   async finish(id: string, outcome: JobOutcome, nowMs: number, resultExpiresAtMs: number): Promise<boolean> {
+    const resultImages: ImagesToStore = (outcome.status === "succeeded" && outcome.images) || new Map();
+    // The bytes first: a record never refers to bytes not written yet.
+    await this.blobs.write(id, resultImages);
     const job = await this.get(id);
     const progress: JobProgress =
       outcome.status === "succeeded"
@@ -325,7 +368,10 @@ export class RedisJobStore implements JobStore {
       outcome.status === "succeeded" ? "" : JSON.stringify(outcome.error),
       resultExpiresAtMs,
       JSON.stringify(progress),
+      imagesJson(new Map([...(job?.images ?? NO_IMAGES), ...storedOnly(resultImages)])) ?? "",
     );
+    // Lost the race to another outcome: the bytes just written are nobody's.
+    if (changed !== 1) await this.blobs.remove(id, [...resultImages.values()].map(({ image }) => image.blob));
     return changed === 1;
   }
 
@@ -372,7 +418,8 @@ export class RedisJobStore implements JobStore {
   }
 
   async createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void> {
-    await this.script(
+    const images = await copyForDelivery(this.blobs, delivery.jobId, delivery.images);
+    const created = await this.script<number>(
       "jobsCreateDelivery",
       delivery.jobId,
       delivery.apiKeyId,
@@ -381,7 +428,9 @@ export class RedisJobStore implements JobStore {
       delivery.payload,
       delivery.createdAtMs,
       delivery.nextAttemptAtMs,
+      imagesJson(images) ?? "",
     );
+    if (created === 0) await this.blobs.remove(delivery.jobId, [...images.values()].map((image) => image.blob));
   }
 
   private async delivery(id: string): Promise<WebhookDelivery | null> {
@@ -402,6 +451,7 @@ export class RedisJobStore implements JobStore {
       createdAtMs: Number(hash.createdAt),
       nextAttemptAtMs: Number(hash.nextAttempt),
       attempts: attempts.map((attempt) => JSON.parse(attempt) as WebhookAttempt),
+      images: parseImages(hash.images),
     };
   }
 

@@ -2,6 +2,11 @@
  * The embedded job queue: tables in `<dataDir>/jobs.db` (SQLite, WAL mode). Every state change is
  * one statement or one transaction, so a router that stops at any point leaves a consistent queue
  * that the next start recovers (see {@link JobStore.recover}).
+ *
+ * Images are not in the tables: a job's request and result images are files under
+ * `<dataDir>/job-images/` (job-image-blobs.ts), written before the row that refers to them, and
+ * the rows hold stand-ins (job-images.ts). better-sqlite3 is synchronous: a 20 MB value read,
+ * written or freed (a purge walks its overflow pages) held the event loop for the whole of it.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -9,12 +14,17 @@ import Database from "better-sqlite3";
 import type { PublicError } from "../core/errors.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
+import { copyForDelivery, FileImageBlobs, JOB_IMAGES_FOLDER } from "./job-image-blobs.js";
+import { imagesJson, keepLegacyImages, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import type { IdempotencyEntry, InsertOutcome, WebhookAttempt, WebhookDelivery, JobEvent, JobListPage, JobOutcome, JobStore, LocalJobQueue, NewJob, QueueHead, QueueLimits } from "./job-store.js";
 
 export const JOBS_DATABASE_FILE = "jobs.db";
 
+/** A migration: SQL, or a step that also moves data (given the image files). */
+type Migration = string | ((db: Database.Database, blobs: FileImageBlobs) => void);
+
 /** Migration N takes the schema from version N to N+1 (`PRAGMA user_version`). Append, never edit. */
-const MIGRATIONS: readonly string[] = [
+const MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE jobs (
      seq            INTEGER PRIMARY KEY AUTOINCREMENT,
      id             TEXT NOT NULL UNIQUE,
@@ -67,15 +77,46 @@ const MIGRATIONS: readonly string[] = [
      attempts     TEXT NOT NULL
    ) STRICT;
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt);`,
+  keepImagesApart,
 ];
 
-function migrate(db: Database.Database): void {
+/**
+ * Images out of the rows: an `images` column (job-images.ts) on jobs and deliveries, and the rows
+ * stored before it converted once, their data URLs moved into files. A finished job's request
+ * images are only described (a finished job never runs again, so their bytes are not kept).
+ */
+function keepImagesApart(db: Database.Database, blobs: FileImageBlobs): void {
+  db.exec("ALTER TABLE jobs ADD COLUMN images TEXT; ALTER TABLE webhook_deliveries ADD COLUMN images TEXT;");
+  const rows = db.prepare<[], { id: string; status: JobStatus; input: string; result: string | null }>("SELECT id, status, input, result FROM jobs").all();
+  const update = db.prepare("UPDATE jobs SET input = ?, result = ?, images = ? WHERE id = ?");
+  for (const row of rows) {
+    const input = keepLegacyImages(JSON.parse(row.input), "input");
+    const result = row.result === null ? { value: null, images: new Map() } : keepLegacyImages(JSON.parse(row.result), "result");
+    if (input.images.size + result.images.size === 0) continue;
+    if (row.status === "queued" || row.status === "running") blobs.writeSync(row.id, input.images);
+    blobs.writeSync(row.id, result.images);
+    const images = new Map([...storedOnly(input.images), ...storedOnly(result.images)]);
+    update.run(JSON.stringify(input.value), row.result === null ? null : JSON.stringify(result.value), imagesJson(images), row.id);
+  }
+  const deliveries = db.prepare<[], { id: number; job_id: string; payload: string }>("SELECT id, job_id, payload FROM webhook_deliveries WHERE status = 'pending'").all();
+  for (const delivery of deliveries) {
+    const payload = keepLegacyImages(JSON.parse(delivery.payload), "webhook");
+    if (payload.images.size === 0) continue;
+    blobs.writeSync(delivery.job_id, payload.images);
+    db.prepare("UPDATE webhook_deliveries SET payload = ?, images = ? WHERE id = ?").run(JSON.stringify(payload.value), imagesJson(storedOnly(payload.images)), delivery.id);
+  }
+}
+
+function migrate(db: Database.Database, blobs: FileImageBlobs): void {
   const run = db.transaction(() => {
     const current = db.pragma("user_version", { simple: true }) as number;
     if (current > MIGRATIONS.length) {
       throw new Error(`jobs schema is at version ${current}, newer than this build knows (${MIGRATIONS.length}); upgrade the service.`);
     }
-    for (const migration of MIGRATIONS.slice(current)) db.exec(migration);
+    for (const migration of MIGRATIONS.slice(current)) {
+      if (typeof migration === "string") db.exec(migration);
+      else migration(db, blobs);
+    }
     db.pragma(`user_version = ${MIGRATIONS.length}`);
   });
   run.immediate();
@@ -98,6 +139,7 @@ interface JobRow {
   error: string | null;
   result_expires: number | null;
   webhook_url: string | null;
+  images: string | null;
 }
 
 function fromRow(row: JobRow): JobRecord {
@@ -117,6 +159,7 @@ function fromRow(row: JobRow): JobRecord {
     error: row.error === null ? null : (JSON.parse(row.error) as JobRecord["error"]),
     resultExpiresAtMs: row.result_expires,
     webhookUrl: row.webhook_url,
+    images: parseImages(row.images),
   };
 }
 
@@ -131,6 +174,7 @@ interface DeliveryRow {
   created_at: number;
   next_attempt: number;
   attempts: string;
+  images: string | null;
 }
 
 function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
@@ -145,20 +189,23 @@ function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
     createdAtMs: row.created_at,
     nextAttemptAtMs: row.next_attempt,
     attempts: JSON.parse(row.attempts) as WebhookAttempt[],
+    images: parseImages(row.images),
   };
 }
 
 export class SqliteJobStore implements JobStore, LocalJobQueue {
   private readonly db: Database.Database;
+  private readonly blobs: FileImageBlobs;
 
   constructor(dataDir: string) {
     fs.mkdirSync(dataDir, { recursive: true });
     this.db = new Database(path.join(dataDir, JOBS_DATABASE_FILE));
+    this.blobs = new FileImageBlobs(path.join(dataDir, JOB_IMAGES_FOLDER));
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("busy_timeout = 5000");
-    // Results are large (images as data URLs); NORMAL still survives a process crash in WAL mode.
+    // NORMAL still survives a process crash in WAL mode.
     this.db.pragma("synchronous = NORMAL");
-    migrate(this.db);
+    migrate(this.db, this.blobs);
   }
 
   private readonly insertTx = (job: NewJob, limits: QueueLimits): InsertOutcome => {
@@ -170,15 +217,33 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
     if (queued >= limits.maxQueued) return { refused: "queue" };
     this.db
       .prepare(
-        `INSERT INTO jobs (id, api_key_id, operation, input, request_id, status, created_at, progress, webhook_url)
-         VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)`,
+        `INSERT INTO jobs (id, api_key_id, operation, input, request_id, status, created_at, progress, webhook_url, images)
+         VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
       )
-      .run(job.id, job.apiKeyId, job.operation, JSON.stringify(job.input), job.requestId, job.createdAtMs, JSON.stringify(QUEUED_PROGRESS), job.webhookUrl);
+      .run(
+        job.id,
+        job.apiKeyId,
+        job.operation,
+        JSON.stringify(job.input),
+        job.requestId,
+        job.createdAtMs,
+        JSON.stringify(QUEUED_PROGRESS),
+        job.webhookUrl,
+        imagesJson(storedOnly(job.images ?? new Map())),
+      );
     return { inserted: this.getSync(job.id)! };
   };
 
   async insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
-    return this.db.transaction(this.insertTx).immediate(job, limits);
+    const images = job.images ?? new Map();
+    await this.blobs.write(job.id, images);
+    const outcome = this.db.transaction(this.insertTx).immediate(job, limits);
+    if ("refused" in outcome && images.size > 0) await this.blobs.drop(job.id, "input");
+    return outcome;
+  }
+
+  async readImage(jobId: string, blob: BlobRef): Promise<Buffer | null> {
+    return this.blobs.read(jobId, blob);
   }
 
   private getSync(id: string): JobRecord | null {
@@ -236,15 +301,19 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
   }
 
   async finish(id: string, outcome: JobOutcome, nowMs: number, resultExpiresAtMs: number): Promise<boolean> {
+    const resultImages: ImagesToStore = (outcome.status === "succeeded" && outcome.images) || new Map();
+    // The bytes first: a row never refers to a file not written yet.
+    await this.blobs.write(id, resultImages);
     const job = this.getSync(id);
     const progress: JobProgress =
       outcome.status === "succeeded"
         ? { fraction: 1, step: job?.progress.steps ?? 0, steps: job?.progress.steps ?? 0, stage: "done" }
         : { ...(job?.progress ?? QUEUED_PROGRESS), stage: outcome.status };
-    return (
+    const images = new Map([...(job?.images ?? NO_IMAGES), ...storedOnly(resultImages)]);
+    const finished =
       this.db
         .prepare(
-          `UPDATE jobs SET status = ?, finished_at = ?, result = ?, error = ?, result_expires = ?, progress = ?
+          `UPDATE jobs SET status = ?, finished_at = ?, result = ?, error = ?, result_expires = ?, progress = ?, images = ?
            WHERE id = ? AND status IN ('queued', 'running')`,
         )
         .run(
@@ -254,13 +323,17 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
           outcome.status === "succeeded" ? null : JSON.stringify(outcome.error),
           resultExpiresAtMs,
           JSON.stringify(progress),
+          imagesJson(images),
           id,
-        ).changes === 1
-    );
+        ).changes === 1;
+    if (finished) await this.blobs.drop(id, "input");
+    // Lost the race to another outcome: the bytes just written are nobody's.
+    else await this.blobs.remove(id, [...resultImages.values()].map(({ image }) => image.blob));
+    return finished;
   }
 
   async recover(maxAttempts: number, error: { status: number; body: PublicError }, nowMs: number) {
-    return this.db.transaction(() => {
+    const recovered = this.db.transaction(() => {
       const stale = this.db.prepare<[], { id: string; attempts: number }>("SELECT id, attempts FROM jobs WHERE status = 'running'").all();
       const requeued: string[] = [];
       const failed: string[] = [];
@@ -277,6 +350,8 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
       }
       return { requeued, failed };
     }).immediate();
+    for (const id of recovered.failed) await this.blobs.drop(id, "input");
+    return recovered;
   }
 
   async queuePosition(job: JobRecord): Promise<number> {
@@ -339,12 +414,14 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
   }
 
   async createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void> {
-    this.db
+    const images = await copyForDelivery(this.blobs, delivery.jobId, delivery.images);
+    const created = this.db
       .prepare(
-        `INSERT INTO webhook_deliveries (job_id, api_key_id, url, message_id, payload, status, created_at, next_attempt, attempts)
-         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, '[]') ON CONFLICT DO NOTHING`,
+        `INSERT INTO webhook_deliveries (job_id, api_key_id, url, message_id, payload, status, created_at, next_attempt, attempts, images)
+         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, '[]', ?) ON CONFLICT DO NOTHING`,
       )
-      .run(delivery.jobId, delivery.apiKeyId, delivery.url, delivery.messageId, delivery.payload, delivery.createdAtMs, delivery.nextAttemptAtMs);
+      .run(delivery.jobId, delivery.apiKeyId, delivery.url, delivery.messageId, delivery.payload, delivery.createdAtMs, delivery.nextAttemptAtMs, imagesJson(images)).changes;
+    if (created === 0) await this.blobs.remove(delivery.jobId, [...images.values()].map((image) => image.blob));
   }
 
   async dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]> {
@@ -358,6 +435,9 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
     this.db
       .prepare("UPDATE webhook_deliveries SET attempts = json_insert(attempts, '$[#]', json(?)), status = ?, next_attempt = ? WHERE id = ?")
       .run(JSON.stringify(attempt), next.status, next.nextAttemptAtMs, id);
+    if (next.status === "pending") return;
+    const jobId = this.db.prepare<[number], { job_id: string }>("SELECT job_id FROM webhook_deliveries WHERE id = ?").get(id)?.job_id;
+    if (jobId !== undefined) await this.blobs.drop(jobId, "webhook");
   }
 
   async deliveryOf(jobId: string): Promise<WebhookDelivery | null> {
@@ -370,17 +450,30 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
   }
 
   async purge(nowMs: number, recordsBeforeMs: number, idempotencyBeforeMs: number) {
-    return this.db.transaction(() => {
-      const results = this.db.prepare("UPDATE jobs SET result = NULL WHERE result IS NOT NULL AND result_expires <= ?").run(nowMs).changes;
+    const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+    const gone = this.db.transaction(() => {
+      const results = ids(this.db.prepare<[number], { id: string }>("SELECT id FROM jobs WHERE result IS NOT NULL AND result_expires <= ?").all(nowMs));
+      this.db.prepare("UPDATE jobs SET result = NULL WHERE result IS NOT NULL AND result_expires <= ?").run(nowMs);
       this.db.prepare("DELETE FROM job_events WHERE job_id IN (SELECT id FROM jobs WHERE finished_at < ?)").run(recordsBeforeMs);
-      this.db.prepare("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND job_id IN (SELECT id FROM jobs WHERE finished_at < ?)").run(recordsBeforeMs);
-      const records = this.db.prepare("DELETE FROM jobs WHERE finished_at < ?").run(recordsBeforeMs).changes;
+      const deliveries = this.db
+        .prepare<[number], { id: string }>("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND job_id IN (SELECT id FROM jobs WHERE finished_at < ?) RETURNING job_id AS id")
+        .all(recordsBeforeMs);
+      const records = ids(this.db.prepare<[number], { id: string }>("DELETE FROM jobs WHERE finished_at < ? RETURNING id").all(recordsBeforeMs));
       this.db.prepare("DELETE FROM idempotency_keys WHERE created_at < ?").run(idempotencyBeforeMs);
-      return { results, records };
+      return { results, deliveries: ids(deliveries), records };
     }).immediate();
+    // The bytes after the rows that referred to them.
+    for (const id of gone.results) await this.blobs.drop(id, "result");
+    for (const id of gone.deliveries) await this.blobs.drop(id, "webhook");
+    for (const id of gone.records) {
+      await this.blobs.drop(id, "input");
+      await this.blobs.drop(id, "result");
+    }
+    return { results: gone.results.length, records: gone.records.length };
   }
 
   async close(): Promise<void> {
     this.db.close();
   }
 }
+

@@ -45,17 +45,18 @@ export interface RequestContext {
   note?: (fields: { keyId?: string; model?: string }) => void;
   /**
    * Takes an image of the answer's `data` as the worker's bytes when the HTTP edge writes the answer
-   * itself (a REST call), and returns what to put in its `url` instead of the data URL: the edge
-   * writes the data URL from the bytes, base64 a slice at a time (or the raw bytes), so the 20 MB
-   * string is never made. Absent where the answer is the procedure's value as it is (tRPC, jobs):
-   * `url` is then the data URL.
+   * itself (a REST call) or a job stores it (jobs/job-images.ts), and returns what to put in its
+   * `url` instead of the data URL: the data URL is written from the bytes, base64 a slice at a time
+   * (or the raw bytes), so the 20 MB string is never made. Absent where the answer is the
+   * procedure's value as it is (tRPC): `url` is then the data URL.
    */
   keepImage?: (image: ImageBytes) => string;
   /**
    * The bytes of `text` when it is itself one of the request body's long ASCII strings (a data URL),
    * so it can be decoded from them: the facade makes such strings from pieces without copying them
    * into one, and the first read of their characters would do that copy on the event loop
-   * (facade/json-body-scanner.ts). Absent outside the facade.
+   * (facade/json-body-scanner.ts); a job's request, made again from its stored bytes, has them too
+   * (jobs/job-image-reads.ts). Absent elsewhere.
    */
   bodyStringBytes?: (text: string) => Uint8Array | undefined;
 }

@@ -8,6 +8,7 @@ import type { User } from "../../server/accounts/account-store.js";
 import type { AtelierServices } from "../../server/context.js";
 import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
 import type { JobService } from "../../jobs/job-service.js";
+import { headOf, NO_IMAGES, replaceStrings, textLength, type StoredImages } from "../../jobs/job-images.js";
 import { isFinished, type JobRecord } from "../../jobs/job-record.js";
 import { html, type Html } from "../server/html.js";
 
@@ -67,14 +68,18 @@ export function statusBadge(job: Pick<JobRecord, "id" | "status">): Html {
 /** Longest data URL shown whole; longer ones (images) are abbreviated in request and result JSON. */
 const DATA_URL_SHOWN = 80;
 
-/** `value` with every long `data:` URL replaced by its media type and size, for showing as JSON. */
-export function abbreviateDataUrls(value: unknown): unknown {
-  if (typeof value === "string") {
-    if (!value.startsWith("data:") || value.length <= DATA_URL_SHOWN) return value;
-    const kib = (value.length * 0.75) / 1024;
-    return `${value.slice(0, value.indexOf(",") + 1)}… (about ${kib.toFixed(1)} KiB)`;
-  }
-  if (Array.isArray(value)) return value.map(abbreviateDataUrls);
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, abbreviateDataUrls(item)]));
-  return value;
+const abbreviated = (head: string, length: number) => `${head}… (about ${((length * 0.75) / 1024).toFixed(1)} KiB)`;
+
+/**
+ * `value` with every long `data:` URL replaced by its media type and size, for showing as JSON; a
+ * stand-in of `images` (a job's stored images, job-images.ts) is described the same way from what
+ * the record says of its image, without reading the bytes.
+ */
+export function abbreviateDataUrls(value: unknown, images: StoredImages = NO_IMAGES): unknown {
+  return replaceStrings(value, (text) => {
+    const image = images.get(text);
+    if (image) return headOf(image).startsWith("data:") && textLength(image) > DATA_URL_SHOWN ? abbreviated(headOf(image), textLength(image)) : undefined;
+    if (!text.startsWith("data:") || text.length <= DATA_URL_SHOWN) return undefined;
+    return abbreviated(text.slice(0, text.indexOf(",") + 1), text.length);
+  });
 }

@@ -12,6 +12,7 @@ import { AtelierError } from "../../core/errors.js";
 import { JOB_OPERATIONS } from "../../jobs/job-operations.js";
 import { isFinished, JOB_STATUSES, operationName, type JobRecord, type PublicJob } from "../../jobs/job-record.js";
 import type { JobService } from "../../jobs/job-service.js";
+import type { StoredImages } from "../../jobs/job-images.js";
 import { dataUrlBytes, MEDIA_TYPES } from "../../jobs/raw-image.js";
 import type { AtelierServices } from "../../server/context.js";
 import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
@@ -106,9 +107,9 @@ async function jobsPage(page: PageRequest, jobs: JobService): Promise<Html | Pag
     </nav>`;
 }
 
-/** A JSON body in a box that scrolls when long; focusable, so keyboard users can scroll it too. */
-function json(value: unknown): Html {
-  return html`<pre class="job-json" tabindex="0"><code>${JSON.stringify(abbreviateDataUrls(value), null, 2)}</code></pre>`;
+/** A JSON body in a box that scrolls when long; focusable, so keyboard users can scroll it too. `images`: the job's stored images. */
+function json(value: unknown, images?: StoredImages): Html {
+  return html`<pre class="job-json" tabindex="0"><code>${JSON.stringify(abbreviateDataUrls(value, images), null, 2)}</code></pre>`;
 }
 
 interface ImageResult {
@@ -130,7 +131,7 @@ function extensionOf(mimeType: string): string {
 function resultSection(job: JobRecord): Html {
   if (job.status !== "succeeded") return html``;
   if (job.result === null) return html`<section aria-labelledby="result-heading"><h2 id="result-heading">Result</h2><p>The result was deleted after the retention period (<code>ATELIER_JOB_RESULT_RETENTION_HOURS</code>).</p></section>`;
-  if (!JOB_OPERATIONS.get(job.operation)?.returnsImages) return html`<section aria-labelledby="result-heading"><h2 id="result-heading">Result</h2>${json(job.result)}</section>`;
+  if (!JOB_OPERATIONS.get(job.operation)?.returnsImages) return html`<section aria-labelledby="result-heading"><h2 id="result-heading">Result</h2>${json(job.result, job.images)}</section>`;
   const images = imagesOf(job.result);
   const operation = operationName(job.operation).replace(/\//g, "-");
   return html`<section aria-labelledby="result-heading">
@@ -144,7 +145,7 @@ function resultSection(job: JobRecord): Html {
           <a class="button button-quiet" href="${source}" download="atelier-${operation}-${job.id}${images.length > 1 ? `-${index + 1}` : ""}.${extension}">Download ${extension.toUpperCase()}<span class="visually-hidden"> of image ${index + 1}</span></a></figcaption>
       </figure>`;
     })}</div>
-    <details><summary>Response body</summary>${json(job.result)}</details>
+    <details><summary>Response body</summary>${json(job.result, job.images)}</details>
   </section>`;
 }
 
@@ -213,7 +214,7 @@ async function jobDetail(page: PageRequest, jobs: JobService): Promise<PageRespo
       ${job.error ? html`<section aria-labelledby="error-heading"><h2 id="error-heading">Error (HTTP ${job.error.status})</h2>${json(job.error.body)}</section>` : html``}
       ${resultSection(job)}
       ${webhookSection(view)}
-      <details><summary>Request body</summary>${json(job.input)}</details>
+      <details><summary>Request body</summary>${json(job.input, job.images)}</details>
       <p><a href="/jobs">Back to jobs</a></p>
     </div>`,
   };
@@ -237,12 +238,21 @@ async function jobState(services: AtelierServices, jobs: JobService, req: Reques
   });
 }
 
+/** The bytes of a result image's `url`: the stored image it stands for, or a data URL (a record stored with its images inline). */
+async function imageBytes(jobs: JobService, job: JobRecord, url: string): Promise<{ bytes: Buffer; mediaType: string } | null> {
+  const stored = job.images.get(url);
+  if (!stored) return dataUrlBytes(url);
+  if (stored.kind !== "image") return null;
+  const bytes = await jobs.store.readImage(job.id, stored.blob);
+  return bytes && { bytes, mediaType: stored.mimeType };
+}
+
 /** GET /jobs/:id/images/:index: one image of a succeeded job's result, as its bytes. */
 async function jobImage(services: AtelierServices, jobs: JobService, req: Request, res: Response): Promise<void> {
   const found = await visibleJob(services, jobs, currentUser(res)!, String(req.params.id));
   const index = Number(req.params.index);
   const image = found && found.job.status === "succeeded" && JOB_OPERATIONS.get(found.job.operation)?.returnsImages ? imagesOf(found.job.result)[index] : undefined;
-  const decoded = Number.isSafeInteger(index) && image ? await dataUrlBytes(image.url) : null;
+  const decoded = Number.isSafeInteger(index) && image ? await imageBytes(jobs, found!.job, image.url) : null;
   // Only the image types Atelier writes: never another type a result could claim.
   if (!decoded || !SERVED_IMAGE_TYPES.has(decoded.mediaType)) {
     res.status(404).type("text/plain").send("There is no such image, or it is not yours.");

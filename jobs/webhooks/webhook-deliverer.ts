@@ -7,7 +7,9 @@
  */
 import type { Logger } from "../../core/logger.js";
 import type { AddressPolicy } from "../../server/image-source/address-policy.js";
+import { imageBytesOf } from "../job-image-reads.js";
 import { publicJob, type JobRecord } from "../job-record.js";
+import { jsonPieces, type JsonPiece } from "../json-pieces.js";
 import type { JobStore, WebhookDelivery } from "../job-store.js";
 import { DeliveryRefused, postWebhook } from "./webhook-request.js";
 import { newSigningSecret, signWebhook } from "./webhook-signature.js";
@@ -54,13 +56,25 @@ export class WebhookDeliverer {
     await Promise.allSettled([...this.sending]);
   }
 
-  /** Queues the finished job's delivery when it asked for one. */
+  /**
+   * Queues the finished job's delivery when it asked for one. The stored payload holds the result
+   * images' stand-ins, and the delivery its own copy of their bytes (written out at each attempt).
+   */
   async enqueue(job: JobRecord): Promise<void> {
     if (!job.webhookUrl) return;
     const now = Date.now();
     const payload = JSON.stringify({ type: `job.${job.status}`, timestamp: new Date(now).toISOString(), data: publicJob(job) });
-    await this.store.createDelivery({ jobId: job.id, apiKeyId: job.apiKeyId, url: job.webhookUrl, messageId: `msg_${job.id}`, payload, createdAtMs: now, nextAttemptAtMs: now });
+    const images = new Map([...job.images].filter(([, image]) => image.blob.part === "result"));
+    await this.store.createDelivery({ jobId: job.id, apiKeyId: job.apiKeyId, url: job.webhookUrl, messageId: `msg_${job.id}`, payload, images, createdAtMs: now, nextAttemptAtMs: now });
     this.kick();
+  }
+
+  /** The delivery's body as pieces (json-pieces.ts); null when its images are gone. */
+  private async body(delivery: WebhookDelivery): Promise<JsonPiece[] | null> {
+    // A payload stored with its images inline (before they were kept apart) is sent as it is.
+    if (delivery.images.size === 0) return [delivery.payload];
+    const images = await imageBytesOf(this.store, delivery.jobId, delivery.images);
+    return images && ((await jsonPieces(JSON.parse(delivery.payload), images)) ?? [delivery.payload]);
   }
 
   private kick(): void {
@@ -84,12 +98,14 @@ export class WebhookDeliverer {
   private async attempt(delivery: WebhookDelivery): Promise<void> {
     const secret = await this.store.signingSecret(delivery.apiKeyId, newSigningSecret);
     const now = Date.now();
-    const headers = signWebhook(secret, delivery.messageId, Math.floor(now / 1000), delivery.payload);
     let statusCode: number | null = null;
     let error: string | null = null;
     let refused = false;
     try {
-      statusCode = await postWebhook(new URL(delivery.url), { ...headers }, delivery.payload, this.policy, this.options.timeoutMs);
+      const body = await this.body(delivery);
+      if (!body) throw new DeliveryRefused("the payload's images are gone.");
+      const headers = await signWebhook(secret, delivery.messageId, Math.floor(now / 1000), body);
+      statusCode = await postWebhook(new URL(delivery.url), { ...headers }, body, this.policy, this.options.timeoutMs);
       if (statusCode < 200 || statusCode > 299) error = `The receiver answered ${statusCode}.`;
     } catch (failure) {
       refused = failure instanceof DeliveryRefused;

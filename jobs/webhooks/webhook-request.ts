@@ -9,6 +9,7 @@ import http from "node:http";
 import https from "node:https";
 import net, { type LookupFunction } from "node:net";
 import type { AddressPolicy } from "../../server/image-source/address-policy.js";
+import { piecesByteLength, writePieces, type JsonPiece } from "../json-pieces.js";
 
 /** Why a delivery attempt did not get a 2xx; `refused` means the policy forbids the target. */
 export class DeliveryRefused extends Error {
@@ -40,8 +41,11 @@ export function assertTargetAllowed(url: URL, policy: AddressPolicy): void {
   }
 }
 
-/** POSTs `body`; resolves with the status code, rejects on network errors, refusals and timeouts. */
-export function postWebhook(url: URL, headers: Record<string, string>, body: string, policy: AddressPolicy, timeoutMs: number): Promise<number> {
+/**
+ * POSTs the body the pieces make (json-pieces.ts), an image's base64 a slice at a time; resolves
+ * with the status code, rejects on network errors, refusals and timeouts.
+ */
+export function postWebhook(url: URL, headers: Record<string, string>, body: readonly JsonPiece[], policy: AddressPolicy, timeoutMs: number): Promise<number> {
   assertTargetAllowed(url, policy);
   const client = url.protocol === "https:" ? https : http;
   return new Promise((resolve, reject) => {
@@ -51,7 +55,7 @@ export function postWebhook(url: URL, headers: Record<string, string>, body: str
       port: url.port === "" ? undefined : Number(url.port),
       path: `${url.pathname}${url.search}`,
       method: "POST",
-      headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": "Atelier-Webhooks/1" },
+      headers: { ...headers, "content-type": "application/json", "content-length": String(piecesByteLength(body)), "user-agent": "Atelier-Webhooks/1" },
       agent: false,
       lookup: checkedLookup(policy),
       timeout: timeoutMs,
@@ -64,6 +68,6 @@ export function postWebhook(url: URL, headers: Record<string, string>, body: str
       response.on("end", () => resolve(response.statusCode ?? 0));
       response.on("error", () => resolve(response.statusCode ?? 0));
     });
-    outgoing.end(body);
+    void writePieces(outgoing, body).then((whole) => whole && outgoing.end(), reject);
   });
 }

@@ -4,6 +4,7 @@
  * `webhook-signature: v1,<base64>`. Receivers verify with any Standard Webhooks library.
  */
 import { createHmac, randomBytes } from "node:crypto";
+import { piecesText, type JsonPiece } from "../json-pieces.js";
 
 const SECRET_PREFIX = "whsec_";
 
@@ -18,8 +19,10 @@ export interface SignedHeaders {
   "webhook-signature": string;
 }
 
-export function signWebhook(secret: string, messageId: string, timestampSeconds: number, body: string): SignedHeaders {
+/** Signs the body the pieces make (json-pieces.ts), reading an image's base64 a slice per turn of the event loop. */
+export async function signWebhook(secret: string, messageId: string, timestampSeconds: number, body: readonly JsonPiece[]): Promise<SignedHeaders> {
   const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
-  const signature = createHmac("sha256", key).update(`${messageId}.${timestampSeconds}.${body}`).digest("base64");
-  return { "webhook-id": messageId, "webhook-timestamp": String(timestampSeconds), "webhook-signature": `v1,${signature}` };
+  const hmac = createHmac("sha256", key).update(`${messageId}.${timestampSeconds}.`);
+  for await (const text of piecesText(body)) hmac.update(text);
+  return { "webhook-id": messageId, "webhook-timestamp": String(timestampSeconds), "webhook-signature": `v1,${hmac.digest("base64")}` };
 }

@@ -1,0 +1,118 @@
+/**
+ * Where the embedded job store keeps its jobs' image bytes (job-images.ts): one file per image,
+ * `<dataDir>/job-images/<jobId>/<part>-<name>`, written and read by the thread pool, so the
+ * router's event loop never copies a 20 MB image in one go. The shared store keeps them in Redis
+ * instead (redis-image-blobs.ts), behind the same interface.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { newBlob, type BlobPart, type BlobRef, type ImagesToStore, type StoredImage, type StoredImages } from "./job-images.js";
+
+export interface JobImageBlobs {
+  /** Stores each image's bytes at its blob (replacing what was there). */
+  write(jobId: string, images: ImagesToStore): Promise<void>;
+  /** The blob's bytes; null when it is gone (purged, or never written). */
+  read(jobId: string, blob: BlobRef): Promise<Buffer | null>;
+  /** Makes `to` hold the bytes of `from` (a webhook payload's own copy of a result image). */
+  copy(jobId: string, from: BlobRef, to: BlobRef): Promise<void>;
+  /** Deletes these blobs. */
+  remove(jobId: string, blobs: readonly BlobRef[]): Promise<void>;
+  /** Deletes every blob of the job's `part`. */
+  drop(jobId: string, part: BlobPart): Promise<void>;
+}
+
+/** A webhook delivery's own copies (part `webhook`) of the result images its payload holds, by the payload's stand-ins. */
+export async function copyForDelivery(blobs: JobImageBlobs, jobId: string, images: StoredImages): Promise<Map<string, StoredImage>> {
+  const copies = new Map<string, StoredImage>();
+  for (const [standIn, image] of images) {
+    const blob = newBlob("webhook");
+    await blobs.copy(jobId, image.blob, blob);
+    copies.set(standIn, { ...image, blob });
+  }
+  return copies;
+}
+
+export const JOB_IMAGES_FOLDER = "job-images";
+
+/** Job ids are `job_` and base64url; anything else never names a folder. */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+export class FileImageBlobs implements JobImageBlobs {
+  constructor(private readonly root: string) {}
+
+  private folder(jobId: string): string {
+    if (!SAFE_ID.test(jobId)) throw new Error(`job id ${JSON.stringify(jobId.slice(0, 100))} cannot name an image folder`);
+    return path.join(this.root, jobId);
+  }
+
+  private file(jobId: string, blob: BlobRef): string {
+    return path.join(this.folder(jobId), `${blob.part}-${blob.name}`);
+  }
+
+  async write(jobId: string, images: ImagesToStore): Promise<void> {
+    if (images.size === 0) return;
+    const writeOne = async (file: string, bytes: Uint8Array) => {
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
+      await fs.promises.writeFile(file, bytes);
+    };
+    await Promise.all(
+      [...images.values()].map(({ image, bytes }) => {
+        const file = this.file(jobId, image.blob);
+        // Dropping another part may remove the folder between the two steps: then once more.
+        return writeOne(file, bytes).catch((error: NodeJS.ErrnoException) => (error.code === "ENOENT" ? writeOne(file, bytes) : Promise.reject(error)));
+      }),
+    );
+  }
+
+  /** {@link write}, synchronously: for converting an old store when it is opened, before anything is served. */
+  writeSync(jobId: string, images: ImagesToStore): void {
+    if (images.size === 0) return;
+    fs.mkdirSync(this.folder(jobId), { recursive: true });
+    for (const { image, bytes } of images.values()) fs.writeFileSync(this.file(jobId, image.blob), bytes);
+  }
+
+  async read(jobId: string, blob: BlobRef): Promise<Buffer | null> {
+    try {
+      return await fs.promises.readFile(this.file(jobId, blob));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+  }
+
+  async copy(jobId: string, from: BlobRef, to: BlobRef): Promise<void> {
+    const target = this.file(jobId, to);
+    await fs.promises.rm(target, { force: true });
+    // A second name for the same bytes: nothing is copied, and deleting either name leaves the other.
+    await fs.promises.link(this.file(jobId, from), target).catch(() => fs.promises.copyFile(this.file(jobId, from), target));
+  }
+
+  async remove(jobId: string, blobs: readonly BlobRef[]): Promise<void> {
+    await Promise.all(blobs.map((blob) => fs.promises.rm(this.file(jobId, blob), { force: true })));
+  }
+
+  async drop(jobId: string, part: BlobPart): Promise<void> {
+    const folder = this.folder(jobId);
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    const prefix = `${part}-`;
+    await Promise.all(names.filter((name) => name.startsWith(prefix)).map((name) => fs.promises.rm(path.join(folder, name), { force: true })));
+    // The folder goes with its last blob (another part may still hold some).
+    await fs.promises.rmdir(folder).catch(() => undefined);
+  }
+
+  /** Job ids that have a folder of images (for finding those no record refers to). */
+  async jobIds(): Promise<string[]> {
+    try {
+      return await fs.promises.readdir(this.root);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+  }
+}
