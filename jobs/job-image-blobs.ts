@@ -106,13 +106,28 @@ export class FileImageBlobs implements JobImageBlobs {
     await fs.promises.rmdir(folder).catch(() => undefined);
   }
 
-  /** Job ids that have a folder of images (for finding those no record refers to). */
-  async jobIds(): Promise<string[]> {
+  /**
+   * Deletes the image folders of jobs `isReferenced` denies, last written before `beforeMs`: what a
+   * crash between writing a job's images and writing its row leaves behind (the age spares a job
+   * whose row is being written). Returns how many went.
+   */
+  async sweep(isReferenced: (jobId: string) => boolean, beforeMs: number): Promise<number> {
+    let ids: string[];
     try {
-      return await fs.promises.readdir(this.root);
+      ids = await fs.promises.readdir(this.root);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
       throw error;
     }
+    let swept = 0;
+    for (const id of ids) {
+      if (!SAFE_ID.test(id) || isReferenced(id)) continue;
+      const folder = this.folder(id);
+      const stat = await fs.promises.stat(folder).catch(() => undefined);
+      if (!stat || stat.mtimeMs >= beforeMs) continue;
+      await fs.promises.rm(folder, { recursive: true, force: true });
+      swept++;
+    }
+    return swept;
   }
 }

@@ -193,9 +193,13 @@ function deliveryFromRow(row: DeliveryRow): WebhookDelivery {
   };
 }
 
+/** Image folders without a record are left alone this long after their last write (a job being inserted). */
+const ORPHAN_AGE_MS = 10 * 60_000;
+
 export class SqliteJobStore implements JobStore, LocalJobQueue {
   private readonly db: Database.Database;
   private readonly blobs: FileImageBlobs;
+  private sweptOrphans = false;
 
   constructor(dataDir: string) {
     fs.mkdirSync(dataDir, { recursive: true });
@@ -237,7 +241,13 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
   async insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
     const images = job.images ?? new Map();
     await this.blobs.write(job.id, images);
-    const outcome = this.db.transaction(this.insertTx).immediate(job, limits);
+    let outcome: InsertOutcome;
+    try {
+      outcome = this.db.transaction(this.insertTx).immediate(job, limits);
+    } catch (error) {
+      await this.blobs.drop(job.id, "input");
+      throw error;
+    }
     if ("refused" in outcome && images.size > 0) await this.blobs.drop(job.id, "input");
     return outcome;
   }
@@ -450,6 +460,14 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
   }
 
   async purge(nowMs: number, recordsBeforeMs: number, idempotencyBeforeMs: number) {
+    if (!this.sweptOrphans) {
+      // Orphans come only from a crash, so the first purge after opening (at start-up) finds them all.
+      this.sweptOrphans = true;
+      const referenced = this.db.prepare<[string, string], { found: number }>(
+        "SELECT 1 AS found FROM jobs WHERE id = ? UNION ALL SELECT 1 FROM webhook_deliveries WHERE job_id = ? LIMIT 1",
+      );
+      await this.blobs.sweep((id) => referenced.get(id, id) !== undefined, nowMs - ORPHAN_AGE_MS);
+    }
     const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
     const gone = this.db.transaction(() => {
       const results = ids(this.db.prepare<[number], { id: string }>("SELECT id FROM jobs WHERE result IS NOT NULL AND result_expires <= ?").all(nowMs));

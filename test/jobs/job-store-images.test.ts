@@ -115,3 +115,37 @@ describe.each(STORES.filter(([, , skip]) => !skip))("%s images", (_name, open) =
     expect((await store.get("job_images"))!.result).toBeNull();
   });
 });
+
+describe("SqliteJobStore after a crash", () => {
+  it("deletes at its first purge the image folders no record refers to, and keeps the others", async () => {
+    const dataDir = makeDataDir();
+    try {
+      const store = new SqliteJobStore(dataDir);
+      const submitted = keepRequestImages({ imageUrl: "x", scale: 2 }, (text) => (text === "x" ? Buffer.from("data:image/png;base64,AAAA") : undefined));
+      await store.insert(
+        { id: "job_kept", apiKeyId: "key_a", operation: "/v1/tools/upscale", input: submitted.input, images: submitted.images, requestId: "req_1", createdAtMs: 1_000 },
+        { maxActivePerKey: 10, maxQueued: 10 },
+      );
+      await store.close();
+      // What a crash between writing a job's images and its row leaves, an hour old; and one just written.
+      const folders = path.join(dataDir, "job-images");
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      for (const id of ["job_crashed", "job_kept"]) {
+        if (id === "job_crashed") fs.mkdirSync(path.join(folders, id));
+        fs.writeFileSync(path.join(folders, id, "input-orphan"), "bytes");
+        fs.utimesSync(path.join(folders, id), hourAgo, hourAgo);
+      }
+      fs.mkdirSync(path.join(folders, "job_being_inserted"));
+      fs.writeFileSync(path.join(folders, "job_being_inserted", "input-a"), "bytes");
+
+      const reopened = new SqliteJobStore(dataDir);
+      await reopened.purge(Date.now(), 0, 0);
+      expect(fs.readdirSync(folders).sort()).toEqual(["job_being_inserted", "job_kept"]);
+      const [image] = only((await reopened.get("job_kept"))!.images, "input");
+      expect((await reopened.readImage("job_kept", image!.blob))!.toString()).toBe("data:image/png;base64,AAAA");
+      await reopened.close();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
