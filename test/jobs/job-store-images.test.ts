@@ -123,7 +123,7 @@ describe("SqliteJobStore after a crash", () => {
       const store = new SqliteJobStore(dataDir);
       const submitted = keepRequestImages({ imageUrl: "x", scale: 2 }, (text) => (text === "x" ? Buffer.from("data:image/png;base64,AAAA") : undefined));
       await store.insert(
-        { id: "job_kept", apiKeyId: "key_a", operation: "/v1/tools/upscale", input: submitted.input, images: submitted.images, requestId: "req_1", createdAtMs: 1_000 },
+        { id: "job_kept", apiKeyId: "key_a", operation: "/v1/tools/upscale", input: submitted.input, images: submitted.images, requestId: "req_1", webhookUrl: null, createdAtMs: 1_000 },
         { maxActivePerKey: 10, maxQueued: 10 },
       );
       await store.close();
