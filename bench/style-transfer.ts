@@ -243,7 +243,7 @@ async function overheadAtOneMegapixel(modelsDir: string, models: ModelLoader): P
       };
       const painted = await readRawImage(sharp(bytesOfDataUrl((await post()).data[0]!.url)));
       const decode = async () => readRawImage((await openImage(imagePng, service.config.images)).pipeline().toColourspace("srgb"));
-      const encode = () => encodeImage(rawImagePipeline(painted), OutputFormat.OUTPUT_FORMAT_PNG);
+      const encode = () => encodeImage(painted, OutputFormat.OUTPUT_FORMAT_PNG);
       // Two warm-up runs of every session: the first plans onnxruntime's memory pattern and the second
       // allocates it (at 1 MP about 85 000 page faults, 330 MB, in the service's session and the bare
       // ones alike); from the third on a run faults almost nothing, which is what a loaded style costs.

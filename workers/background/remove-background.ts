@@ -15,18 +15,17 @@
  * goes beside the bare network run: "segment" includes the small decodes and those statistics,
  * "decode" is what was left to wait for of the full-resolution one.
  */
-import type { Sharp } from "sharp";
-import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
+import type { OutputFormat, Image } from "../../gen/atelier/image/v1/image.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
-import { encodeImage, type PngOptions } from "../image/encode-image.js";
+import { encodeImage, type ColourAndAlpha } from "../image/encode-image.js";
 import type { ImageLimits } from "../image/image-limits.js";
 import type { OpenedImage } from "../image/open-image.js";
-import { rawImagePipeline, type RawImage } from "../image/raw-image.js";
+import type { RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../models/model-loader.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
 import type { ChosenModel } from "./choose-model.js";
-import { composedPipeline, composeImage, composeMatte } from "./compose.js";
+import { composeImage, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
 import { decodeSource, observed } from "./decode-source.js";
 import { classifyField, sideMeansNeeded } from "./matte-field.js";
@@ -86,14 +85,16 @@ export function blurFusionRadii(width: number, height: number): BlurFusionOption
 }
 
 /**
- * PNG settings for cutouts, composites and mattes: deflate level 2 without row filters. libpng's
- * adaptive filtering tries all five filters on every row; on a cutout that search is over half the
- * encoding time (a 12 MP cutout: 0.70 s of CPU with filters, 0.31 s without; 1 MP: 69 and 33 ms),
- * while the transparent zeros around the subject compress well either way (5.0 and 9.2 MB; 0.66 and
- * 1.0 MB). Encoding is the largest step after the network at 12 MP, so here time wins over size.
- * `npx tsx bench/background.ts` measures the end-to-end effect.
+ * How PNG results are deflated (png-encoder.ts): run-length matching, for the large flat areas all of
+ * them have (a cutout's transparent zeros, a fill, a matte's inside). Measured on ISNet and selfie
+ * results of the background bench's person on rocket.jpg and the cup on chelsea.png at 12 MP, deflate
+ * CPU per MP after the Average filter and the size against the raw pixels: cutouts Huffman-only 20-22
+ * ms 18 %, run-length 14-16 ms 11 %, zlib level 1 16-18 ms 12-14 %; white fills 13-14 ms 19.5 %, 9-11
+ * ms 11-13 %, 10-13 ms 13-15 %; mattes 4-5 ms 14 %, 0.6-1.2 ms 1.5-2 %, 0.7-1.2 ms 2-3 %. libvips
+ * (level 2, unfiltered, as before): cutouts 19 ms of CPU per MP for the whole encode at 22 % of raw.
+ * `npx tsx bench/png-encode.ts --sets background` prints these per output kind.
  */
-export const CUTOUT_PNG_OPTIONS: PngOptions = { compressionLevel: 2, adaptiveFiltering: false };
+export const RESULT_DEFLATE = "rle" as const;
 
 class StepClock {
   readonly timings: Record<string, number> = {};
@@ -154,20 +155,19 @@ async function removeWith(allocate: Allocate, request: RemovalRequest, deps: Rem
   const { rgb, alpha: sourceAlpha } = await decoded.full;
   clock.done("decode");
   const sources = { rgb, sourceAlpha, coefficients: refined.coefficients };
-  let pipeline: Sharp;
+  let composed: ColourAndAlpha;
   if (!sides) {
-    // A 1-channel raw image is otherwise encoded as RGB: keep the matte grayscale (PNG, JPEG; WebP has no grey).
-    pipeline = rawImagePipeline(composeMatte(sources)).toColourspace("b-w");
+    // The matte stays grey (PNG, JPEG; WebP has no grey).
+    composed = { colour: composeMatte(sources) };
     clock.done("compose");
   } else {
     const fill = await prepareFill(request.fill, rgb, guide, refined.alpha.data, deps.limits);
     clock.done("fill");
     // The full-resolution colour is composed over in place: nothing reads `rgb` after this.
-    const composed = composeImage(sources, sides, fill);
-    pipeline = await composedPipeline(composed, { flattens: request.outputFormat === OutputFormat.OUTPUT_FORMAT_JPEG });
+    composed = composeImage(sources, sides, fill);
     clock.done("compose");
   }
-  const image = await encodeImage(pipeline, request.outputFormat, CUTOUT_PNG_OPTIONS);
+  const image = await encodeImage(composed, request.outputFormat, { deflate: RESULT_DEFLATE });
   clock.done("encode");
   return { image, timings: clock.timings };
 }

@@ -21,10 +21,10 @@ import {
   type StyleTransferResponse,
 } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import { unaryHandler } from "../grpc-handler.js";
-import { mergeAlpha, splitAlpha } from "../image/alpha.js";
+import { splitAlpha } from "../image/alpha.js";
 import { encodeImage } from "../image/encode-image.js";
 import { assertOutputSize, openImage } from "../image/open-image.js";
-import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
+import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { blendWithOriginal } from "./blend-strength.js";
 import { keepOriginalColors } from "./preserve-colors.js";
@@ -84,7 +84,8 @@ export async function styleTransfer(
     const decodedAt = performance.now();
     const { image: painted, trace } = await restyle(rgb, job, deps, settings, signal);
     const paintedAt = performance.now();
-    const encoded = await encodeImage(rawImagePipeline(mergeAlpha(painted, alpha)), request.outputFormat);
+    // The alpha plane as it came, joined by the encoder (PNG: row by row as it filters, in parallel bands).
+    const encoded = await encodeImage({ colour: painted, alpha }, request.outputFormat);
     // Each step's wall time, so a slow call shows where it went (the network runs are runMs of paintMs).
     deps.logger.debug(
       {
