@@ -24,7 +24,6 @@
  */
 import os from "node:os";
 import { parseArgs } from "node:util";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
 import sharp from "sharp";
 import { loadConfig, WORKER_SERVICES } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
@@ -40,7 +39,7 @@ import { runRemoval } from "../workers/background/remove-background.js";
 import { workingBudget, workingCopy, workingSize } from "../workers/background/working-image.js";
 import { openImage } from "../workers/image/open-image.js";
 import type { WorkerContext } from "../workers/worker-context.js";
-import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "../workers/worker-server.js";
+import { createWorkerContext, startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
 
 const { values } = parseArgs({
@@ -225,19 +224,16 @@ function restCall(url: string, key: string, model: ChosenModel, input: SpeedInpu
  */
 async function serviceWithOwnWorker(): Promise<{ context: WorkerContext; running: RunningAtelier; close(): Promise<void> }> {
   const context = createWorkerContext(config, createLogger("silent"));
-  const server = new Server(grpcChannelOptions(config));
-  for (const binding of workerServiceBindings(context)) server.addService(binding.definition, binding.implementation);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
-  );
+  // The worker server exactly as the service runs it (image codecs, receive windows), around this context.
+  const worker = await startWorkerServer(config, createLogger("silent"), { host: "127.0.0.1", port: 0 }, context);
+  const port = worker.port;
   const running = await startAtelier({ ...config, workers: { ...config.workers, addresses: Object.fromEntries(WORKER_SERVICES.map((name) => [name, `127.0.0.1:${port}`])) } }, createLogger("silent"));
   return {
     context,
     running,
     close: async () => {
       await running.close();
-      server.forceShutdown();
-      await context.runtime.dispose();
+      await worker.shutdown(0);
     },
   };
 }

@@ -17,7 +17,6 @@
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
 import ort from "onnxruntime-node";
 import sharp from "sharp";
 import { loadConfig, WORKER_SERVICES, type AtelierConfig } from "../core/config.js";
@@ -25,7 +24,7 @@ import { createLogger } from "../core/logger.js";
 import { startAtelier } from "../facade/start-atelier.js";
 import { buildComposite, PERSON } from "../test/background/ground-truth.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
-import { createWorkerContext, grpcChannelOptions, workerServiceBindings } from "../workers/worker-server.js";
+import { createWorkerContext, startWorkerServer } from "../workers/worker-server.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-bare": { type: "boolean" }, "skip-rest": { type: "boolean" } } });
 const RUNS = Number(values.runs ?? 15);
@@ -93,11 +92,9 @@ async function bare(): Promise<void> {
 async function service(config: AtelierConfig, spinning: boolean) {
   const own = { ...config, inference: { ...config.inference, spinning } };
   const context = createWorkerContext(own, createLogger("silent"));
-  const server = new Server(grpcChannelOptions(own));
-  for (const binding of workerServiceBindings(context)) server.addService(binding.definition, binding.implementation);
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
-  );
+  // The worker server exactly as the service runs it (image codecs, receive windows), around this context.
+  const worker = await startWorkerServer(own, createLogger("silent"), { host: "127.0.0.1", port: 0 }, context);
+  const port = worker.port;
   const running = await startAtelier({ ...own, workers: { ...own.workers, addresses: Object.fromEntries(WORKER_SERVICES.map((name) => [name, `127.0.0.1:${port}`])) } }, createLogger("silent"));
   const { key } = await running.services.keys.create({ name: "bench", hourlyLimit: 1_000_000 });
   return {
@@ -105,8 +102,7 @@ async function service(config: AtelierConfig, spinning: boolean) {
     key,
     close: async () => {
       await running.close();
-      server.forceShutdown();
-      await context.runtime.dispose();
+      await worker.shutdown(0);
     },
   };
 }

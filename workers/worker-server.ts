@@ -7,6 +7,7 @@ import { HealthImplementation } from "grpc-health-check";
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
 import { withImageCodecs } from "../core/image-message-codec.js";
+import { GRPC_FLOW_CONTROL_OPTION, widenServerReceiveWindows } from "../core/grpc-flow-control.js";
 import { catalogServiceImplementation, type ModelInventory } from "./catalog/catalog-service.js";
 import { CLIP_MERGES_FILE } from "./catalog/entries/clip-merges.js";
 import { catalogEntry, MODEL_CATALOG } from "./catalog/model-catalog.js";
@@ -42,6 +43,7 @@ export function grpcChannelOptions(config: AtelierConfig) {
   return {
     "grpc.max_receive_message_length": config.workers.maxMessageBytes,
     "grpc.max_send_message_length": config.workers.maxMessageBytes,
+    ...GRPC_FLOW_CONTROL_OPTION,
   };
 }
 
@@ -110,9 +112,9 @@ export async function startWorkerServer(
   config: AtelierConfig,
   logger: Logger,
   listen: { host: string; port: number } = { host: config.workers.listenHost, port: config.workers.listenPort },
+  context: WorkerContext = createWorkerContext(config, logger),
 ): Promise<RunningWorker> {
   const server = new Server(grpcChannelOptions(config));
-  const context = createWorkerContext(config, logger);
   const bindings = workerServiceBindings(context);
   const health = new HealthImplementation({ "": "SERVING" });
   for (const { definition, implementation } of bindings) {
@@ -128,6 +130,7 @@ export async function startWorkerServer(
       error ? reject(error) : resolve(boundPort),
     ),
   );
+  widenServerReceiveWindows(server, logger);
   logger.info({ address: `${hostForBind}:${port}` }, "worker listening");
   return {
     address: `${hostForBind}:${port}`,

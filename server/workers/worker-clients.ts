@@ -15,6 +15,7 @@ import { credentials, makeGenericClientConstructor, Metadata, status as GrpcStat
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../core/grpc-errors.js";
+import { GRPC_FLOW_CONTROL_OPTION } from "../../core/grpc-flow-control.js";
 import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../../core/image-chunks.js";
 import { withImageCodecs } from "../../core/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
@@ -202,6 +203,7 @@ export function workerChannelOptions(config: AtelierConfig) {
   return {
     "grpc.max_receive_message_length": config.workers.maxMessageBytes,
     "grpc.max_send_message_length": config.workers.maxMessageBytes,
+    ...GRPC_FLOW_CONTROL_OPTION,
     "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
     // grpc-js defaults to 1 s growing to 120 s: a worker restarted after an outage of a few seconds
     // would stay unused for several more.
