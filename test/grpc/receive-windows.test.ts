@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { GRPC_RECEIVE_WINDOW_BYTES } from "../../core/grpc-flow-control.js";
 import { createLogger } from "../../core/logger.js";
+import { ListModelsRequest } from "../../gen/atelier/catalog/v1/catalog_service.js";
 import { createWorkerClients } from "../../server/workers/worker-clients.js";
 import { startWorkerServer, type RunningWorker } from "../../workers/worker-server.js";
 import { makeDataDir } from "../support/test-service.js";
@@ -70,7 +71,7 @@ describe("the router's worker clients", () => {
     const address = `127.0.0.1:${port}`;
     const clients = createWorkerClients(config, { upscale: address, generation: address, style: address, background: address, prompt: address, catalog: address });
     try {
-      const call = clients.listModels({}, { deadlineMs: 3_000 }).catch(() => undefined);
+      const call = clients.listModels(ListModelsRequest.fromPartial({}), { deadlineMs: 3_000 }).catch(() => undefined);
       while (sessions.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       const windows = await windowsOf(sessions[0]!);
       expect(windows.initialWindowSize).toBe(GRPC_RECEIVE_WINDOW_BYTES);
