@@ -57,8 +57,8 @@ describe("the router's worker clients", () => {
   beforeAll(async () => {
     server = http2.createServer();
     server.on("session", (session) => sessions.push(session));
-    // No gRPC here: the call fails, and the connection it opened is what the test reads.
-    server.on("stream", (stream) => stream.close(http2.constants.NGHTTP2_REFUSED_STREAM));
+    // No gRPC service here: each call is answered UNIMPLEMENTED; the connection it opened is what the test reads.
+    server.on("stream", (stream) => stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": "12" }, { endStream: true }));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;
   });
