@@ -147,13 +147,16 @@ function ask<T>(message: string, answer: (reply: unknown) => reply is T): Promis
   });
 }
 
-/** Posts `body` and reads the whole answer without parsing it (the client's work stays small). */
-function post(endpoint: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number; bytes: number; contentType: string; text: string }> {
+interface HttpAnswer {
+  status: number;
+  bytes: number;
+  contentType: string;
+  text: string;
+}
+
+/** The whole answer to `request`, counted and not parsed (the client's work stays small); its first 300 characters kept for messages. */
+function answerTo(request: http.ClientRequest): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const request = http.request(`${baseUrl}${endpoint}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": body.length, ...headers },
-    });
     request.once("error", reject);
     request.once("response", (response) => {
       let bytes = 0;
@@ -164,25 +167,23 @@ function post(endpoint: string, body: Buffer, headers: Record<string, string>): 
       });
       response.once("end", () => resolve({ status: response.statusCode ?? 0, bytes, contentType: String(response.headers["content-type"]), text: head }));
     });
-    request.end(body);
   });
 }
 
-/** GETs `endpoint` and reads the whole answer, as {@link post}. */
-function get(endpoint: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; contentType: string; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(`${baseUrl}${endpoint}`, { headers });
-    request.once("error", reject);
-    request.once("response", (response) => {
-      let bytes = 0;
-      let head = "";
-      response.on("data", (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (head.length < 300) head += chunk.toString("latin1", 0, 300);
-      });
-      response.once("end", () => resolve({ status: response.statusCode ?? 0, bytes, contentType: String(response.headers["content-type"]), text: head }));
-    });
+/** Posts `body` and reads the whole answer (see {@link answerTo}). */
+function post(endpoint: string, body: Buffer, headers: Record<string, string>): Promise<HttpAnswer> {
+  const request = http.request(`${baseUrl}${endpoint}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": body.length, ...headers },
   });
+  const answer = answerTo(request);
+  request.end(body);
+  return answer;
+}
+
+/** GETs `endpoint` and reads the whole answer, as {@link post}. */
+function get(endpoint: string, headers: Record<string, string>): Promise<HttpAnswer> {
+  return answerTo(http.get(`${baseUrl}${endpoint}`, { headers }));
 }
 
 type Answered = { status: number; bytes: number; text: string };
