@@ -207,11 +207,17 @@ describe("concurrency and cancellation", () => {
     let done = false;
     let mostRunning = 0;
     let mostWaiting = 0;
-    const runs = Promise.all(Array.from({ length: 8 }, (_, n) => model.run(feed(n, -n)))).finally(() => (done = true));
-    while (!done) {
+    const sample = () => {
       const [session] = runtime.stats().sessions;
       mostRunning = Math.max(mostRunning, session!.running);
       mostWaiting = Math.max(mostWaiting, session!.waiting);
+    };
+    // Sampled as each run settles too: the gate has passed its place to the next run by then, so
+    // the samples do not depend on the loop turning while a run is in (a tiny model's eight runs
+    // can all finish within one turn of replies from the inference thread).
+    const runs = Promise.all(Array.from({ length: 8 }, (_, n) => model.run(feed(n, -n)).finally(sample))).finally(() => (done = true));
+    while (!done) {
+      sample();
       await new Promise((resolve) => setImmediate(resolve));
     }
     expect((await runs).map((outputs) => values(outputs))).toEqual(Array.from({ length: 8 }, (_, n) => [100 + n, 100 - n]));
