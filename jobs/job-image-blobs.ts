@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { newBlob, type BlobPart, type BlobRef, type ImagesToStore, type StoredImage, type StoredImages } from "./job-images.js";
+import type { InsertOutcome, NewJob } from "./job-store.js";
 
 export interface JobImageBlobs {
   /** Stores each image's bytes at its blob (replacing what was there). */
@@ -30,6 +31,24 @@ export async function copyForDelivery(blobs: JobImageBlobs, jobId: string, image
     copies.set(standIn, { ...image, blob });
   }
   return copies;
+}
+
+/**
+ * A new job's images written before its record, so no reader finds a record without them, and
+ * dropped again when `insert` refuses the job or fails: a refused or failed submission leaves none.
+ */
+export async function insertWithImages(blobs: JobImageBlobs, job: NewJob, insert: (images: ImagesToStore) => Promise<InsertOutcome>): Promise<InsertOutcome> {
+  const images = job.images ?? new Map();
+  await blobs.write(job.id, images);
+  let outcome: InsertOutcome;
+  try {
+    outcome = await insert(images);
+  } catch (error) {
+    if (images.size > 0) await blobs.drop(job.id, "input");
+    throw error;
+  }
+  if ("refused" in outcome && images.size > 0) await blobs.drop(job.id, "input");
+  return outcome;
 }
 
 export const JOB_IMAGES_FOLDER = "job-images";

@@ -15,7 +15,7 @@
  */
 import type { Redis } from "ioredis";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
-import { copyForDelivery } from "./job-image-blobs.js";
+import { copyForDelivery, insertWithImages } from "./job-image-blobs.js";
 import { imagesJson, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { DROP_IMAGES_LUA, RedisImageBlobs } from "./redis-image-blobs.js";
@@ -268,26 +268,24 @@ export class RedisJobStore implements JobStore {
     return command.call(this.redis, PREFIX, ...args);
   }
 
-  async insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
-    const images = job.images ?? new Map();
-    await this.blobs.write(job.id, images);
-    const outcome = await this.script<"inserted" | "key" | "queue">(
-      "jobsInsert",
-      job.id,
-      job.apiKeyId,
-      job.operation,
-      JSON.stringify(job.input),
-      job.requestId,
-      job.createdAtMs,
-      JSON.stringify(QUEUED_PROGRESS),
-      job.webhookUrl ?? "",
-      limits.maxActivePerKey,
-      limits.maxQueued,
-      imagesJson(storedOnly(images)) ?? "",
-    );
-    if (outcome === "inserted") return { inserted: (await this.get(job.id))! };
-    if (images.size > 0) await this.blobs.drop(job.id, "input");
-    return { refused: outcome };
+  insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
+    return insertWithImages(this.blobs, job, async (images) => {
+      const outcome = await this.script<"inserted" | "key" | "queue">(
+        "jobsInsert",
+        job.id,
+        job.apiKeyId,
+        job.operation,
+        JSON.stringify(job.input),
+        job.requestId,
+        job.createdAtMs,
+        JSON.stringify(QUEUED_PROGRESS),
+        job.webhookUrl ?? "",
+        limits.maxActivePerKey,
+        limits.maxQueued,
+        imagesJson(storedOnly(images)) ?? "",
+      );
+      return outcome === "inserted" ? { inserted: (await this.get(job.id))! } : { refused: outcome };
+    });
   }
 
   async readImage(jobId: string, blob: BlobRef): Promise<Buffer | null> {

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import type { PublicError } from "../core/errors.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
-import { copyForDelivery, FileImageBlobs, JOB_IMAGES_FOLDER } from "./job-image-blobs.js";
+import { copyForDelivery, FileImageBlobs, insertWithImages, JOB_IMAGES_FOLDER } from "./job-image-blobs.js";
 import { imagesJson, keepLegacyImages, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import type { IdempotencyEntry, InsertOutcome, WebhookAttempt, WebhookDelivery, JobEvent, JobListPage, JobOutcome, JobStore, LocalJobQueue, NewJob, QueueHead, QueueLimits } from "./job-store.js";
 
@@ -212,7 +212,7 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
     migrate(this.db, this.blobs);
   }
 
-  private readonly insertTx = (job: NewJob, limits: QueueLimits): InsertOutcome => {
+  private readonly insertTx = (job: NewJob, images: ImagesToStore, limits: QueueLimits): InsertOutcome => {
     const active = this.db
       .prepare<[string], { n: number }>("SELECT count(*) AS n FROM jobs WHERE api_key_id = ? AND status IN ('queued', 'running')")
       .get(job.apiKeyId)!.n;
@@ -233,23 +233,13 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
         job.createdAtMs,
         JSON.stringify(QUEUED_PROGRESS),
         job.webhookUrl,
-        imagesJson(storedOnly(job.images ?? new Map())),
+        imagesJson(storedOnly(images)),
       );
     return { inserted: this.getSync(job.id)! };
   };
 
-  async insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
-    const images = job.images ?? new Map();
-    await this.blobs.write(job.id, images);
-    let outcome: InsertOutcome;
-    try {
-      outcome = this.db.transaction(this.insertTx).immediate(job, limits);
-    } catch (error) {
-      await this.blobs.drop(job.id, "input");
-      throw error;
-    }
-    if ("refused" in outcome && images.size > 0) await this.blobs.drop(job.id, "input");
-    return outcome;
+  insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome> {
+    return insertWithImages(this.blobs, job, async (images) => this.db.transaction(this.insertTx).immediate(job, images, limits));
   }
 
   async readImage(jobId: string, blob: BlobRef): Promise<Buffer | null> {
