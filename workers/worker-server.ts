@@ -39,7 +39,7 @@ export interface RunningWorker {
   shutdown(graceMs?: number): Promise<void>;
 }
 
-export function grpcChannelOptions(config: AtelierConfig) {
+function grpcChannelOptions(config: AtelierConfig) {
   return {
     "grpc.max_receive_message_length": config.workers.maxMessageBytes,
     "grpc.max_send_message_length": config.workers.maxMessageBytes,
@@ -90,7 +90,7 @@ export function withChunkedTwins({ definition, implementation }: ServiceBinding,
   return { definition, implementation: { ...implementation, ...Object.fromEntries(twins) } };
 }
 
-export function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
+function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
   const { models, logger } = context;
   const inventory: ModelInventory = {
     entries: () => MODEL_CATALOG,
