@@ -135,15 +135,16 @@ const baseUrl = await new Promise<string>((resolve, reject) => {
   router.once("exit", (code) => reject(new Error(`router exited with ${code}:\n${banner}`)));
 });
 
-function ask<T>(message: string, answer: (reply: unknown) => reply is T): Promise<T> {
+/** Sends `message` to a child process over IPC and resolves with its first reply that `answer` accepts. */
+function ask<T>(child: ChildProcess, message: string, answer: (reply: unknown) => reply is T): Promise<T> {
   return new Promise((resolve) => {
     const onMessage = (reply: unknown) => {
       if (!answer(reply)) return;
-      router.off("message", onMessage);
+      child.off("message", onMessage);
       resolve(reply);
     };
-    router.on("message", onMessage);
-    router.send(message);
+    child.on("message", onMessage);
+    child.send(message);
   });
 }
 
@@ -194,9 +195,9 @@ const expectStatus = (what: string, answer: Answered, status: number) => {
 
 /** The router's probe around `step` alone; `step` returns the size of what it received. */
 async function measured(step: () => Promise<number>): Promise<Probe & { responseBytes: number }> {
-  await ask("reset", (reply): reply is string => reply === "reset-done");
+  await ask(router, "reset", (reply): reply is string => reply === "reset-done");
   const responseBytes = await step();
-  const probe = await ask("report", (reply): reply is Probe => typeof reply === "object" && reply !== null && "maxMs" in reply);
+  const probe = await ask(router, "report", (reply): reply is Probe => typeof reply === "object" && reply !== null && "maxMs" in reply);
   return { ...probe, responseBytes };
 }
 
@@ -326,20 +327,10 @@ if (!values["skip-jobs"]) {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const opened = new Promise<void>((resolve) => purger.once("message", () => resolve()));
-  const askPurger = <T,>(message: string, answer: (reply: unknown) => reply is T) =>
-    new Promise<T>((resolve) => {
-      const onMessage = (reply: unknown) => {
-        if (!answer(reply)) return;
-        purger.off("message", onMessage);
-        resolve(reply);
-      };
-      purger.on("message", onMessage);
-      purger.send(message);
-    });
   await opened;
-  await askPurger("reset", (reply): reply is string => reply === "reset-done");
-  const purged = await askPurger("purge", (reply): reply is { results: number; records: number } => typeof reply === "object" && reply !== null && "records" in reply);
-  purge = { ...(await askPurger("report", (reply): reply is Probe => typeof reply === "object" && reply !== null && "maxMs" in reply)), responseBytes: 0 };
+  await ask(purger, "reset", (reply): reply is string => reply === "reset-done");
+  const purged = await ask(purger, "purge", (reply): reply is { results: number; records: number } => typeof reply === "object" && reply !== null && "records" in reply);
+  purge = { ...(await ask(purger, "report", (reply): reply is Probe => typeof reply === "object" && reply !== null && "maxMs" in reply)), responseBytes: 0 };
   console.log(`purge: ${purged.results} results and ${purged.records} records`);
   purger.kill("SIGTERM");
   await new Promise((resolve) => purger.once("exit", resolve));
