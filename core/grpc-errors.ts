@@ -54,12 +54,18 @@ export function fromGrpcError(error: ServiceError): AtelierError {
       cause: error,
     });
   }
-  const code = CODE_FOR_BARE_STATUS[error.code as GrpcStatus] ?? "INTERNAL";
-  const message =
-    PUBLIC_MESSAGE_FOR_BARE_STATUS[code] ?? "The inference worker failed to process the request.";
+  return workerCallError(CODE_FOR_BARE_STATUS[error.code as GrpcStatus] ?? "INTERNAL", error);
+}
+
+/**
+ * A worker call that ended without the worker's own error (a transport fault, a deadline, a
+ * cancellation, a worker going away): the public message and Retry-After for `code`.
+ */
+export function workerCallError(code: ErrorCode, cause?: unknown): AtelierError {
+  const message = PUBLIC_MESSAGE_FOR_BARE_STATUS[code] ?? "The inference worker failed to process the request.";
   return new AtelierError(code, message, {
     ...(code === "WORKER_UNAVAILABLE" ? { retryAfterSeconds: 5 } : {}),
-    cause: error,
+    cause,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
- * Starts the whole service in this process: workers on loopback gRPC (for every capability that has
- * no configured worker address), the router's stores and clients, and the HTTP facade.
+ * Starts the whole service in this process: a worker for every capability that has no configured
+ * worker address (called directly by the router, and served on loopback gRPC as well), the router's
+ * stores and clients, and the HTTP facade.
  *
  * The worker is imported only when one is started here: a router whose workers all run elsewhere
  * never loads onnxruntime, sharp or the model code (test/facade/router-imports.test.ts holds it to that).
@@ -22,6 +23,7 @@ import { ModelInstalls } from "../server/model-installs/model-installs.js";
 import { openUsageStore } from "../server/usage/open-usage-store.js";
 import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
+import { withLocalCalls } from "../server/workers/local-worker-clients.js";
 import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";
@@ -54,6 +56,8 @@ async function startInProcessWorker(config: AtelierConfig, logger: Logger): Prom
 export async function startAtelier(config: AtelierConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningAtelier> {
   const missing = WORKER_SERVICES.filter((name) => config.workers.addresses[name] === undefined);
   const worker = missing.length > 0 ? await startInProcessWorker(config, logger) : undefined;
+  // The router calls the worker in this process directly; gRPC stays for workers elsewhere and for other callers.
+  const local = worker && { worker: worker.local, services: new Set(missing) };
   const addresses = Object.fromEntries(
     WORKER_SERVICES.map((name) => [name, config.workers.addresses[name] ?? worker!.address]),
   ) as Record<WorkerServiceName, string>;
@@ -90,13 +94,13 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
       logger: logger.child({ part: "model-installs" }),
     }),
-    workers: createWorkerClients(config, addresses),
+    workers: local ? withLocalCalls(config, createWorkerClients(config, addresses), local.worker, local.services) : createWorkerClients(config, addresses),
     images: createImageSource(config),
   };
   const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
   let jobs: RunningJobs;
   try {
-    jobs = await startJobs(services, addresses);
+    jobs = await startJobs(services, addresses, local);
   } catch (error) {
     await ready.close();
     services.workers.close();

@@ -7,6 +7,8 @@ import type { WorkerServiceName } from "../core/config.js";
 import type { AtelierServices } from "../server/context.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { createProgressClients } from "../server/workers/progress-clients.js";
+import { withLocalProgress } from "../server/workers/local-worker-clients.js";
+import type { LocalWorker } from "../core/local-worker.js";
 import { JobEventHub } from "./job-events.js";
 import { JobRunner, type JobScheduler } from "./job-runner.js";
 import { JobService } from "./job-service.js";
@@ -44,11 +46,20 @@ async function openBackend(services: AtelierServices): Promise<JobQueueBackend> 
   return { store, hub: new JobEventHub(), scheduler: new LocalJobScheduler(store, config.jobs.concurrency), close: () => store.close() };
 }
 
-export async function startJobs(services: AtelierServices, addresses: Record<WorkerServiceName, string>): Promise<RunningJobs> {
+/**
+ * `local`: the worker in this process and the services it runs, called without gRPC
+ * (server/workers/local-worker-clients.ts).
+ */
+export async function startJobs(
+  services: AtelierServices,
+  addresses: Record<WorkerServiceName, string>,
+  local?: { worker: LocalWorker; services: ReadonlySet<WorkerServiceName> },
+): Promise<RunningJobs> {
   const { config } = services;
   const backend = await openBackend(services);
   const { store, hub } = backend;
-  const progress = createProgressClients(config, addresses);
+  const remote = createProgressClients(config, addresses);
+  const progress = local ? withLocalProgress(config, remote, local.worker, local.services) : remote;
   const webhooks = new WebhookDeliverer(
     store,
     new AddressPolicy(config.fetch.allowedPrivateHosts),

@@ -6,11 +6,11 @@
  * chunking rules, and every failure of the work, ends the call with a status as unary calls do.
  */
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import { AtelierError, asAtelierError } from "../core/errors.js";
+import { AtelierError } from "../core/errors.js";
 import { toGrpcStatus } from "../core/grpc-errors.js";
 import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../core/image-chunks.js";
 import type { Logger } from "../core/logger.js";
-import { workerCallDuration, workerCalls } from "../observability/metrics.js";
+import { startCallRecord } from "./call-record.js";
 import { abortSignalFor } from "./grpc-handler.js";
 import { withProgress } from "./work-progress.js";
 
@@ -22,9 +22,7 @@ export function chunkedImageHandler<Req extends WithImage, Res extends WithImage
 ) {
   return (call: ServerDuplexStream<ChunkedRequest<Req>, ChunkedResponse<Res>>): void => {
     const signal = abortSignalFor(call as unknown as Parameters<typeof abortSignalFor>[0]);
-    const started = performance.now();
-    const stopTimer = workerCallDuration.startTimer({ method });
-    const traceparent = call.metadata.get("traceparent")[0]?.toString();
+    const record = startCallRecord(logger, method, call.metadata.get("traceparent")[0]?.toString());
     const assembly = new ImageAssembly(maxImageBytes);
     let head: Req | undefined;
     let over = false;
@@ -32,12 +30,7 @@ export function chunkedImageHandler<Req extends WithImage, Res extends WithImage
     const fail = (error: unknown) => {
       if (over) return;
       over = true;
-      stopTimer();
-      const failure = asAtelierError(error);
-      workerCalls.inc({ method, code: failure.code });
-      if (failure.code === "INTERNAL") logger.error({ method, traceparent, err: error }, "call failed");
-      else logger.info({ method, traceparent, code: failure.code }, "call refused");
-      call.emit("error", toGrpcStatus(failure));
+      call.emit("error", toGrpcStatus(record.failed(error)));
     };
 
     call.on("data", (message: ChunkedRequest<Req>) => {
@@ -69,9 +62,7 @@ export function chunkedImageHandler<Req extends WithImage, Res extends WithImage
         const messages = chunkedMessages(result, (response, imageChunk): ChunkedResponse<Res> => ({ ...last, stage: "", response, imageChunk }));
         if (!(await writeInTurn(call, messages, signal))) throw new AtelierError("CANCELLED", "The call was cancelled while its answer was sent.");
         over = true;
-        stopTimer();
-        workerCalls.inc({ method, code: "OK" });
-        logger.debug({ method, traceparent, ms: Math.round(performance.now() - started) }, "call done");
+        record.succeeded();
         call.end();
       };
       run().catch(fail);

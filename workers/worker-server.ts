@@ -24,6 +24,8 @@ import { chunkedImageHandler } from "./chunked-image-handler.js";
 import type { WithImage } from "../core/image-chunks.js";
 import { workOf } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
+import { LocalCalls } from "./local-calls.js";
+import type { LocalWorker } from "../core/local-worker.js";
 
 interface ServiceBinding {
   definition: ServiceDefinition;
@@ -35,7 +37,9 @@ export interface RunningWorker {
   address: string;
   port: number;
   server: Server;
-  /** Stops accepting calls, waits up to `graceMs` for running ones, then forces. */
+  /** The same services for the router in this process, without gRPC (core/local-worker.ts). */
+  local: LocalWorker;
+  /** Stops accepting calls, waits up to `graceMs` for running ones (RPCs and local calls), then forces. */
   shutdown(graceMs?: number): Promise<void>;
 }
 
@@ -116,6 +120,7 @@ export async function startWorkerServer(
 ): Promise<RunningWorker> {
   const server = new Server(grpcChannelOptions(config));
   const bindings = workerServiceBindings(context);
+  const local = new LocalCalls(bindings, logger);
   const health = new HealthImplementation({ "": "SERVING" });
   for (const { definition, implementation } of bindings) {
     server.addService(withImageCodecs(definition), implementation);
@@ -136,9 +141,10 @@ export async function startWorkerServer(
     address: `${hostForBind}:${port}`,
     port,
     server,
-    shutdown: (graceMs = 10_000) =>
-      new Promise<void>((resolve) => {
-        health.setStatus("", "NOT_SERVING");
+    local,
+    shutdown: async (graceMs = 10_000) => {
+      health.setStatus("", "NOT_SERVING");
+      const served = new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           server.forceShutdown();
           resolve();
@@ -148,6 +154,9 @@ export async function startWorkerServer(
           clearTimeout(force);
           resolve();
         });
-      }).then(() => context.runtime.dispose()),
+      });
+      await Promise.all([served, local.drain(graceMs)]);
+      await context.runtime.dispose();
+    },
   };
 }

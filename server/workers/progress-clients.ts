@@ -24,6 +24,9 @@ export interface WorkerProgress {
 
 export type ProgressListener = (progress: WorkerProgress) => void;
 
+/** The stage reported where the worker names none: image operations go tile by tile, generation step by step. */
+export const STAGE_BY_DEFAULT = { image: "tiles", generate: "denoising" } as const;
+
 export interface ProgressClients {
   generate(request: GenerateRequest, options: CallOptions, onProgress: ProgressListener): Promise<GenerateResponse>;
   upscale(request: UpscaleRequest, options: CallOptions, onProgress: ProgressListener): Promise<UpscaleResponse>;
@@ -85,7 +88,7 @@ export function createProgressClients(config: AtelierConfig, addresses: Record<W
     deadlineMs: deadline(options),
     maxImageBytes: config.workers.maxMessageBytes,
     signal: options.signal,
-    onProgress: (step: number, steps: number, stage: string) => onProgress({ step, steps, stage: stage || "tiles" }),
+    onProgress: (step: number, steps: number, stage: string) => onProgress({ step, steps, stage: stage || STAGE_BY_DEFAULT.image }),
     retry: false,
   });
   return {
@@ -97,7 +100,7 @@ export function createProgressClients(config: AtelierConfig, addresses: Record<W
       readStream<GenerateResponse>(
         (metadata, callOptions) => generation.generateStream({ request }, metadata, callOptions),
         deadline(options),
-        "denoising",
+        STAGE_BY_DEFAULT.generate,
         onProgress,
         options.signal,
       ),

@@ -56,7 +56,7 @@ export type UnaryMethod<Req, Res> = (
 ) => { cancel(): void };
 
 /** The error for a call whose signal aborted before it started. */
-function abortedError(signal: AbortSignal): AtelierError {
+export function abortedError(signal: AbortSignal): AtelierError {
   // Any signal (not only the facade's, whose reason is already an AtelierError) ends as CANCELLED.
   return signal.reason instanceof AtelierError ? signal.reason : new AtelierError("CANCELLED", "The request was cancelled.", { cause: signal.reason });
 }

@@ -1,4 +1,4 @@
-/** Small helpers the jobs tests share: authenticated GET/DELETE and waiting for a job's end. */
+/** Small helpers the jobs tests share: authenticated GET/DELETE, waiting for a job's end, reading its events. */
 import type { TestService } from "../support/test-service.js";
 
 export interface JobBody {
@@ -54,4 +54,22 @@ export async function submitAsync(service: TestService, apiPath: string, body: u
   const response = await service.post(apiPath, body, key, { prefer: "respond-async", ...headers });
   if (response.status !== 202) throw new Error(`submit ${apiPath}: ${response.status} ${await response.text()}`);
   return (await response.json()) as JobBody;
+}
+
+export interface SseEvent {
+  id: number;
+  event: string;
+  data: unknown;
+}
+
+/** Reads a whole SSE response (it ends after the job's final event). */
+export async function readEvents(response: Response): Promise<SseEvent[]> {
+  const text = await response.text();
+  return text
+    .split("\n\n")
+    .filter((block) => block.includes("data: "))
+    .map((block) => {
+      const field = (name: string) => block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
+      return { id: Number(field("id")), event: field("event")!, data: JSON.parse(field("data")!) as unknown };
+    });
 }

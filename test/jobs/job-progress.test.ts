@@ -6,26 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { hasClipMerges } from "../generation/diffusion/tiny-export.js";
-import { call, finishedJob, jobWhere, submitAsync, type JobBody } from "./job-helpers.js";
+import { call, finishedJob, jobWhere, readEvents, submitAsync, type JobBody } from "./job-helpers.js";
 import { startTinyGenerationWorker, TINY_MODEL, type TinyGenerationWorker } from "./tiny-generation-worker.js";
-
-interface SseEvent {
-  id: number;
-  event: string;
-  data: unknown;
-}
-
-/** Reads a whole SSE response (it ends after the job's final event). */
-async function readEvents(response: Response): Promise<SseEvent[]> {
-  const text = await response.text();
-  return text
-    .split("\n\n")
-    .filter((block) => block.includes("data: "))
-    .map((block) => {
-      const field = (name: string) => block.split("\n").find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
-      return { id: Number(field("id")), event: field("event")!, data: JSON.parse(field("data")!) as unknown };
-    });
-}
 
 describe.skipIf(!hasClipMerges())("jobs with step progress (tiny diffusion worker)", () => {
   let worker: TinyGenerationWorker;

@@ -17,6 +17,7 @@ import {
 import type { CatalogEntry } from "../catalog/catalog-types.js";
 import { entriesForTask } from "../catalog/model-catalog.js";
 import { abortSignalFor, unaryHandler } from "../grpc-handler.js";
+import { reportProgress } from "../work-progress.js";
 import { encodeImage } from "../image/encode-image.js";
 import { assertOutputSize } from "../image/open-image.js";
 import { rawImagePipeline } from "../image/raw-image.js";
@@ -119,7 +120,10 @@ export function generationServiceImplementation(context: WorkerContext, options:
   return {
     definition: GenerationServiceService,
     implementation: {
-      generate: unaryHandler<GenerateRequest, GenerateResponse>(context.logger, "Generate", (request, signal) => service.generate(request, signal)),
+      // Steps are reported to a progress scope, for the router in this process (local-calls.ts); a no-op for RPCs.
+      generate: unaryHandler<GenerateRequest, GenerateResponse>(context.logger, "Generate", (request, signal) =>
+        service.generate(request, signal, (step, totalSteps) => reportProgress(step, totalSteps, "denoising")),
+      ),
       generateStream: streamHandler(service, context),
     },
   };
