@@ -19,7 +19,8 @@ export class LocalCalls implements LocalWorker {
   private readonly works = new Map<string, { method: string; work: Work }>();
   private running = 0;
   private draining = false;
-  private whenIdle: (() => void) | undefined;
+  /** Called once no call is running (drain's waiters). */
+  private readonly whenIdle = new Set<() => void>();
 
   constructor(
     bindings: readonly { definition: ServiceDefinition; implementation: UntypedServiceImplementation }[],
@@ -54,7 +55,7 @@ export class LocalCalls implements LocalWorker {
       throw record.failed(error);
     } finally {
       options.signal.removeEventListener("abort", cancel);
-      if (--this.running === 0) this.whenIdle?.();
+      if (--this.running === 0) for (const idle of this.whenIdle) idle();
     }
   }
 
@@ -63,12 +64,14 @@ export class LocalCalls implements LocalWorker {
     this.draining = true;
     if (this.running === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, graceMs);
-      timer.unref();
-      this.whenIdle = () => {
+      const done = () => {
         clearTimeout(timer);
+        this.whenIdle.delete(done);
         resolve();
       };
+      const timer = setTimeout(done, graceMs);
+      timer.unref();
+      this.whenIdle.add(done);
     });
   }
 }
