@@ -8,7 +8,7 @@
  * background left in the cutout's edge colours with and without foreground estimation.
  *
  * Speed: `POST /api/v1/tools/background-remove` end to end (data URL in, data URL out, over real HTTP
- * and gRPC to an in-process service) against bare runs of the very onnxruntime session the service
+ * to a service in this process, whose router calls its worker directly as `npm start`'s does) against bare runs of the very onnxruntime session the service
  * uses, interleaved with the calls, at 1 MP and 12 MP; with the worker's own step timings and the peak
  * resident memory of the process. The last table checks issue 19's goals: REST / bare session at
  * most 1.10 for ISNet at 1 MP and 1.25 at 12 MP, and the people models under 150 ms end to end at
@@ -25,7 +25,7 @@
 import os from "node:os";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
-import { loadConfig, WORKER_SERVICES } from "../core/config.js";
+import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../facade/start-atelier.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
@@ -39,7 +39,7 @@ import { runRemoval } from "../workers/background/remove-background.js";
 import { workingBudget, workingCopy, workingSize } from "../workers/background/working-image.js";
 import { openImage } from "../workers/image/open-image.js";
 import type { WorkerContext } from "../workers/worker-context.js";
-import { createWorkerContext, startWorkerServer } from "../workers/worker-server.js";
+import { createWorkerContext } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
 
 const { values } = parseArgs({
@@ -218,24 +218,14 @@ function restCall(url: string, key: string, model: ChosenModel, input: SpeedInpu
 }
 
 /**
- * The service with its worker on a gRPC server of ours, so the bench holds the worker's context: its
- * bare session runs then use the very session the REST calls use (a second session of the same model
- * would compete with it for the cores and for memory).
+ * The service as `npm start` runs it (its worker in process, called directly), around a worker
+ * context the bench holds: its bare session runs then use the very session the REST calls use (a
+ * second session of the same model would compete with it for the cores and for memory).
  */
 async function serviceWithOwnWorker(): Promise<{ context: WorkerContext; running: RunningAtelier; close(): Promise<void> }> {
   const context = createWorkerContext(config, createLogger("silent"));
-  // The worker server exactly as the service runs it (image codecs, receive windows), around this context.
-  const worker = await startWorkerServer(config, createLogger("silent"), { host: "127.0.0.1", port: 0 }, context);
-  const port = worker.port;
-  const running = await startAtelier({ ...config, workers: { ...config.workers, addresses: Object.fromEntries(WORKER_SERVICES.map((name) => [name, `127.0.0.1:${port}`])) } }, createLogger("silent"));
-  return {
-    context,
-    running,
-    close: async () => {
-      await running.close();
-      await worker.shutdown(0);
-    },
-  };
+  const running = await startAtelier(config, createLogger("silent"), { workerContext: context });
+  return { context, running, close: () => running.close() };
 }
 
 async function speed(runs: number): Promise<void> {

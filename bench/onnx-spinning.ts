@@ -19,12 +19,11 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import ort from "onnxruntime-node";
 import sharp from "sharp";
-import { loadConfig, WORKER_SERVICES, type AtelierConfig } from "../core/config.js";
+import { loadConfig, type AtelierConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { startAtelier } from "../facade/start-atelier.js";
 import { buildComposite, PERSON } from "../test/background/ground-truth.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
-import { createWorkerContext, startWorkerServer } from "../workers/worker-server.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-bare": { type: "boolean" }, "skip-rest": { type: "boolean" } } });
 const RUNS = Number(values.runs ?? 15);
@@ -91,19 +90,12 @@ async function bare(): Promise<void> {
 /** A service whose worker runs in this process with `spinning`; returns its URL, an API key and a closer. */
 async function service(config: AtelierConfig, spinning: boolean) {
   const own = { ...config, inference: { ...config.inference, spinning } };
-  const context = createWorkerContext(own, createLogger("silent"));
-  // The worker server exactly as the service runs it (image codecs, receive windows), around this context.
-  const worker = await startWorkerServer(own, createLogger("silent"), { host: "127.0.0.1", port: 0 }, context);
-  const port = worker.port;
-  const running = await startAtelier({ ...own, workers: { ...own.workers, addresses: Object.fromEntries(WORKER_SERVICES.map((name) => [name, `127.0.0.1:${port}`])) } }, createLogger("silent"));
+  const running = await startAtelier(own, createLogger("silent"));
   const { key } = await running.services.keys.create({ name: "bench", hourlyLimit: 1_000_000 });
   return {
     url: running.url,
     key,
-    close: async () => {
-      await running.close();
-      await worker.shutdown(0);
-    },
+    close: () => running.close(),
   };
 }
 

@@ -26,6 +26,7 @@ import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { withLocalCalls } from "../server/workers/local-worker-clients.js";
 import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
+import type { WorkerContext } from "../workers/worker-context.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";
 import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp } from "./app.js";
@@ -48,14 +49,19 @@ export interface RunningAtelier {
   close(): Promise<void>;
 }
 
-async function startInProcessWorker(config: AtelierConfig, logger: Logger): Promise<RunningWorker> {
+async function startInProcessWorker(config: AtelierConfig, logger: Logger, context?: WorkerContext): Promise<RunningWorker> {
   const { startWorkerServer } = await import("../workers/worker-server.js");
-  return startWorkerServer(config, logger.child({ part: "worker" }), { host: "127.0.0.1", port: 0 });
+  return startWorkerServer(config, logger.child({ part: "worker" }), { host: "127.0.0.1", port: 0 }, context);
 }
 
-export async function startAtelier(config: AtelierConfig, logger: Logger = createLogger(config.logLevel)): Promise<RunningAtelier> {
+export interface StartOptions {
+  /** The in-process worker's models, runtime and queue (benches run bare sessions in the very runtime the service uses). */
+  workerContext?: WorkerContext;
+}
+
+export async function startAtelier(config: AtelierConfig, logger: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningAtelier> {
   const missing = WORKER_SERVICES.filter((name) => config.workers.addresses[name] === undefined);
-  const worker = missing.length > 0 ? await startInProcessWorker(config, logger) : undefined;
+  const worker = missing.length > 0 ? await startInProcessWorker(config, logger, options.workerContext) : undefined;
   // The router calls the worker in this process directly; gRPC stays for workers elsewhere and for other callers.
   const local = worker && { worker: worker.local, services: new Set(missing) };
   const addresses = Object.fromEntries(
