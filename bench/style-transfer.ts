@@ -203,7 +203,7 @@ const OVERHEAD_RUNS = Math.max(5, REPEATS);
  * Where the difference goes: the worker's own PNG decode (open-image.ts, as the service opens the
  * request's bytes) and PNG encode (encode-image.ts, of the answer's pixels) are timed in the same
  * interleaved rounds; what is left of REST minus the network, decode and encode is the rest of the
- * path: the client's and the facade's JSON and base64, HTTP, the router, gRPC both ways, garbage
+ * path: the client's and the facade's JSON and base64, HTTP, the router, garbage
  * collection, and the worker's JavaScript steps (edge margin, tile copy).
  *
  * The bare session is onnxruntime itself on this thread, as the upscale bench's: the graph exactly as
@@ -312,7 +312,7 @@ async function overheadAtOneMegapixel(modelsDir: string, models: ModelLoader): P
     ],
     rows,
   );
-  say("`network` is the bare run the goal compares with (on the framed image where there is a margin). PNG decode and encode are the worker's own steps timed alone in the same rounds; `the rest` is REST minus the network, decode and encode: JSON and base64 at the client and the facade, HTTP, the router, gRPC, garbage collection, and the worker's JavaScript steps.");
+  say("`network` is the bare run the goal compares with (on the framed image where there is a margin). PNG decode and encode are the worker's own steps timed alone in the same rounds; `the rest` is REST minus the network, decode and encode: JSON and base64 at the client and the facade, HTTP, the router, garbage collection, and the worker's JavaScript steps.");
   say();
   say(`Load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0]!.toFixed(1)} after.`);
   say();
@@ -401,7 +401,7 @@ async function main(): Promise<void> {
   say();
   say("`worker` is the style pipeline alone (restyle: resampling, tiling, tensors; no decode, encode, gRPC or HTTP).");
   say("`REST` is POST /api/v1/tools/style-transfer with a PNG data URL, PNG out, measured at the client.");
-  say("The whole service runs in this process, so its CPU time counts the facade, router, gRPC, worker and client together.");
+  say("The whole service runs in this process, so its CPU time counts the facade, router, worker and client together.");
   say();
   const medium = await photo(testPhoto("motorcycle_left.png"), { width: 740, height: 500 });
   const mediumUrl = dataUrl(await pngOf(medium));
