@@ -87,6 +87,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     await worker?.shutdown();
     throw error;
   }
+  const remoteClients = createWorkerClients(config, addresses);
   const services: AtelierServices = {
     config,
     logger,
@@ -100,7 +101,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
       logger: logger.child({ part: "model-installs" }),
     }),
-    workers: local ? withLocalCalls(config, createWorkerClients(config, addresses), local.worker, local.services) : createWorkerClients(config, addresses),
+    workers: local ? withLocalCalls(config, remoteClients, local.worker, local.services) : remoteClients,
     images: createImageSource(config),
   };
   const ready = serviceReadiness(config, keys, addresses, worker !== undefined);

@@ -13,6 +13,11 @@ export interface CallRecord {
   failed(error: unknown): AtelierError;
 }
 
+/** The name a call is counted and logged under: its RPC's method (`Upscale` of `/atelier.upscale.v1.UpscaleService/Upscale`). */
+export function methodOf(rpcPath: string): string {
+  return rpcPath.slice(rpcPath.lastIndexOf("/") + 1);
+}
+
 export function startCallRecord(logger: Logger, method: string, traceparent: string | undefined): CallRecord {
   const started = performance.now();
   const stopTimer = workerCallDuration.startTimer({ method });

@@ -10,7 +10,7 @@ import { AtelierError } from "../core/errors.js";
 import { workerCallError } from "../core/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
 import type { LocalCallOptions, LocalWorker } from "../core/local-worker.js";
-import { startCallRecord } from "./call-record.js";
+import { methodOf, startCallRecord } from "./call-record.js";
 import { callCancelled, workOf, type Work } from "./grpc-handler.js";
 import { withProgress } from "./work-progress.js";
 
@@ -29,7 +29,7 @@ export class LocalCalls implements LocalWorker {
     for (const { definition, implementation } of bindings) {
       for (const [name, method] of Object.entries(definition)) {
         const work = workOf(implementation[name]);
-        if (work) this.works.set(method.path, { method: method.path.split("/").pop() ?? name, work });
+        if (work) this.works.set(method.path, { method: methodOf(method.path), work });
       }
     }
   }

@@ -24,6 +24,7 @@ import { chunkedImageHandler } from "./chunked-image-handler.js";
 import type { WithImage } from "../core/image-chunks.js";
 import { workOf } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
+import { methodOf } from "./call-record.js";
 import { LocalCalls } from "./local-calls.js";
 import type { LocalWorker } from "../core/local-worker.js";
 
@@ -88,7 +89,8 @@ export function withChunkedTwins({ definition, implementation }: ServiceBinding,
     const twin = name.slice(0, -CHUNKED.length);
     const work = workOf(implementation[twin]);
     // Counted under the twin's name (atelier_worker_calls_total{method}): the same operation.
-    const rpc = definition[twin]?.path.split("/").pop() ?? name;
+    const unary = definition[twin];
+    const rpc = unary ? methodOf(unary.path) : name;
     return work ? [[name, chunkedImageHandler(logger, rpc, work as (request: WithImage, signal: AbortSignal) => Promise<WithImage>, maxImageBytes)]] : [];
   });
   return { definition, implementation: { ...implementation, ...Object.fromEntries(twins) } };

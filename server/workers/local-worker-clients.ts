@@ -16,7 +16,7 @@ import { PromptServiceService } from "../../gen/atelier/prompt/v1/prompt_service
 import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import { UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
 import { STAGE_BY_DEFAULT, type ProgressClients, type ProgressListener } from "./progress-clients.js";
-import { abortedError, type CallOptions, type WorkerClients } from "./worker-clients.js";
+import { abortedError, callDeadlineMs, type CallOptions, type WorkerClients } from "./worker-clients.js";
 
 /** Each operation's worker service and RPC. */
 const OPERATIONS = {
@@ -67,7 +67,7 @@ export function withLocalCalls(config: AtelierConfig, clients: WorkerClients, lo
   for (const [operation, { service, path }] of Object.entries(OPERATIONS) as [Operation, (typeof OPERATIONS)[Operation]][]) {
     if (!services.has(service)) continue;
     (localized as Record<Operation, unknown>)[operation] = (request: object, options?: CallOptions) =>
-      callLocal(local, path, request, { deadlineMs: options?.deadlineMs ?? config.workers.deadlineMs, signal: options?.signal });
+      callLocal(local, path, request, { deadlineMs: callDeadlineMs(config, options), signal: options?.signal });
   }
   return localized;
 }
@@ -81,7 +81,7 @@ export function withLocalProgress(config: AtelierConfig, clients: ProgressClient
     const stageByDefault = operation === "generate" ? STAGE_BY_DEFAULT.generate : STAGE_BY_DEFAULT.image;
     (localized as Record<typeof operation, unknown>)[operation] = (request: object, options: CallOptions, onProgress: ProgressListener) =>
       callLocal(local, path, request, {
-        deadlineMs: options.deadlineMs ?? config.workers.deadlineMs,
+        deadlineMs: callDeadlineMs(config, options),
         signal: options.signal,
         onProgress: (step, steps, stage) => onProgress({ step, steps, stage: stage || stageByDefault }),
       });

@@ -13,7 +13,7 @@ import type { RemoveBackgroundRequest, RemoveBackgroundResponse } from "../../ge
 import { GenerationServiceClient, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
 import type { StyleTransferRequest, StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import type { UpscaleRequest, UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { BackgroundClient, callChunked, StyleTransferClient, UpscaleClient, workerChannelOptions, type CallOptions } from "./worker-clients.js";
+import { BackgroundClient, callChunked, callDeadlineMs, StyleTransferClient, UpscaleClient, workerChannelOptions, type CallOptions } from "./worker-clients.js";
 
 /** `step` of `steps` done; `stage` names what is being done. */
 export interface WorkerProgress {
@@ -83,7 +83,7 @@ export function createProgressClients(config: AtelierConfig, addresses: Record<W
   const upscale = new UpscaleClient(addresses.upscale, insecure, channel);
   const style = new StyleTransferClient(addresses.style, insecure, channel);
   const background = new BackgroundClient(addresses.background, insecure, channel);
-  const deadline = (options: CallOptions) => options.deadlineMs ?? config.workers.deadlineMs;
+  const deadline = (options: CallOptions) => callDeadlineMs(config, options);
   const chunked = (options: CallOptions, onProgress: ProgressListener) => ({
     deadlineMs: deadline(options),
     maxImageBytes: config.workers.maxMessageBytes,

@@ -32,6 +32,11 @@ export interface CallOptions {
   deadlineMs?: number;
 }
 
+/** A call's deadline in milliseconds: its own, else the configured one. */
+export function callDeadlineMs(config: AtelierConfig, options?: CallOptions): number {
+  return options?.deadlineMs ?? config.workers.deadlineMs;
+}
+
 export interface WorkerClients {
   upscale(request: UpscaleRequest, options?: CallOptions): Promise<UpscaleResponse>;
   generate(request: GenerateRequest, options?: CallOptions): Promise<GenerateResponse>;
@@ -229,7 +234,7 @@ export function createWorkerClients(config: AtelierConfig, addresses: Record<Wor
   const prompt = new PromptServiceClient(addresses.prompt, insecure, options);
   const catalog = new CatalogServiceClient(addresses.catalog, insecure, options);
   const all: Client[] = [upscale, generation, style, background, prompt, catalog];
-  const deadline = (callOptions?: CallOptions) => callOptions?.deadlineMs ?? config.workers.deadlineMs;
+  const deadline = (callOptions?: CallOptions) => callDeadlineMs(config, callOptions);
   const call = <Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
     callUnary(client, method.bind(client) as UnaryMethod<Req, Res>, request, deadline(o), o?.signal);
   // Image operations go over their chunked RPCs: no message of a whole image on either side.
