@@ -4,7 +4,7 @@
  */
 import type { PublicError } from "../core/errors.js";
 import type { BlobRef, ImagesToStore, StoredImages } from "./job-images.js";
-import type { JobProgress, JobRecord, JobStatus } from "./job-record.js";
+import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 
 export interface NewJob {
   id: string;
@@ -17,6 +17,14 @@ export interface NewJob {
   requestId: string;
   webhookUrl: string | null;
   createdAtMs: number;
+}
+
+/**
+ * What both stores write first of a new job, in this order: id, key, operation, input JSON, request
+ * id, creation time and progress JSON (queued).
+ */
+export function newJobValues(job: NewJob): [string, string, string, string, string, number, string] {
+  return [job.id, job.apiKeyId, job.operation, JSON.stringify(job.input), job.requestId, job.createdAtMs, JSON.stringify(QUEUED_PROGRESS)];
 }
 
 export interface QueueLimits {

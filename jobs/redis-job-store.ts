@@ -19,7 +19,7 @@ import { copyForDelivery, insertWithImages } from "./job-image-blobs.js";
 import { imagesJson, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { DROP_IMAGES_LUA, RedisImageBlobs } from "./redis-image-blobs.js";
-import type { IdempotencyEntry, InsertOutcome, JobEvent, JobListPage, JobOutcome, JobStore, NewJob, QueueLimits, WebhookAttempt, WebhookDelivery } from "./job-store.js";
+import { newJobValues, type IdempotencyEntry, type InsertOutcome, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type NewJob, type QueueLimits, type WebhookAttempt, type WebhookDelivery } from "./job-store.js";
 
 const PREFIX = "atelier:jobs:";
 
@@ -272,13 +272,7 @@ export class RedisJobStore implements JobStore {
     return insertWithImages(this.blobs, job, async (images) => {
       const outcome = await this.script<"inserted" | "key" | "queue">(
         "jobsInsert",
-        job.id,
-        job.apiKeyId,
-        job.operation,
-        JSON.stringify(job.input),
-        job.requestId,
-        job.createdAtMs,
-        JSON.stringify(QUEUED_PROGRESS),
+        ...newJobValues(job),
         job.webhookUrl ?? "",
         limits.maxActivePerKey,
         limits.maxQueued,

@@ -16,7 +16,7 @@ import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } fro
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
 import { copyForDelivery, FileImageBlobs, insertWithImages, JOB_IMAGES_FOLDER } from "./job-image-blobs.js";
 import { imagesJson, keepLegacyImages, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
-import type { IdempotencyEntry, InsertOutcome, WebhookAttempt, WebhookDelivery, JobEvent, JobListPage, JobOutcome, JobStore, LocalJobQueue, NewJob, QueueHead, QueueLimits } from "./job-store.js";
+import { newJobValues, type IdempotencyEntry, type InsertOutcome, type WebhookAttempt, type WebhookDelivery, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type LocalJobQueue, type NewJob, type QueueHead, type QueueLimits } from "./job-store.js";
 
 export const JOBS_DATABASE_FILE = "jobs.db";
 
@@ -224,17 +224,7 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
         `INSERT INTO jobs (id, api_key_id, operation, input, request_id, status, created_at, progress, webhook_url, images)
          VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
       )
-      .run(
-        job.id,
-        job.apiKeyId,
-        job.operation,
-        JSON.stringify(job.input),
-        job.requestId,
-        job.createdAtMs,
-        JSON.stringify(QUEUED_PROGRESS),
-        job.webhookUrl,
-        imagesJson(storedOnly(images)),
-      );
+      .run(...newJobValues(job), job.webhookUrl, imagesJson(storedOnly(images)));
     return { inserted: this.getSync(job.id)! };
   };
 
