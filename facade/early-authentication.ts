@@ -15,6 +15,7 @@ import { rateLimitedError, rateLimitHeaders } from "../server/middleware/meter-q
 import { operationName } from "../server/middleware/record-usage.js";
 import { appRouter } from "../server/router.js";
 import type { SendFailure } from "./json-body.js";
+import { refuseUnreadBody } from "./refuse-unread-body.js";
 
 interface ProcedureMeta {
   openapi?: { protect?: boolean; path?: string };
@@ -58,9 +59,8 @@ export function earlyAuthentication(services: AtelierServices, operationsOf: (re
         }
       }
     } catch (error) {
-      // The body is left unread: close the connection rather than drain it.
-      res.setHeader("Connection", "close");
-      return sendFailure(req, res, asAtelierError(error));
+      // The body is never parsed: thrown away as it arrives (refuse-unread-body.ts).
+      return refuseUnreadBody(req, res, () => sendFailure(req, res, asAtelierError(error)));
     }
     (res.locals as { authenticatedKeys?: Map<string, ApiKeyRecord> }).authenticatedKeys = accepted;
     next();

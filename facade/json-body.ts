@@ -11,12 +11,14 @@
  * Bodies are scanned as their chunks arrive (facade/json-body-scanner.ts): nesting is known at the
  * end without a pass over the text, and long plain strings (data URLs) are cut out of the text
  * JSON.parse sees and put back, so a 20 MB body is not parsed in one block on the event loop.
- * Early refusals close the connection, so the unread rest of the upload is not drained.
+ * Early refusals are answered at once; the rest of the upload is thrown away unparsed, and the
+ * connection closes once it has been received (facade/refuse-unread-body.ts).
  */
 import type { NextFunction, Request, Response } from "express";
 import { parse as parseContentType, type ContentType } from "content-type";
 import { AtelierError } from "../core/errors.js";
 import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "./json-body-scanner.js";
+import { refuseUnreadBody } from "./refuse-unread-body.js";
 
 /** Writes a refusal in the transport's error shape (REST or tRPC). */
 export type SendFailure = (req: Request, res: Response, error: AtelierError) => void;
@@ -69,11 +71,8 @@ export function jsonBodies(limits: JsonBodyLimits) {
   let largeBodiesReading = 0;
   return (sendFailure: SendFailure) => (req: Request, res: Response, next: NextFunction): void => {
     const sendError = (_res: Response, error: AtelierError) => sendFailure(req, res, error);
-    // Answers `error` and closes the connection so an unread upload is not drained.
-    const refuseUnread = (_res: Response, error: AtelierError) => {
-      res.setHeader("Connection", "close");
-      sendFailure(req, res, error);
-    };
+    // Answers `error` now; the rest of the upload is thrown away unparsed (refuse-unread-body.ts).
+    const refuseUnread = (_res: Response, error: AtelierError) => refuseUnreadBody(req, res, () => sendFailure(req, res, error));
     if (req.method === "GET" || req.method === "HEAD" || req.method === "OPTIONS") return next();
     const declared = req.headers["content-length"] === undefined ? undefined : Number(req.headers["content-length"]);
     const chunked = req.headers["transfer-encoding"] !== undefined;

@@ -44,6 +44,27 @@ async function send(body: Buffer, options: { pieceBytes: number; headers?: strin
   return Buffer.concat(answer).toString();
 }
 
+/**
+ * Sends `head` and the whole `body` before reading anything, as Python's httpx and requests do, then
+ * reads the answer until the server closes; "write failed: …" when the server reset the connection
+ * under the upload (the answer is then lost with it).
+ */
+async function sendWholeThenRead(body: Buffer, headers: string): Promise<string> {
+  const socket = net.connect(port, "127.0.0.1");
+  await new Promise((resolve) => socket.once("connect", resolve));
+  socket.pause();
+  socket.on("error", () => {});
+  const head = `POST /echo HTTP/1.1\r\nHost: x\r\n${headers}\r\n`;
+  const failed = await new Promise<Error | null | undefined>((resolve) => socket.write(Buffer.concat([Buffer.from(head), body]), resolve));
+  if (failed) return `write failed: ${failed.message}`;
+  const answer: Buffer[] = [];
+  socket.on("data", (chunk: Buffer) => answer.push(chunk));
+  const closed = new Promise((resolve) => socket.once("close", resolve));
+  socket.resume();
+  await closed;
+  return Buffer.concat(answer).toString();
+}
+
 const statusOf = (answer: string) => Number(answer.slice(9, 12));
 const bodyOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as unknown;
 
@@ -77,6 +98,28 @@ describe("the body reader", () => {
     expect(statusOf(await send(large, { pieceBytes: 65_536 }))).toBe(413);
     const chunked = Buffer.concat([Buffer.from(`${large.length.toString(16)}\r\n`), large, Buffer.from("\r\n0\r\n\r\n")]);
     expect(statusOf(await send(chunked, { pieceBytes: 65_536, headers: "Transfer-Encoding: chunked\r\n" }))).toBe(413);
+  });
+
+  describe("refusing a body it does not read, to a client that sends all of it before reading", () => {
+    // Many times what the sockets buffer, so a server that closed at once would reset the upload.
+    const huge = Buffer.from(JSON.stringify({ imageUrl: "A".repeat(12 * MAX_BODY_BYTES) }));
+
+    it.each([
+      ["a declared length over the limit", `Content-Type: application/json\r\nContent-Length: ${huge.length}\r\n`, huge, 413, "PAYLOAD_TOO_LARGE"],
+      [
+        "a chunked body that grows over the limit",
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n",
+        Buffer.concat([Buffer.from(`${huge.length.toString(16)}\r\n`), huge, Buffer.from("\r\n0\r\n\r\n")]),
+        413,
+        "PAYLOAD_TOO_LARGE",
+      ],
+      ["a body that is not JSON", `Content-Type: text/plain\r\nContent-Length: ${huge.length}\r\n`, huge, 400, "UNSUPPORTED_MEDIA_TYPE"],
+    ])("answers %s once the body is in, then closes", async (_case, headers, body, status, code) => {
+      const answer = await sendWholeThenRead(body, headers);
+      expect(statusOf(answer), answer.slice(0, 200)).toBe(status);
+      expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+      expect(bodyOf(answer)).toEqual({ code });
+    });
   });
 
   it("survives a body cut short of its declared length, and serves the next request", async () => {

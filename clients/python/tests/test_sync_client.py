@@ -120,6 +120,20 @@ def test_authentication_error(base_url: str) -> None:
     assert caught.value.request_id and len(caught.value.message) > 10
 
 
+def test_a_large_upload_refused_unread_gets_its_answer(base_url: str, client: Atelier) -> None:
+    # httpx sends the whole body before it reads the answer: the server must take the rest of an
+    # upload it refuses before closing, or httpx reports a broken pipe instead of the refusal.
+    large = PNG_SIGNATURE + bytes(20 * 2**20)
+    with Atelier(api_key="atl_wrong", base_url=base_url) as wrong, pytest.raises(AuthenticationError) as caught:
+        wrong.tools.upscale(large, scale=2)
+    assert (caught.value.status, caught.value.code) == (401, "UNAUTHORIZED")
+    # 31 MiB of bytes is a 41 MiB data URL, over the server's default 40 MiB body limit.
+    with pytest.raises(BadRequestError) as too_large:
+        client.tools.upscale(PNG_SIGNATURE + bytes(31 * 2**20), scale=2)
+    assert (too_large.value.status, too_large.value.code) == (413, "PAYLOAD_TOO_LARGE")
+    assert client.prompts.improve("a lighthouse").original == "a lighthouse"
+
+
 def test_bad_request_names_the_field(client: Atelier, png: bytes) -> None:
     with pytest.raises(BadRequestError) as caught:
         client.tools.upscale(png, scale=9)

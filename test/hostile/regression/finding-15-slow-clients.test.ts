@@ -17,23 +17,27 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-/** Opens a socket, writes `chunks` one every 200 ms (then nothing), and resolves with the ms until the server closes it, and what it said. */
-function holdOpen(chunks: string[]): Promise<{ ms: number; answer: string }> {
+/** Opens a socket, writes `chunks` one every 200 ms (then nothing), and resolves with the ms until the server closes it, what it said, and the ms until it began to. */
+function holdOpen(chunks: string[]): Promise<{ ms: number; answer: string; answeredMs: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const socket = net.connect(service.port, "127.0.0.1");
     let answer = "";
+    let answeredMs = Infinity;
     const timers = chunks.map((chunk, i) => setTimeout(() => socket.writable && socket.write(chunk), i * 200));
     const giveUp = setTimeout(() => {
       socket.destroy();
       reject(new Error("the server kept the connection open for 10 s"));
     }, 10_000);
-    socket.on("data", (data) => (answer += data.toString("latin1")));
+    socket.on("data", (data) => {
+      answeredMs = Math.min(answeredMs, performance.now() - started);
+      answer += data.toString("latin1");
+    });
     socket.on("error", () => {});
     socket.on("close", () => {
       timers.forEach(clearTimeout);
       clearTimeout(giveUp);
-      resolve({ ms: performance.now() - started, answer });
+      resolve({ ms: performance.now() - started, answer, answeredMs });
     });
   });
 }
@@ -53,6 +57,16 @@ describe("finding 15: slow clients cannot hold sockets", () => {
     const { ms, answer } = await holdOpen([head, ...Array.from({ length: 40 }, () => "          ")]);
     expect(ms).toBeLessThan(4_000);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it("answers a refusal at once, and closes a connection whose refused body trickles by the request limit", async () => {
+    // The rest of a refused body is thrown away as it comes (facade/refuse-unread-body.ts), not for ever.
+    const head = "POST /api/v1/prompt/improve HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer atl_wrong\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
+    const { ms, answer, answeredMs } = await holdOpen([head, ...Array.from({ length: 40 }, () => "          ")]);
+    expect(answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(answeredMs).toBeLessThan(1_000);
+    expect(ms).toBeGreaterThan(1_000);
+    expect(ms).toBeLessThan(4_000);
   });
 
   it("closes an idle keep-alive connection after the keep-alive limit", async () => {
