@@ -110,10 +110,17 @@ export function jsonBodies(limits: JsonBodyLimits) {
       req.off("data", onData);
       outcome();
     };
+    // Refused while reading: what was read is let go at once, not held while the rest is thrown away.
+    const refuseRead = (error: AtelierError) =>
+      finish(() => {
+        whole = undefined;
+        chunks.length = 0;
+        refuseUnread(res, error);
+      });
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > limits.maxBodyBytes) return finish(() => refuseUnread(res, tooLarge()));
-      if (received > LARGE_BODY_BYTES && !takeLargeSlot()) return finish(() => refuseUnread(res, busy()));
+      if (received > limits.maxBodyBytes) return refuseRead(tooLarge());
+      if (received > LARGE_BODY_BYTES && !takeLargeSlot()) return refuseRead(busy());
       if (whole && received <= whole.length) chunk.copy(whole, received - chunk.length);
       else {
         // More than declared (the parser should not let it happen): gathered as undeclared bodies are.
