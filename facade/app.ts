@@ -30,6 +30,9 @@ import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
 
 const API_PREFIX = "/api";
+const TRPC_PREFIX = "/trpc";
+/** The paths whose request bodies the body reader (json-body.ts) reads. */
+export const JSON_BODY_PREFIXES = [API_PREFIX, TRPC_PREFIX] as const;
 const OPENAPI_PATH = "/api/v1/openapi.json";
 
 export function contextFor(services: AtelierServices, req: Request, res: Response): RequestContext {
@@ -86,7 +89,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
 
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
   const bodies = jsonBodies(services.config.http);
-  app.use("/trpc", earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
+  app.use(TRPC_PREFIX, earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
   const trpcHandler = createExpressMiddleware({
     router: appRouter,
     createContext: ({ req, res }) => contextFor(services, req, res),
@@ -94,7 +97,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     maxBodySize: services.config.http.maxBodyBytes,
   });
   // The body was read from stream events, outside the request's trace: re-enter it for the procedure.
-  app.use("/trpc", (req, res, next) => inRequestTrace(res, () => void trpcHandler(req, res, next)));
+  app.use(TRPC_PREFIX, (req, res, next) => inRequestTrace(res, () => void trpcHandler(req, res, next)));
 
   const document = documentJobs(buildOpenApiDocument(version));
   const operations = restRoutes(API_PREFIX);

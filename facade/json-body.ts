@@ -18,6 +18,7 @@ import type { NextFunction, Request, Response } from "express";
 import { parse as parseContentType, type ContentType } from "content-type";
 import { AtelierError } from "../core/errors.js";
 import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "./json-body-scanner.js";
+import { sendOwedContinue } from "./expect-continue.js";
 import { refuseUnreadBody } from "./refuse-unread-body.js";
 
 /** Writes a refusal in the transport's error shape (REST or tRPC). */
@@ -130,6 +131,7 @@ export function jsonBodies(limits: JsonBodyLimits) {
       }
       scanner.scan(chunk);
     };
+    sendOwedContinue(req, res);
     req.on("data", onData);
     req.once("error", () => finish(() => {}));
     // A client that goes away mid-upload frees its slot.

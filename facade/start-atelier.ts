@@ -29,7 +29,8 @@ import type { RunningWorker } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";
 import type { Readiness } from "../operations/health/readiness.js";
-import { createFacadeApp } from "./app.js";
+import { createFacadeApp, JSON_BODY_PREFIXES } from "./app.js";
+import { continueWhenBodyIsRead } from "./expect-continue.js";
 import { httpServerOptions } from "./http-server-options.js";
 import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
 
@@ -118,6 +119,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   }
   const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness, jobs: jobs.service });
   const server = http.createServer(httpServerOptions(config), app);
+  server.on("checkContinue", continueWhenBodyIsRead(app, JSON_BODY_PREFIXES));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.http.port, config.http.host, () => resolve());
