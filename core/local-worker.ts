@@ -5,6 +5,8 @@
  * workers/local-calls.ts, the router side server/workers/local-worker-clients.ts.
  */
 
+import type { WorkerServiceName } from "./config.js";
+
 export interface LocalCallOptions {
   /** Aborts the work (it stops at its next check) when the caller goes away or its deadline passes. */
   signal: AbortSignal;
@@ -20,4 +22,10 @@ export interface LocalWorker {
    * validation, metrics and log lines, and a failure as the AtelierError a gRPC caller rebuilds.
    */
   call<Res>(path: string, request: object, options: LocalCallOptions): Promise<Res>;
+}
+
+/** The worker in the router's process and the services it runs (those with no configured address). */
+export interface InProcessWorker {
+  worker: LocalWorker;
+  services: ReadonlySet<WorkerServiceName>;
 }

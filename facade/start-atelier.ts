@@ -24,6 +24,7 @@ import { openUsageStore } from "../server/usage/open-usage-store.js";
 import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { withLocalCalls } from "../server/workers/local-worker-clients.js";
+import type { InProcessWorker } from "../core/local-worker.js";
 import { HubClient } from "../workers/models/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
@@ -64,7 +65,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   const missing = WORKER_SERVICES.filter((name) => config.workers.addresses[name] === undefined);
   const worker = missing.length > 0 ? await startInProcessWorker(config, logger, options.workerContext) : undefined;
   // The router calls the worker in this process directly; gRPC stays for workers elsewhere and for other callers.
-  const local = worker && { worker: worker.local, services: new Set(missing) };
+  const local: InProcessWorker | undefined = worker && { worker: worker.local, services: new Set(missing) };
   const addresses = Object.fromEntries(
     WORKER_SERVICES.map((name) => [name, config.workers.addresses[name] ?? worker!.address]),
   ) as Record<WorkerServiceName, string>;
@@ -102,7 +103,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
       hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
       logger: logger.child({ part: "model-installs" }),
     }),
-    workers: local ? withLocalCalls(config, remoteClients, local.worker, local.services) : remoteClients,
+    workers: local ? withLocalCalls(config, remoteClients, local) : remoteClients,
     images: createImageSource(config),
   };
   const ready = serviceReadiness(config, keys, addresses, worker !== undefined);

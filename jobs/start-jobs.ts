@@ -8,7 +8,7 @@ import type { AtelierServices } from "../server/context.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { createProgressClients } from "../server/workers/progress-clients.js";
 import { withLocalProgress } from "../server/workers/local-worker-clients.js";
-import type { LocalWorker } from "../core/local-worker.js";
+import type { InProcessWorker } from "../core/local-worker.js";
 import { JobEventHub } from "./job-events.js";
 import { JobRunner, type JobScheduler } from "./job-runner.js";
 import { JobService } from "./job-service.js";
@@ -53,13 +53,13 @@ async function openBackend(services: AtelierServices): Promise<JobQueueBackend> 
 export async function startJobs(
   services: AtelierServices,
   addresses: Record<WorkerServiceName, string>,
-  local?: { worker: LocalWorker; services: ReadonlySet<WorkerServiceName> },
+  local?: InProcessWorker,
 ): Promise<RunningJobs> {
   const { config } = services;
   const backend = await openBackend(services);
   const { store, hub } = backend;
   const remote = createProgressClients(config, addresses);
-  const progress = local ? withLocalProgress(config, remote, local.worker, local.services) : remote;
+  const progress = local ? withLocalProgress(config, remote, local) : remote;
   const webhooks = new WebhookDeliverer(
     store,
     new AddressPolicy(config.fetch.allowedPrivateHosts),

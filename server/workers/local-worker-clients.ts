@@ -7,7 +7,7 @@
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import type { AtelierError } from "../../core/errors.js";
 import { workerCallError } from "../../core/grpc-errors.js";
-import type { LocalWorker } from "../../core/local-worker.js";
+import type { InProcessWorker, LocalWorker } from "../../core/local-worker.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
 import { BackgroundServiceService } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceService } from "../../gen/atelier/catalog/v1/catalog_service.js";
@@ -61,8 +61,8 @@ export function callLocal<Res>(
   });
 }
 
-/** `clients` with the operations of `services` (those of the worker in this process) called locally. */
-export function withLocalCalls(config: AtelierConfig, clients: WorkerClients, local: LocalWorker, services: ReadonlySet<WorkerServiceName>): WorkerClients {
+/** `clients` with the operations of the in-process worker's services called locally. */
+export function withLocalCalls(config: AtelierConfig, clients: WorkerClients, { worker: local, services }: InProcessWorker): WorkerClients {
   const localized = { ...clients };
   for (const [operation, { service, path }] of Object.entries(OPERATIONS) as [Operation, (typeof OPERATIONS)[Operation]][]) {
     if (!services.has(service)) continue;
@@ -72,8 +72,8 @@ export function withLocalCalls(config: AtelierConfig, clients: WorkerClients, lo
   return localized;
 }
 
-/** `clients` with the operations of `services` called locally, their progress reported as the streaming RPCs report it. */
-export function withLocalProgress(config: AtelierConfig, clients: ProgressClients, local: LocalWorker, services: ReadonlySet<WorkerServiceName>): ProgressClients {
+/** `clients` with the operations of the in-process worker's services called locally, their progress reported as the streaming RPCs report it. */
+export function withLocalProgress(config: AtelierConfig, clients: ProgressClients, { worker: local, services }: InProcessWorker): ProgressClients {
   const localized = { ...clients };
   for (const operation of ["upscale", "styleTransfer", "removeBackground", "generate"] as const) {
     const { service, path } = OPERATIONS[operation];
