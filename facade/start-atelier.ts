@@ -34,6 +34,7 @@ import { createFacadeApp, JSON_BODY_PREFIXES } from "./app.js";
 import { continueWhenBodyIsRead } from "./expect-continue.js";
 import { httpServerOptions } from "./http-server-options.js";
 import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
+import { setServiceHeapGrowth } from "../core/heap-growth.js";
 
 export interface RunningAtelier {
   /** Base URL of the HTTP facade, e.g. `http://127.0.0.1:8080`. */
@@ -62,6 +63,7 @@ export interface StartOptions {
 }
 
 export async function startAtelier(config: AtelierConfig, logger: Logger = createLogger(config.logLevel), options: StartOptions = {}): Promise<RunningAtelier> {
+  setServiceHeapGrowth();
   const missing = WORKER_SERVICES.filter((name) => config.workers.addresses[name] === undefined);
   const worker = missing.length > 0 ? await startInProcessWorker(config, logger, options.workerContext) : undefined;
   // The router calls the worker in this process directly; gRPC stays for workers elsewhere and for other callers.

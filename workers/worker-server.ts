@@ -27,6 +27,7 @@ import { WorkQueue } from "./work-queue.js";
 import { methodOf } from "./call-record.js";
 import { LocalCalls } from "./local-calls.js";
 import type { LocalWorker } from "../core/local-worker.js";
+import { setServiceHeapGrowth } from "../core/heap-growth.js";
 
 interface ServiceBinding {
   definition: ServiceDefinition;
@@ -120,6 +121,7 @@ export async function startWorkerServer(
   listen: { host: string; port: number } = { host: config.workers.listenHost, port: config.workers.listenPort },
   context: WorkerContext = createWorkerContext(config, logger),
 ): Promise<RunningWorker> {
+  setServiceHeapGrowth();
   const server = new Server(grpcChannelOptions(config));
   const bindings = workerServiceBindings(context);
   const local = new LocalCalls(bindings, logger);
