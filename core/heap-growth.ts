@@ -9,14 +9,14 @@
  * service's ~70 MB live heap that nearly every call started a full mark-compact. That cost 20–45 ms of
  * main-thread marking and pauses per call, on the path of the decode, the encode and the JSON.
  *
- * Measured with service processes of each setting taking turns at the same calls (16–20 each,
- * medians; style candy-lite on a 1024x1024 photo, and LSDIR x4 to 1 MP):
- * - V8's own: mark-compacts on 12 of 10 style calls, style 1026–1100 ms, 1820–1940 ms of CPU per call;
- * - 100 %: style 983–1022 ms, 1680–1760 ms of CPU;
- * - 300 %: 4 mark-compacts on 10 style calls, style 960–999 ms, 1660–1720 ms of CPU; upscale 590
- *   against 597 ms, 1060 against 1120 ms of CPU.
- * The price is garbage held longer: the process's peak resident memory over those style calls was
- * 32–48 MB higher. bench/model-memory.ts and bench/soak.ts measure it with the rest of the service.
+ * Measured with service processes of each setting taking turns at the same calls (10–20 each,
+ * medians, 1024x1024 photo for the styles, LSDIR x4 to 1 MP):
+ * - mark-compacts on 10 candy-lite calls: 12 on V8's own schedule, 4 with 300 %;
+ * - V8's own against 300 %: udnie 2697 against 2490 ms, candy-lite 971 against 950 ms, the upscale
+ *   579 against 545 ms, with 380, 50 and 60 ms less CPU per call; 100 % gained about two thirds as much on candy-lite.
+ * The price is garbage held longer: peak resident memory 20–48 MB higher over those calls, ISNet's
+ * 1 MP whole-process peak 1067 against 1047 MiB, the mixed soak's 1348 against 1343 MiB
+ * (bench/model-memory.ts).
  *
  * V8 reads the flag each time it sets a new limit, so setting it after start-up takes effect, for
  * every isolate of the process (the inference thread's too); no launcher has to pass it.
