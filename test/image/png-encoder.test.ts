@@ -153,6 +153,15 @@ describe("encodePng", () => {
     expect(filtered.equals(averageFilterRows(image, 0, 900).data)).toBe(true);
   });
 
+  it("cuts a 1 MP image into two bands per core at least, so one band's filter overlaps another's deflate", () => {
+    const cores = Math.min(4, os.availableParallelism());
+    const bands = pngBands(1024, 1024, 3);
+    expect(bands.length).toBeGreaterThanOrEqual(2 * cores);
+    expect(bands.reduce((sum, rows) => sum + rows, 0)).toBe(1024);
+    // Never a band under 256 KB: a 300x300 RGB image (270 KB) stays whole.
+    expect(pngBands(300, 300, 3)).toEqual([300]);
+  });
+
   it("keeps only a few filtered bands waiting for the pool at once, reusing none before it is deflated", async () => {
     const image = photoLike(3000, 2200, 3);
     expect(pngBands(3000, 2200, 3).length).toBeGreaterThan(8);
