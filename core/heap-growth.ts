@@ -13,7 +13,8 @@
  * medians, 1024x1024 photo for the styles, LSDIR x4 to 1 MP):
  * - mark-compacts on 10 candy-lite calls: 12 on V8's own schedule, 4 with 300 %;
  * - V8's own against 300 %: udnie 2697 against 2490 ms, candy-lite 971 against 950 ms, the upscale
- *   579 against 545 ms, with 380, 50 and 60 ms less CPU per call; 100 % gained about two thirds as much on candy-lite.
+ *   579 against 545 ms, with 380, 50 and 60 ms less CPU per call; 100 % gained about two thirds as
+ *   much on candy-lite.
  * The price is garbage held longer: peak resident memory 20–48 MB higher over those calls; ISNet's
  * 1 MP whole-process peak 1067 and 1047 MiB in two sets against 1047, the mixed soak's 1348 against
  * 1343 MiB (bench/model-memory.ts).
