@@ -28,6 +28,26 @@ const isUtf8Strict = (bytes: Buffer) => {
   }
 };
 
+/** What the scanner finds, one byte at a time: long strings without escapes or control characters, and the depth. */
+function readByteByByte(body: Buffer, longStringBytes: number) {
+  const spans: { start: number; end: number; ascii: boolean }[] = [];
+  let [inString, escaping, plain, ascii, start, depth, maxDepth] = [false, false, true, true, 0, 0, 0];
+  body.forEach((c, i) => {
+    if (inString) {
+      if (escaping) escaping = false;
+      else if (c === 0x22) {
+        inString = false;
+        if (plain && i - start >= longStringBytes) spans.push({ start, end: i, ascii });
+      } else if (c === 0x5c) [escaping, plain] = [true, false];
+      else if (c < 0x20) plain = false;
+      else if (c > 0x7f) ascii = false;
+    } else if (c === 0x22) [inString, start, plain, ascii] = [true, i + 1, true, true];
+    else if (c === 0x5b || c === 0x7b) maxDepth = Math.max(maxDepth, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  });
+  return { spans, maxDepth };
+}
+
 describe("long strings kept out of JSON.parse", () => {
   const long = "A".repeat(300) + "é€😀" + "/+=".repeat(100);
   const cases: unknown[] = [
@@ -70,6 +90,33 @@ describe("long strings kept out of JSON.parse", () => {
     scanner.scan(Buffer.from(`[[{"a": "${"y".repeat(20)}", "b": "${"z".repeat(9)}", "c": "${"w".repeat(12)}\\n", "d": "\\"${"v".repeat(20)}"}]]`));
     expect(scanner.longStrings).toHaveLength(1);
     expect(scanner.maxDepth).toBe(3);
+  });
+
+  it("finds the same long strings and depth as a byte-by-byte reading, whatever the chunks and their alignment", () => {
+    // The scanner reads four bytes at once where it can: quotes, backslashes, control characters and
+    // bytes over 0x7f at every position of a word, in chunks starting at every offset of a word.
+    const special = [0x22, 0x5c, 0x00, 0x0a, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7b, 0x7d, 0x7f, 0x80, 0xc3, 0xff];
+    let state = 19;
+    // xorshift32: the same cases on every run.
+    const random = (below: number) => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % below;
+    };
+    for (let trial = 0; trial < 300; trial++) {
+      const parts: string[] = [];
+      for (let k = 0; k < 1 + random(4); k++) parts.push(`"${"Qz09+/".repeat(5 + random(40))}"`);
+      const body = Buffer.from(`[${parts.join(",")}]`, "latin1");
+      for (let k = random(4); k > 0; k--) body[1 + random(body.length - 2)] = special[random(special.length)]!;
+      const offset = random(4);
+      const held = Buffer.alloc(body.length + offset);
+      body.copy(held, offset);
+      const scanner = new JsonBodyScanner(20);
+      const chunkBytes = 1 + random(70);
+      for (let at = 0; at < body.length; at += chunkBytes) scanner.scan(held.subarray(offset + at, offset + Math.min(at + chunkBytes, body.length)));
+      expect({ spans: scanner.longStrings, maxDepth: scanner.maxDepth }).toEqual(readByteByByte(body, 20));
+    }
   });
 
   it("refuses what JSON.parse refuses", async () => {
