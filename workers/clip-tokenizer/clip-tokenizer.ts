@@ -43,28 +43,28 @@ export class ClipTokenizer {
     const padToken = options.padToken ?? END_OF_TEXT;
     // The pad token is a vocabulary entry as written ("!" is id 0, not the word "!</w>").
     this.padId = this.idOf(padToken);
-    this.encoder = new BytePairEncoder(vocabulary.ranks, [START_OF_TEXT, END_OF_TEXT]);
+    this.encoder = new BytePairEncoder(vocabulary, [START_OF_TEXT, END_OF_TEXT]);
   }
 
   private idOf(token: string): number {
-    const id = this.vocabulary.ids.get(token);
+    const id = this.vocabulary.idOf(token);
     if (id === undefined) throw new Error(`The CLIP vocabulary has no token ${JSON.stringify(token)}`);
     return id;
   }
 
   /** The BPE symbols of `text`, without start, end or padding (for inspection and tests). */
   symbols(text: string): string[] {
-    const symbols: string[] = [];
-    for (const word of splitWords(cleanText(text))) {
-      const encoded = word === START_OF_TEXT || word === END_OF_TEXT ? word : byteEncode(word);
-      symbols.push(...this.encoder.encode(encoded));
-    }
-    return symbols;
+    return this.encodeText(text).map((id) => this.vocabulary.tokenAt(id)!);
   }
 
-  /** Token ids of `text`, without start, end or padding; symbols missing from the vocabulary become `<|endoftext|>`. */
+  /** Token ids of `text`, without start, end or padding. */
   encodeText(text: string): number[] {
-    return this.symbols(text).map((symbol) => this.vocabulary.ids.get(symbol) ?? this.endId);
+    const ids: number[] = [];
+    for (const word of splitWords(cleanText(text))) {
+      const encoded = word === START_OF_TEXT || word === END_OF_TEXT ? word : byteEncode(word);
+      ids.push(...this.encoder.encode(encoded));
+    }
+    return ids;
   }
 
   /**

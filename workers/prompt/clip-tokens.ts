@@ -39,7 +39,7 @@ export class ExactClipCounter implements TokenCounter {
   }
 
   count(text: string): number {
-    return this.tokenizer.symbols(text).length;
+    return this.tokenizer.encodeText(text).length;
   }
 }
 

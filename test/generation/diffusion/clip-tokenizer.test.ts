@@ -71,14 +71,19 @@ describe.runIf(hasClipMerges())("CLIP tokenizer", () => {
   });
 
   it("derives the 49,408-entry vocabulary from the first 48,894 merges", () => {
-    expect(vocabulary.ids.size).toBe(49408);
-    expect(vocabulary.ranks.size).toBe(48894);
-    expect(vocabulary.ids.get("!")).toBe(0);
-    expect(vocabulary.ids.get("!</w>")).toBe(256);
-    expect(vocabulary.ids.get("<|startoftext|>")).toBe(49406);
-    expect(vocabulary.ids.get("<|endoftext|>")).toBe(49407);
+    expect(vocabulary.size).toBe(49408);
+    expect(vocabulary.mergeCount).toBe(48894);
+    expect(vocabulary.idOf("!")).toBe(0);
+    expect(vocabulary.idOf("!</w>")).toBe(256);
+    expect(vocabulary.idOf("<|startoftext|>")).toBe(49406);
+    expect(vocabulary.idOf("<|endoftext|>")).toBe(49407);
+    expect(vocabulary.idOf("no such token")).toBeUndefined();
     // The first merge ("i n") is entry 512.
-    expect(vocabulary.ids.get("in")).toBe(512);
+    expect(vocabulary.idOf("in")).toBe(512);
+    expect(vocabulary.tokenAt(512)).toBe("in");
+    expect(vocabulary.merge(vocabulary.idOf("i")!, vocabulary.idOf("n")!)).toEqual({ rank: 0, result: 512 });
+    // A word's last symbol never merges with what would follow it.
+    expect(vocabulary.merge(vocabulary.idOf("a</w>")!, vocabulary.idOf("b")!)).toBeUndefined();
   });
 
   // Ids as the reference tokenizer gives them (openai/CLIP, transformers CLIPTokenizer), framed by 49406 … 49407.
@@ -134,8 +139,9 @@ describe.runIf(hasClipMerges())("CLIP tokenizer", () => {
       fs.writeFileSync(path.join(folder, "vocab.json"), vocabJson);
       fs.writeFileSync(path.join(folder, "merges.txt"), mergesText);
       const fromFiles = vocabularyFromFiles(vocabJson, mergesText);
-      expect(fromFiles.ids).toEqual(vocabulary.ids);
-      expect(fromFiles.ranks).toEqual(vocabulary.ranks);
+      expect(fromFiles.tokens()).toEqual(vocabulary.tokens());
+      expect(fromFiles.merges()).toEqual(vocabulary.merges());
+      expect(vocabularyToFiles(fromFiles)).toEqual({ vocabJson, mergesText });
 
       fs.writeFileSync(path.join(folder, "tokenizer_config.json"), JSON.stringify({ model_max_length: 77, pad_token: { __type: "AddedToken", content: "!" } }));
       expect(await readTokenizerOptions(folder)).toEqual({ padToken: "!", maxLength: 77 });
@@ -149,6 +155,14 @@ describe.runIf(hasClipMerges())("CLIP tokenizer", () => {
     } finally {
       fs.rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it("refuses vocabularies it could not encode with: a merge of unknown tokens, a missing byte symbol", () => {
+    const { vocabJson, mergesText } = vocabularyToFiles(vocabulary);
+    expect(() => vocabularyFromFiles(vocabJson, `${mergesText}qqq zzz\n`)).toThrow(/"qqq zzz".*not in the vocabulary/);
+    const withoutA = JSON.parse(vocabJson) as Record<string, number>;
+    delete withoutA["a</w>"];
+    expect(() => vocabularyFromFiles(JSON.stringify(withoutA), "#version: 0.2\n")).toThrow(/lacks the byte symbol "a<\/w>"/);
   });
 
   it("falls back to the merges file when a model has no tokenizer folder, with the catalog's pad token", async () => {
