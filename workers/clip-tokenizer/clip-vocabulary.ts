@@ -27,10 +27,10 @@ interface ParsedVocabulary {
 /** Largest token id accepted: CLIP's are below 49,408; ids index a table. */
 const MAX_TOKEN_ID = 1 << 20;
 
-/** FNV-1a over the UTF-16 code units of `text[from, to)`. */
-function hashText(text: string, from: number, to: number): number {
+/** FNV-1a over the UTF-16 code units of `text`. */
+function hashText(text: string): number {
   let hash = 0x811c9dc5;
-  for (let i = from; i < to; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }
 
@@ -38,6 +38,14 @@ const hashPair = (left: number, right: number) => (Math.imul(left, 0x9e3779b1) ^
 
 /** An open-addressing table of `count` entries: a power of two, at most half full. */
 const slotsFor = (count: number) => new Int32Array(2 ** Math.max(4, Math.ceil(Math.log2(count * 2 + 1))));
+
+/** Puts entry `index` in the first free slot from `hash` on (slots hold index + 1; 0 is free). */
+function place(slots: Int32Array, hash: number, index: number): void {
+  const mask = slots.length - 1;
+  let slot = hash & mask;
+  while (slots[slot] !== 0) slot = (slot + 1) & mask;
+  slots[slot] = index + 1;
+}
 
 /**
  * A byte-level BPE vocabulary laid out flat: every token's text in one string with its offsets, and
@@ -81,10 +89,7 @@ export class BpeVocabulary {
       this.start[index + 1] = this.start[index]! + token.length;
       this.tokenId[index] = id;
       maxId = Math.max(maxId, id);
-      const mask = this.tokenSlots.length - 1;
-      let slot = hashText(token, 0, token.length) & mask;
-      while (this.tokenSlots[slot] !== 0) slot = (slot + 1) & mask;
-      this.tokenSlots[slot] = index + 1;
+      place(this.tokenSlots, hashText(token), index);
     });
     this.tokenOfId = new Int32Array(maxId + 1).fill(-1);
     tokens.forEach(([, id], index) => (this.tokenOfId[id] = index));
@@ -116,12 +121,7 @@ export class BpeVocabulary {
     this.mergeRank = Int32Array.from(ranks);
     this.mergeResult = Int32Array.from(results);
     this.mergeSlots = slotsFor(ranks.length);
-    const mask = this.mergeSlots.length - 1;
-    for (let index = 0; index < ranks.length; index++) {
-      let slot = hashPair(left[index]!, right[index]!) & mask;
-      while (this.mergeSlots[slot] !== 0) slot = (slot + 1) & mask;
-      this.mergeSlots[slot] = index + 1;
-    }
+    for (let index = 0; index < ranks.length; index++) place(this.mergeSlots, hashPair(left[index]!, right[index]!), index);
   }
 
   /**
@@ -139,7 +139,7 @@ export class BpeVocabulary {
   /** The id of `token`, or undefined. */
   idOf(token: string): number | undefined {
     const mask = this.tokenSlots.length - 1;
-    for (let slot = hashText(token, 0, token.length) & mask; this.tokenSlots[slot] !== 0; slot = (slot + 1) & mask) {
+    for (let slot = hashText(token) & mask; this.tokenSlots[slot] !== 0; slot = (slot + 1) & mask) {
       const index = this.tokenSlots[slot]! - 1;
       if (this.matches(index, token)) return this.tokenId[index];
     }
