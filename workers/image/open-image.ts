@@ -39,8 +39,6 @@ export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise
   // Judged by the file's signature before libvips sees it, so no other loader (SVG, PDF) ever runs.
   const format = acceptedFormatOf(bytes);
   if (!format) throw new AtelierError("IMAGE_UNDECODABLE", NOT_ACCEPTED);
-  const pipeline = () =>
-    sharp(bytes, { limitInputPixels: limits.maxInputPixels, pages: 1, failOn: "error" }).rotate();
   let metadata: Metadata;
   try {
     metadata = await sharp(bytes, { pages: 1, limitInputPixels: false }).metadata();
@@ -59,6 +57,13 @@ export async function openImage(bytes: Uint8Array, limits: ImageLimits): Promise
       `The source image is ${width}x${height} (${megapixels(width * height)}), over this server's limit of ${megapixels(limits.maxInputPixels)} (ATELIER_MAX_INPUT_PIXELS).`,
     );
   }
+  // libvips' auto-orientation costs a pass over the pixels even where there is nothing to turn (0.8 ms
+  // of a 1 MP PNG's 15 ms decode, 7–10 ms at 12 MP), so it runs only for an EXIF orientation other than 1.
+  const turned = metadata.orientation !== undefined && metadata.orientation !== 1;
+  const pipeline = () => {
+    const image = sharp(bytes, { limitInputPixels: limits.maxInputPixels, pages: 1, failOn: "error" });
+    return turned ? image.rotate() : image;
+  };
   const channels = metadata.channels ?? 3;
   const hasAlpha = metadata.hasAlpha ?? false;
   return {
