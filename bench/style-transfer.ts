@@ -259,7 +259,7 @@ async function overheadAtOneMegapixel(modelsDir: string, models: ModelLoader): P
       }
       await decode();
       await encode();
-      const floor = await startContractFloor(painted);
+      const floor = await startContractFloor(encode);
       const floorPost = () => floor.post({ imageUrl, style: id });
       await floorPost();
       const rest: { ms: number; cpuMs: number }[] = [];

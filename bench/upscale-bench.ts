@@ -571,7 +571,7 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
       const first = await post();
       const output = await sharp(bytesOfDataUrl(first.body.data[0]!.url)).raw().toBuffer({ resolveWithObject: true });
       const outputImage: RawImage = { data: output.data, width: output.info.width, height: output.info.height, channels: output.info.channels as RawImage["channels"] };
-      const floor = await startContractFloor(outputImage);
+      const floor = await startContractFloor(() => encodeImage(outputImage, OutputFormat.OUTPUT_FORMAT_PNG));
       const floorPost = () => floor.post({ imageUrl: dataUrl(png), scale, ...(model ? { model } : {}) });
       await floorPost();
       const entry = catalogEntry(first.body.model)!;

@@ -1,9 +1,9 @@
 /**
  * The least any server of the `/api/v1` image contract spends around the network on one call: a bare
- * node:http server that reads the JSON body, decodes the request's PNG data URL to pixels (libvips, as
- * open-image.ts does), encodes the answer's pixels as PNG (the service's own encoder) and answers them
- * as a data URL in JSON, all in one go on one thread: no framework, authentication, quota, router,
- * queue, inference thread or network, and none of the service's care for the event loop.
+ * node:http server that reads the JSON body, decodes the request's data URL to pixels (libvips, as
+ * open-image.ts does), encodes the answer's pixels as the service does (the caller's encoder) and
+ * answers them as a data URL in JSON, all in one go on one thread: no framework, authentication,
+ * quota, router, queue, inference thread or network, and none of the service's care for the event loop.
  *
  * Called with the same client as the REST calls and in the same rounds, its time is what the contract
  * itself costs (JSON and base64 both ways, HTTP, the PNG codecs); REST minus the network minus this
@@ -12,17 +12,18 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import sharp from "sharp";
-import type { RawImage } from "../../workers/image/raw-image.js";
-import { encodePng } from "../../workers/image/png-encoder.js";
 
 export interface ContractFloor {
-  /** POSTs `body` as JSON the way the bench's REST client does; resolves once the answer is parsed. */
+  /** POSTs `body` as JSON (a string as it is) the way the bench's REST client does; resolves once the answer is parsed. */
   post(body: unknown): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Starts the floor server on a loopback port; each call answers with `answer` encoded as PNG. */
-export async function startContractFloor(answer: RawImage): Promise<ContractFloor> {
+/** An encoding of the answer's pixels, made anew for each call as the service makes its own. */
+export type AnswerEncoder = () => Promise<{ data: Uint8Array; mimeType: string }>;
+
+/** Starts the floor server on a loopback port; each call answers with what `encodeAnswer` makes. */
+export async function startContractFloor(encodeAnswer: AnswerEncoder): Promise<ContractFloor> {
   const server = http.createServer((request, response) => {
     const fail = (error: unknown) => {
       response.writeHead(500, { "content-type": "application/json" });
@@ -35,8 +36,9 @@ export async function startContractFloor(answer: RawImage): Promise<ContractFloo
         const { imageUrl } = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { imageUrl: string };
         const bytes = Buffer.from(imageUrl.slice(imageUrl.indexOf(",") + 1), "base64");
         await sharp(bytes).toColourspace("srgb").raw().toBuffer();
-        const png = await encodePng(answer);
-        const text = JSON.stringify({ created: Math.floor(Date.now() / 1000), data: [{ url: `data:image/png;base64,${png.toString("base64")}` }] });
+        const answer = await encodeAnswer();
+        const base64 = Buffer.from(answer.data.buffer, answer.data.byteOffset, answer.data.byteLength).toString("base64");
+        const text = JSON.stringify({ created: Math.floor(Date.now() / 1000), data: [{ url: `data:${answer.mimeType};base64,${base64}` }] });
         response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
         response.end(text);
       })().catch(fail);
@@ -46,7 +48,7 @@ export async function startContractFloor(answer: RawImage): Promise<ContractFloo
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return {
     async post(body) {
-      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
       const answered = (await response.json()) as { data?: unknown[] };
       if (response.status !== 200 || !answered.data) throw new Error(`contract floor: HTTP ${response.status} ${JSON.stringify(answered)}`);
     },
