@@ -217,9 +217,8 @@ async function cutoutEncoder(answer: { url: string }): Promise<AnswerEncoder> {
   return () => encodeImage({ colour, alpha }, OutputFormat.OUTPUT_FORMAT_PNG, { deflate: RESULT_DEFLATE });
 }
 
-/** A REST call removing the background of `input` with `model`, over HTTP to `url`. */
-function restCall(url: string, key: string, model: ChosenModel, input: SpeedInput): Call {
-  const body = removalBody(model, input);
+/** A REST call sending `body` (see {@link removalBody}) for `input`, over HTTP to `url`. */
+function restCall(url: string, key: string, body: string, input: SpeedInput): Call {
   return async () => {
     const response = await fetch(`${url}/api/v1/tools/background-remove`, {
       method: "POST",
@@ -258,10 +257,10 @@ async function speed(runs: number): Promise<void> {
     for (const model of models) {
       const before = process.memoryUsage().rss / MiB;
       const started = performance.now();
-      await restCall(running.url, key, model, inputs[0]!)();
+      await restCall(running.url, key, removalBody(model, inputs[0]!), inputs[0]!)();
       const firstMs = performance.now() - started;
       const peaks = [];
-      for (const input of inputs) peaks.push((await peakResident(restCall(running.url, key, model, input))).peakMiB);
+      for (const input of inputs) peaks.push((await peakResident(restCall(running.url, key, removalBody(model, input), input))).peakMiB);
       memory.push([model.entry.id, Math.round(firstMs), fixed(before, 0), ...peaks.map((peak) => fixed(peak, 0))]);
     }
     console.log("\n## Resident memory of the service process (first call loads, verifies and creates the session)\n");
@@ -280,9 +279,9 @@ async function speed(runs: number): Promise<void> {
         const source = await openImage(input.jpeg, context.limits);
         const result = await runRemoval({ source, model, fill: { kind: "transparent" }, onlyMask: false, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }, context);
         steps.push([model.entry.id, input.label, ...STEPS.map((step) => Math.round(result.timings[step] ?? 0))]);
-        const call = restCall(running.url, key, model, input);
-        const floor = await startContractFloor(await cutoutEncoder(await call()));
         const body = removalBody(model, input);
+        const call = restCall(running.url, key, body, input);
+        const floor = await startContractFloor(await cutoutEncoder(await call()));
         await floor.post(body);
         const bare: number[] = [];
         const rest: number[] = [];
