@@ -78,6 +78,15 @@ export interface PublicJob {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/**
+ * A failed or canceled job's error as clients see it: the synchronous error body plus the HTTP
+ * status the synchronous call would have answered, so clients raise the same typed error for a job
+ * as for the call itself without a second copy of the error table.
+ */
+export function publicJobError(error: NonNullable<JobRecord["error"]>): PublicError & { status: number } {
+  return { ...error.body, status: error.status };
+}
+
 /** The job as clients see it; a result's images are still stand-ins of `job.images`, written out from their bytes (facade/jobs-routes.ts, webhooks). */
 export function publicJob(job: JobRecord, queuePosition?: number, delivery?: WebhookDelivery | null): PublicJob {
   return {
@@ -91,7 +100,7 @@ export function publicJob(job: JobRecord, queuePosition?: number, delivery?: Web
     progress: job.progress,
     ...(job.status === "queued" && queuePosition !== undefined ? { queuePosition } : {}),
     ...(job.status === "succeeded" && job.result !== null ? { result: job.result } : {}),
-    ...(job.error ? { error: job.error.body } : {}),
+    ...(job.error ? { error: publicJobError(job.error) } : {}),
     expiresAt: iso(job.resultExpiresAtMs),
     ...(job.webhookUrl
       ? { webhook: { url: job.webhookUrl, status: delivery?.status ?? "waiting", attempts: delivery?.attempts ?? [] } }

@@ -10,6 +10,7 @@ import { AtelierError, ERROR_KINDS, toPublicError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
 import type { ApiKeyRecord } from "../server/keys/api-key-store.js";
 import { appRouter } from "../server/router.js";
+import { quotaChargeOf } from "../server/quota/quota-charge.js";
 import { atelierErrorOf, toTRPCError } from "../server/trpc-errors.js";
 import type { ProgressClients, WorkerProgress } from "../server/workers/progress-clients.js";
 import { jobContext } from "./job-context.js";
@@ -17,7 +18,7 @@ import { jobRequest } from "./job-image-reads.js";
 import { keepResultImages, newStandIn } from "./job-images.js";
 import type { JobEventHub } from "./job-events.js";
 import { JOB_OPERATIONS } from "./job-operations.js";
-import { publicJob, type JobProgress, type JobRecord } from "./job-record.js";
+import { publicJob, publicJobError, type JobProgress, type JobRecord } from "./job-record.js";
 import type { JobEvent, JobOutcome, JobStore } from "./job-store.js";
 import type { ImageBytes } from "./raw-image.js";
 
@@ -109,7 +110,7 @@ export class JobRunner {
     if (!(await this.store.finish(job.id, outcome, now, now + this.options.resultRetentionMs))) return false;
     await this.emit(job.id, "status", { status: outcome.status });
     if (outcome.status === "succeeded") await this.emit(job.id, "result", null);
-    else await this.emit(job.id, "error", outcome.error.body);
+    else await this.emit(job.id, "error", publicJobError(outcome.error));
     const finished = await this.store.get(job.id);
     if (finished) this.options.onFinished?.(finished);
     return true;
@@ -181,7 +182,7 @@ export class JobRunner {
 
   private async refund(apiKey: ApiKeyRecord): Promise<void> {
     try {
-      await this.services.quota.refund(apiKey.id, apiKey.hourlyLimit ?? this.services.config.quota.defaultLimit);
+      await this.services.quota.refund(await quotaChargeOf(apiKey, this.services));
     } catch (error) {
       this.services.logger.warn({ err: error, keyId: apiKey.id }, "could not refund a failed job");
     }

@@ -10,6 +10,7 @@ const publicErrorSchema = z.object({
   message: z.string(),
   requestId: z.string(),
   issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  status: z.int().meta({ description: "The HTTP status the synchronous call would have answered with this body." }),
 });
 
 const attemptSchema = z.object({
@@ -37,7 +38,7 @@ export const jobSchema = z
       .meta({ description: "How far the job has come." }),
     queuePosition: z.int().min(1).optional().meta({ description: "While queued: about how many jobs run before it (1 = next); keys take turns." }),
     result: z.record(z.string(), z.unknown()).optional().meta({ description: "Once succeeded, until purged: exactly the synchronous response body." }),
-    error: publicErrorSchema.optional().meta({ description: "Once failed or canceled: exactly the synchronous error body." }),
+    error: publicErrorSchema.optional().meta({ description: "Once failed or canceled: the synchronous error body, and `status`, the HTTP status the synchronous call would have answered." }),
     expiresAt: z.string().nullable().meta({ description: "When the result is deleted (ATELIER_JOB_RESULT_RETENTION_HOURS after it finished)." }),
     webhook: z
       .object({

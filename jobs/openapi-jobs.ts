@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import type { OpenAPIObject } from "trpc-to-openapi";
+import { API_REQUEST_HEADERS, type ApiRequestHeader, type ApiResponseHeader } from "../core/api-headers.js";
 import { ERROR_KINDS, type ErrorCode } from "../core/errors.js";
 import { JOB_OPERATIONS } from "./job-operations.js";
 import { JOB_STATUSES } from "./job-record.js";
@@ -14,8 +15,11 @@ type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const errorContent = { "application/json": { schema: ref("Error") } };
-const header = (description: string, type: "string" | "integer" = "string") => ({ description, schema: { type } });
-const REQUEST_ID = { "X-Request-Id": header("Id of this request.") };
+/** A response header, described once in core/api-headers.ts (the document's `components.headers`). */
+const headerRef = (name: ApiResponseHeader) => ({ $ref: `#/components/headers/${name}` });
+/** A request header as an operation's parameter, described once in core/api-headers.ts. */
+const headerParameter = (name: ApiRequestHeader) => ({ name, in: "header", required: false, ...API_REQUEST_HEADERS[name] });
+const REQUEST_ID = { "X-Request-Id": headerRef("X-Request-Id") };
 
 /** The shape of core/errors.ts's example for `code`, as the rest of the document gives it. */
 function errorExample(code: ErrorCode) {
@@ -38,7 +42,7 @@ function addError(responses: Record<string, Json>, code: ErrorCode, extra: Json 
   const media = (response.content as Record<string, Json>)["application/json"]!;
   const examples = (media.examples ??= {}) as Json;
   examples[code] = { ...errorExample(code), ...extra };
-  if (ERROR_KINDS[code].headers?.includes("Retry-After")) response.headers = { ...(response.headers as Json), "Retry-After": header("Seconds to wait before retrying.", "integer") };
+  if (ERROR_KINDS[code].headers?.includes("Retry-After")) response.headers = { ...(response.headers as Json), "Retry-After": headerRef("Retry-After") };
 }
 
 const COMMON_ERRORS: ErrorCode[] = ["UNAUTHORIZED", "INTERNAL"];
@@ -46,29 +50,7 @@ const JOB_ERRORS: ErrorCode[] = [...COMMON_ERRORS, "NOT_FOUND"];
 
 const jobIdParameter = { name: "id", in: "path", required: true, description: "The job's id.", schema: { type: "string" }, example: "job_3q2xv0aAT8m1b7KpZk9dWw" };
 
-const JOB_POST_PARAMETERS = [
-  {
-    name: "Prefer",
-    in: "header",
-    required: false,
-    description:
-      "RFC 7240. `respond-async`: answer 202 with the job at once. `wait=N`: wait up to N seconds (capped by ATELIER_JOB_MAX_WAIT_SECONDS) " +
-      "and answer 200 with the normal body when done, else 202 with the job. Without Prefer the call is synchronous, as always.",
-    schema: { type: "string" },
-    example: "respond-async",
-  },
-  {
-    name: "Idempotency-Key",
-    in: "header",
-    required: false,
-    description:
-      "IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same " +
-      "response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous " +
-      "retry while the first is still running is 409 (`JOB_CONFLICT`).",
-    schema: { type: "string", maxLength: 255 },
-    example: "5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21",
-  },
-];
+const JOB_POST_PARAMETERS = [headerParameter("Prefer"), headerParameter("Idempotency-Key")];
 
 const JOB_EXAMPLE_ACCEPTED = {
   id: "job_3q2xv0aAT8m1b7KpZk9dWw",
@@ -85,11 +67,7 @@ const JOB_EXAMPLE_ACCEPTED = {
 
 const jobAccepted = {
   description: "Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`.",
-  headers: {
-    ...REQUEST_ID,
-    Location: header("The job: `/api/v1/jobs/{id}`."),
-    "Preference-Applied": header("The preferences honoured, e.g. `respond-async` or `wait=10`."),
-  },
+  headers: { ...REQUEST_ID, Location: headerRef("Location"), "Preference-Applied": headerRef("Preference-Applied"), "Idempotent-Replayed": headerRef("Idempotent-Replayed") },
   content: { "application/json": { schema: ref("Job"), examples: { success: { value: JOB_EXAMPLE_ACCEPTED } } } },
 };
 
@@ -143,6 +121,7 @@ function decorateJobOperation(operation: Json): void {
       "and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...).";
     ok.content = { ...(ok.content as Json), ...rawImageContent };
   }
+  if (ok) ok.headers = { ...(ok.headers as Json), "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
   responses["202"] = jobAccepted;
   for (const code of ["JOB_CONFLICT", "IDEMPOTENCY_MISMATCH", "TOO_MANY_JOBS"] as const) addError(responses, code);
   if (images) {
@@ -236,11 +215,11 @@ const JOBS_PATHS: Record<string, Json> = {
       summary: "Follow a job (Server-Sent Events)",
       description:
         "`status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` " +
-        "(the synchronous body) or `error` (the error body), after which the stream ends. Every event has an `id`; reconnect with " +
+        "(the synchronous body) or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. Every event has an `id`; reconnect with " +
         "`Last-Event-ID` (or `?lastEventId=`) to resume after it.",
       parameters: [
         jobIdParameter,
-        { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" }, description: "Resume after this event id." },
+        headerParameter("Last-Event-ID"),
       ],
       responses: {
         "200": {

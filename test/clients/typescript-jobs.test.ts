@@ -5,7 +5,7 @@
  */
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Atelier, AtelierError, AtelierImage, ConflictError, type Job, type JobEvent } from "../../clients/typescript/src/node.js";
+import { Atelier, AtelierError, AtelierImage, BadRequestError, ConflictError, type Job, type JobEvent } from "../../clients/typescript/src/node.js";
 import { gradientPng } from "../support/test-images.js";
 import type { TestService } from "../support/test-service.js";
 import { clientModelsAvailable, startClientTestService } from "./client-service.js";
@@ -127,6 +127,17 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(stderr).toMatch(/72x48 image\/png/);
     expect((await sharp(path.join(dir, "big.png")).metadata()).width).toBe(72);
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a failed job throws the class the synchronous call throws (BadRequestError for INVALID_INPUT)", async () => {
+    // quality chooses the model, so naming both is invalid input, found by the worker rather than the router.
+    const body = { image: png, scale: 2, model: "lanczos", quality: "max" } as const;
+    const sync = await client.tools.upscale(body).catch((caught: unknown) => caught);
+    const job = await client.jobs.create("tools.upscale", body);
+    const inJob = await job.wait().catch((caught: unknown) => caught);
+    expect(sync).toBeInstanceOf(BadRequestError);
+    expect(inJob).toBeInstanceOf(BadRequestError);
+    expect(inJob).toMatchObject({ status: 400, code: "INVALID_INPUT", message: (sync as BadRequestError).message });
   });
 
   it("cancels a queued job, and refuses (409, without retrying) to cancel a finished one", async (context) => {

@@ -74,7 +74,7 @@ describe("Prefer: respond-async", () => {
     const sync = await service.post("/tools/upscale", body, key);
     const syncBody = (await sync.json()) as { code: string; message: string };
     expect(done.status).toBe("failed");
-    expect(done.error).toMatchObject({ code: syncBody.code, message: syncBody.message });
+    expect(done.error).toMatchObject({ code: syncBody.code, message: syncBody.message, status: sync.status });
     expect(done.result).toBeUndefined();
   });
 });

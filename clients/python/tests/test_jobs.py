@@ -11,7 +11,7 @@ import httpx
 import pytest
 from conftest import FaultProxy
 
-from atelier import AsyncAtelier, Atelier, AtelierError, ConflictError, JobEvent, PromptImproveResult, UpscaleResult
+from atelier import AsyncAtelier, Atelier, AtelierError, BadRequestError, ConflictError, JobEvent, PromptImproveResult, UpscaleResult
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -64,6 +64,17 @@ def test_cancel_a_queued_job(client: Atelier, png: bytes) -> None:
     for job in jobs[:-1]:
         result = job.wait()
         assert isinstance(result, UpscaleResult) and result.image.width == 4000
+
+
+def test_a_failed_job_raises_what_the_synchronous_call_raises(client: Atelier, png: bytes) -> None:
+    # quality chooses the model, so naming both is invalid input: found by the worker, not the router.
+    with pytest.raises(BadRequestError) as sync:
+        client.tools.upscale(png, scale=2, model="lanczos", quality="max")
+    job = client.jobs.create("tools.upscale", image=png, scale=2, model="lanczos", quality="max")
+    with pytest.raises(BadRequestError) as in_job:
+        job.wait()
+    assert (in_job.value.status, in_job.value.code, in_job.value.message) == (sync.value.status, sync.value.code, sync.value.message)
+    assert in_job.value.code == "INVALID_INPUT" and in_job.value.status == 400
 
 
 def test_a_202_job_answer_is_followed_to_the_result(api_key: str, png: bytes, proxy: FaultProxy) -> None:

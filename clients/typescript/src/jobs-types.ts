@@ -20,6 +20,8 @@ export interface JobError {
   message: string;
   requestId?: string;
   issues?: { path: string; message: string }[];
+  /** The HTTP status the synchronous call would have answered; it picks the error's class. */
+  status?: number;
 }
 
 export interface JobData {
@@ -36,7 +38,7 @@ export interface JobData {
   queuePosition?: number | null;
   /** Exactly the synchronous response body, once succeeded. */
   result?: Record<string, unknown> | null;
-  /** Exactly the error body, once failed. */
+  /** The synchronous error body and its HTTP status, once failed or canceled. */
   error?: JobError | null;
   [field: string]: unknown;
 }

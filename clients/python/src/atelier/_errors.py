@@ -115,7 +115,6 @@ def _issues_of(value: Any) -> List[FieldIssue]:
 
 def error_from_response(response: httpx.Response, retry_after: Optional[float]) -> AtelierError:
     """The typed error for a non-2xx response, from its status, headers and (possibly non-JSON) body."""
-    status = response.status_code
     body: Mapping[str, Any] = {}
     text = ""
     try:
@@ -124,13 +123,26 @@ def error_from_response(response: httpx.Response, retry_after: Optional[float]) 
             body = parsed
     except ValueError:
         text = response.text.strip()[:500]
+    return error_from_body(response.status_code, body, headers=response.headers, retry_after=retry_after, text=text)
+
+
+def error_from_body(
+    status: int,
+    body: Mapping[str, Any],
+    *,
+    headers: Optional[httpx.Headers] = None,
+    retry_after: Optional[float] = None,
+    text: str = "",
+) -> AtelierError:
+    """The typed error for an error body and the HTTP status it came with (a response's, or a failed job's ``status``)."""
     message = body.get("message") if isinstance(body.get("message"), str) else (text or f"HTTP {status} with no error body")
+    request_id = body.get("requestId") if isinstance(body.get("requestId"), str) else (headers.get("x-request-id") if headers is not None else None)
     fields: dict[str, Any] = {
         "status": status,
         "code": body.get("code") if isinstance(body.get("code"), str) else f"HTTP_{status}",
-        "request_id": body.get("requestId") if isinstance(body.get("requestId"), str) else response.headers.get("x-request-id"),
+        "request_id": request_id,
         "issues": _issues_of(body.get("issues")),
-        "headers": response.headers,
+        "headers": headers,
     }
     if status == 429:
         return RateLimitError(str(message), retry_after=retry_after, **fields)

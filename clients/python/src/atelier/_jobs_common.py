@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict
 
-from ._errors import AtelierError, _issues_of
+from ._errors import AtelierError, _issues_of, error_from_body
 from ._operations import OPERATIONS
 from ._models import RESULT_TYPES, JobEvent, JobState, Result
 from ._sse import ServerSentEvent
@@ -25,6 +25,9 @@ def outcome(state: JobState) -> Result:
     if state.status == "canceled":
         raise AtelierError(f"Job {state.id} was canceled.", code="CANCELED")
     error: Dict[str, Any] = state.error or {}
+    if isinstance(error.get("status"), int):
+        # The same class the synchronous call would have raised (BadRequestError for INVALID_INPUT, ...).
+        raise error_from_body(error["status"], error)
     raise AtelierError(
         str(error.get("message", f"Job {state.id} failed.")),
         code=str(error.get("code", "JOB_FAILED")),

@@ -217,7 +217,7 @@ class JobState(Result):
     result: Optional[Dict[str, Any]] = None
     """Exactly the synchronous response body, once succeeded."""
     error: Optional[Dict[str, Any]] = None
-    """Exactly the error body, once failed."""
+    """The synchronous error body and its HTTP ``status``, once failed or canceled."""
     created_at: Any = None
     started_at: Any = None
     finished_at: Any = None

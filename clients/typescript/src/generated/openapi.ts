@@ -119,7 +119,7 @@ export interface paths {
         };
         /**
          * Follow a job (Server-Sent Events)
-         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` (the synchronous body) or `error` (the error body), after which the stream ends. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
+         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` (the synchronous body) or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
          */
         get: operations["jobs-events"];
         put?: never;
@@ -305,7 +305,7 @@ export interface components {
         Job: {
             /** @description When the job was submitted (ISO 8601). */
             createdAt: string;
-            /** @description Once failed or canceled: exactly the synchronous error body. */
+            /** @description Once failed or canceled: the synchronous error body, and `status`, the HTTP status the synchronous call would have answered. */
             error?: {
                 /** @enum {string} */
                 code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
@@ -315,6 +315,8 @@ export interface components {
                 }[];
                 message: string;
                 requestId: string;
+                /** @description The HTTP status the synchronous call would have answered with this body. */
+                status: number;
             };
             /** @description When the result is deleted (ATELIER_JOB_RESULT_RETENTION_HOURS after it finished). */
             expiresAt: string | null;

@@ -3,7 +3,7 @@
  * a job to follow, wait for, stream events from, cancel, and fetch the result of. Needs a server
  * that serves `/api/v1/jobs`.
  */
-import { APIUserAbortError, AtelierError } from "../errors.js";
+import { APIUserAbortError, AtelierError, errorFromResponse } from "../errors.js";
 import type { HttpClient, RequestOptions, ResponseMeta } from "../http-client.js";
 import { sleep, metaOf } from "../http-client.js";
 import { toImageUrl } from "../image-input.js";
@@ -97,6 +97,8 @@ export class Job<R = Record<string, unknown>> {
     }
     if (this.data.status === "canceled") throw new AtelierError(`Job ${this.id} was canceled.`, { code: "CANCELED" });
     const error = this.data.error;
+    // The same class the synchronous call would have thrown (BadRequestError for INVALID_INPUT, ...).
+    if (error && typeof error.status === "number") throw errorFromResponse(error.status, new Headers(), error, null, undefined);
     throw new AtelierError(error?.message ?? `Job ${this.id} failed.`, { code: error?.code ?? "JOB_FAILED", requestId: error?.requestId ?? null, issues: error?.issues });
   }
 }
