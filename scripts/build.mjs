@@ -79,13 +79,27 @@ function copyAssets(folder) {
   }
 }
 
+/**
+ * Says what the build is doing as each step starts, and the time it took at the end: compiling is
+ * the long step (most of a minute on a small machine), and a silent terminal looks like a hang.
+ * @param {string} step
+ */
+function say(step) {
+  console.error(`  ${step}`);
+}
+
 function build() {
+  const started = Date.now();
+  say("generating the gRPC code from proto/ (buf)…");
   npmRun("generate");
+  say("compiling TypeScript into dist/ (the longest step: up to a minute or two on a small machine)…");
   const tsc = createRequire(path.join(root, "package.json")).resolve("typescript/bin/tsc");
   const result = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: ["ignore", 2, 2] });
   if (result.status !== 0) process.exit(result.status ?? 1);
+  say("copying the console's assets…");
   for (const folder of RUNTIME_FOLDERS) copyAssets(folder);
   fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  say(`built in ${Math.round((Date.now() - started) / 1000)} s.`);
 }
 
 if (!process.argv.includes("--if-stale")) {

@@ -5,6 +5,7 @@
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -61,6 +62,39 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
         /stable-diffusion-2-1: FAILED: stable-diffusion-2-1 cannot be pulled: no source publishes checksums for 4 of its files .*npm run models -- import stable-diffusion-2-1 EXPORT_DIR/,
       ),
     });
+  });
+
+  it("pulls from ATELIER_MODEL_MIRROR when no --from is given, and says so", async () => {
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-mirror-env-"));
+    try {
+      const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", "pull", "portrait-selfie"], {
+        env: { ...process.env, ATELIER_MODELS_DIR: folder, ATELIER_MODEL_MIRROR: modelMirror },
+      });
+      expect(stderr).toContain(`Installing from the mirror in ATELIER_MODEL_MIRROR (${modelMirror})`);
+      expect(stdout).toBe("portrait-selfie: installed and verified\n");
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("offline, says why a download failed and how to install from a copy instead of only \"fetch failed\"", async () => {
+    const closed = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-offline-"));
+    const failure = await run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", "pull", "portrait-sinet", "--from", `http://127.0.0.1:${closed}/mirror`], {
+      env: { ...process.env, ATELIER_MODELS_DIR: folder },
+    }).catch((error: { code: number; stderr: string }) => error);
+    fs.rmSync(folder, { recursive: true, force: true });
+    expect(failure).toMatchObject({ code: 1 });
+    const { stderr } = failure as { stderr: string };
+    expect(stderr).toContain(`portrait-sinet: FAILED: could not reach 127.0.0.1:${closed} (ECONNREFUSED).`);
+    expect(stderr).toContain("npm run models -- pull ID --from DIR");
+    expect(stderr).toContain("ATELIER_MODEL_MIRROR");
+    expect(stderr).not.toContain("fetch failed");
   });
 
   it("verifies every installed model", async () => {

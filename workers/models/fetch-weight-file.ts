@@ -49,10 +49,22 @@ async function openSource(location: string, signal: AbortSignal, headers: Record
   try {
     response = await fetch(location, { signal, redirect: "follow", headers: { "user-agent": INSTALLER_USER_AGENT, ...headers } });
   } catch (error) {
-    throw new ModelInstallError(`could not download ${location}: ${(error as Error).message}`, { cause: error });
+    if (signal.aborted) throw error;
+    throw unreachable(location, error);
   }
   if (!response.ok || !response.body) throw new ModelInstallError(`${location} answered HTTP ${response.status}`);
   return Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>);
+}
+
+const OFFLINE_FILES_HINT =
+  "Without network access, install from a copy of the files: `npm run models -- pull ID --from DIR` (a mirror folder or " +
+  "http(s) URL), or set ATELIER_MODEL_MIRROR to it";
+
+/** A request that got no answer, with why (fetch itself says only "fetch failed") and what to do instead. */
+export function unreachable(url: string, error: unknown, hint = OFFLINE_FILES_HINT): ModelInstallError {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const reason = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : (error as Error).message;
+  return new ModelInstallError(`could not reach ${new URL(url).host} (${reason}). ${hint}`, { cause: error });
 }
 
 export const INSTALLER_USER_AGENT = "Atelier-ModelInstaller/1";

@@ -11,7 +11,7 @@
  * bytes live. The access token goes to the hub's own origin only, never to the storage it redirects to.
  */
 import type { HubExport } from "../catalog/catalog-types.js";
-import { downloadVerified, INSTALLER_USER_AGENT, ModelInstallError, type ExpectedFile, type FileProgress } from "./fetch-weight-file.js";
+import { downloadVerified, INSTALLER_USER_AGENT, ModelInstallError, unreachable, type ExpectedFile, type FileProgress } from "./fetch-weight-file.js";
 import path from "node:path";
 
 /** One file as the hub describes it at a commit. */
@@ -85,7 +85,8 @@ export class HubClient {
           headers: { "user-agent": INSTALLER_USER_AGENT, "accept-encoding": "identity", ...this.headersFor(url) },
         });
       } catch (error) {
-        throw new ModelInstallError(`could not reach the model hub at ${url}: ${(error as Error).message}`, { cause: error });
+        if (signal?.aborted) throw error;
+        throw unreachable(url, error, "Without network access, export the model elsewhere and install it with `npm run models -- import ID DIR`, or point ATELIER_MODEL_HUB_URL at a hub this machine reaches");
       }
       const location = response.headers.get("location");
       const linkedEtag = etagDigest(response.headers.get("x-linked-etag"));

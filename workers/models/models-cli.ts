@@ -14,7 +14,8 @@ import { ModelStore } from "./model-store.js";
 const USAGE = `Usage: npm run models -- <command>
   list [--json]                      every catalogued model and whether it is installed
   pull ID... [--from SRC] [--force]  install models (SRC: a mirror folder or http(s) mirror URL;
-                                     without --from, files come from their public origins)
+                                     without --from, ATELIER_MODEL_MIRROR if set, else the files'
+                                     public origins)
                                      (models from a model hub: ATELIER_MODEL_HUB_URL)
   pull --all [--from SRC]            install every model whose files are all pinned here
   import ID DIR [--from SRC]         install an export you made (e.g. optimum-cli) from DIR,
@@ -100,6 +101,8 @@ async function main(argv: string[]): Promise<number> {
       const entries = values.all
         ? MODEL_CATALOG.filter((entry) => entry.source.kind === "files" && fullyPinned(entry))
         : resolveIds(ids);
+      const from = values.from ?? config.modelMirror;
+      if (values.from === undefined && from !== undefined) console.error(`Installing from the mirror in ATELIER_MODEL_MIRROR (${from}).`);
       const cleaned = cleanStaging(store);
       if (cleaned > 0) console.error(`Removed ${cleaned} leftover(s) of interrupted installs.`);
       const controller = new AbortController();
@@ -111,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
       for (const entry of entries) {
         try {
           const result = await pullModel(entry, store, {
-            from: values.from,
+            from,
             force: values.force,
             converters: modelConverters,
             hub: new HubClient({ baseUrl: config.modelHub.url, token: config.modelHub.token }),
