@@ -11,6 +11,7 @@ import type { JobService } from "../../jobs/job-service.js";
 import { headOf, NO_IMAGES, replaceStrings, textLength, type StoredImages } from "../../jobs/job-images.js";
 import { isFinished, type JobRecord } from "../../jobs/job-record.js";
 import { html, type Html } from "../server/html.js";
+import { ownsKey } from "./key-owner.js";
 
 /** Job ids are `job_` and 16 base64url characters; anything far longer is not looked up. */
 const MAX_JOB_ID_LENGTH = 64;
@@ -26,7 +27,7 @@ export async function visibleJob(services: AtelierServices, jobs: JobService, us
   const job = await jobs.store.get(id);
   if (!job) return null;
   const key = await services.keys.get(job.apiKeyId);
-  return key && key.ownerId === user.id ? { job, key } : null;
+  return key && ownsKey(user, key) ? { job, key } : null;
 }
 
 /** "Tiles: 3 of 9 (33%)", "Queued", "Finished (100%)": the words beside a progress bar (as the playground writes them). */

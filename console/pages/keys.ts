@@ -3,8 +3,9 @@
  * included). Another user's key answers 404, exactly like a key that does not exist. The secret is
  * shown once, in the response to the creating POST (never in a URL, never stored), with a copy
  * button; afterwards only the recognisable prefix `atl_<id>_` is ever displayed. A key's webhook
- * signing secret is shown only on request (a POST, so it never sits in a URL or a cached page) and
- * can be rotated there, as `GET`/`POST /api/v1/webhooks/secret` do for the key itself.
+ * signing secret is shown to the key's owner only, admins included (key-owner.ts), on request (a
+ * POST, so it never sits in a URL or a cached page), and can be rotated there, as
+ * `GET`/`POST /api/v1/webhooks/secret` do for the key itself.
  */
 import type express from "express";
 import { API_KEY_HOURLY_LIMIT_MAX } from "../../server/keys/api-key-format.js";
@@ -12,12 +13,15 @@ import { API_KEY_SCOPE_LABELS, API_KEY_SCOPES, type ApiKeyScope } from "../../se
 import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
 import type { User } from "../../server/accounts/account-store.js";
 import type { AtelierServices } from "../../server/context.js";
+import { hourlyAllowanceOf } from "../../server/quota/quota-charge.js";
 import type { JobService } from "../../jobs/job-service.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
 import { errorSummary, field } from "./form-fields.js";
+import { allowancePanel, userAllowance } from "./allowance.js";
 import { count, time } from "./format.js";
+import { ownKey, ownsKey } from "./key-owner.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -33,9 +37,9 @@ export function keyPrefix(key: Pick<ApiKeyRecord, "id">): string {
   return `atl_${key.id}_…`;
 }
 
-/** The largest hourly limit `user` may give a key. */
+/** The largest hourly limit `user` may give a key: their allowance, if they have one. */
 function allowanceOf(services: AtelierServices, user: User): number {
-  return user.keyAllowance ?? services.config.quota.defaultLimit;
+  return hourlyAllowanceOf(user, services.config.quota.defaultLimit) ?? API_KEY_HOURLY_LIMIT_MAX;
 }
 
 /** The key when `user` may see it: their own, or any for an admin. Otherwise null, as for an unknown id. */
@@ -63,8 +67,8 @@ async function keyRows(page: PageRequest, keys: ApiKeyRecord[]): Promise<Html> {
     keys.map(async (key) => {
       const status = statusOf(key, now);
       const limit = key.hourlyLimit ?? services.config.quota.defaultLimit;
-      const usage = status === "active" ? await services.quota.peek(key.id, limit) : null;
-      const used = usage ? usage.limit - usage.remaining : 0;
+      const usage = status === "active" ? await services.quota.peek({ key: { id: key.id, limit } }) : null;
+      const used = usage ? usage.key.used : 0;
       return html`<tr>
         <th scope="row" data-label="Name"><a href="/keys/${key.id}">${key.name}</a><span class="cell-note">${key.scopes ? `Scopes: ${key.scopes.join(", ")}` : "All operations"}</span></th>
         <td data-label="Key"><code>${keyPrefix(key)}</code></td>
@@ -106,7 +110,7 @@ function createForm(page: PageRequest, state: CreateFormState): Html {
       ${csrfField(page.csrfToken)}
       ${field({ name: "name", label: "Name", value: state.values.name ?? "", required: true, hint: "What the key is for, e.g. “website backend”.", error: state.errors.name, attributes: html`maxlength="100"` })}
       ${field({ name: "expiresOn", label: "Expires on", type: "date", value: state.values.expiresOn ?? "", hint: "The key stops working at the end of this day (UTC). Leave empty for a key that does not expire.", error: state.errors.expiresAt, attributes: html`min="${tomorrow}"` })}
-      ${field({ name: "hourlyLimit", label: "Hourly limit", type: "number", value: state.values.hourlyLimit ?? "", hint: `Requests per hour, up to your allowance of ${count(allowance)}. Leave empty for ${count(Math.min(allowance, page.services.config.quota.defaultLimit))}.`, error: state.errors.hourlyLimit, attributes: html`min="1" max="${allowance}" step="1" inputmode="numeric"` })}
+      ${field({ name: "hourlyLimit", label: "Hourly limit", type: "number", value: state.values.hourlyLimit ?? "", hint: `Requests per hour, up to ${count(allowance)}${hourlyAllowanceOf(page.user!, page.services.config.quota.defaultLimit) === null ? "" : " (your allowance, which all your keys share)"}. Leave empty for ${count(Math.min(allowance, page.services.config.quota.defaultLimit))}.`, error: state.errors.hourlyLimit, attributes: html`min="1" max="${allowance}" step="1" inputmode="numeric"` })}
       <fieldset class="field${state.errors.scopes ? " field-invalid" : ""}" aria-describedby="scopes-hint">
         <legend>Scopes <span class="optional">(optional)</span></legend>
         <p class="hint" id="scopes-hint">The operations this key may call. Tick none to allow every operation.</p>
@@ -137,11 +141,13 @@ function newKeyPanel(name: string, secret: string): Html {
 async function keysPage(page: PageRequest, state: CreateFormState, created?: { name: string; secret: string }): Promise<PageResponse> {
   const { services, user } = page;
   const keys = user!.role === "admin" ? await services.keys.list() : await services.keys.list({ ownerId: user!.id });
+  const allowance = await userAllowance(services, user!, keys);
   return {
     status: Object.keys(state.errors).length > 0 ? 400 : 200,
     main: html`
       ${created ? newKeyPanel(created.name, created.secret) : html``}
       <p class="lead">${user!.role === "admin" ? "Every key on this service, yours, other users’ and those made with the keys CLI." : "Your keys for the Atelier API. Send one as Authorization: Bearer <key>."}</p>
+      ${allowancePanel(allowance)}
       ${createForm(page, state)}
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">${user!.role === "admin" ? "All keys" : "Your keys"}</h2>
@@ -159,7 +165,7 @@ function parseCreate(page: PageRequest): { input?: { name: string; hourlyLimit: 
   if (limitText !== "") {
     const limit = Number(limitText);
     if (!/^\d+$/.test(limitText) || limit < 1 || limit > Math.min(allowance, API_KEY_HOURLY_LIMIT_MAX)) {
-      errors.hourlyLimit = `Hourly limit must be a whole number from 1 to ${count(allowance)} (your allowance).`;
+      errors.hourlyLimit = `Hourly limit must be a whole number from 1 to ${count(allowance)}.`;
     } else hourlyLimit = limit;
   } else if (allowance < page.services.config.quota.defaultLimit) {
     hourlyLimit = allowance; // the service default would exceed this user's allowance
@@ -193,7 +199,7 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
       const state = { values: page.form, scopes: page.formAll("scopes"), errors };
       if (Object.keys(errors).length > 0 || !input) return keysPage(page, state);
       try {
-        const { record, key } = await services.keys.create({ ...input, ownerId: page.user!.id });
+        const { record, key } = await services.keys.create({ ...input, ownerId: page.user!.id, ownerMaxActiveKeys: services.config.console.maxKeysPerUser });
         services.logger.info({ part: "console", userId: page.user!.id, keyId: record.id }, "API key created in the console");
         page.res.setHeader("Cache-Control", "no-store");
         return keysPage(page, { values: {}, scopes: [], errors: {} }, { name: record.name, secret: key });
@@ -230,7 +236,7 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
       title: "Webhook signing secret",
       access: "signed-in",
       post: async (page) => {
-        const key = await visibleKey(services, page.user!, page.params.id!);
+        const key = await ownKey(services, page.user!, page.params.id!);
         if (!key) return notFound();
         const rotate = page.form.action === "rotate";
         const secret = rotate ? await jobs.rotateSigningSecret(key.id) : await jobs.signingSecret(key.id);
@@ -300,6 +306,8 @@ function keyDetail(
   shownSecret?: { secret: string; rotated: boolean },
 ): PageResponse {
   const status = statusOf(key, Date.now());
+  // The key's jobs and its signing secret are its owner's alone (key-owner.ts).
+  const ownerParts = webhooks && ownsKey(page.user!, key);
   return {
     status: Object.keys(errors).length > 0 ? 400 : 200,
     title: `API key “${key.name}”`,
@@ -322,8 +330,8 @@ function keyDetail(
           <button type="submit" class="button">Rename</button>
         </form>
       </section>
-      ${webhooks ? signingSecretPanel(page, key, shownSecret) : html``}
+      ${ownerParts ? signingSecretPanel(page, key, shownSecret) : html``}
       ${key.revokedAt ? html`` : html`<form method="get" action="/keys/${key.id}/revoke" class="form"><button type="submit" class="button button-danger">Revoke</button></form>`}
-      <p>${webhooks ? html`<a href="/jobs?key=${key.id}">Jobs of this key</a> · ` : html``}<a href="/keys">Back to API keys</a></p>`,
+      <p>${ownerParts ? html`<a href="/jobs?key=${key.id}">Jobs of this key</a> · ` : html``}<a href="/keys">Back to API keys</a></p>`,
   };
 }
