@@ -54,6 +54,16 @@ function isCorsOrigin(value: string): boolean {
   }
 }
 
+/** An http(s) origin as a base URL: scheme, host, optional port and at most a trailing slash. */
+function isPublicOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.username === "" && url.password === "" && url.pathname === "/" && !value.includes("?") && !value.includes("#");
+  } catch {
+    return false;
+  }
+}
+
 function hasProtocol(value: string, protocols: readonly string[]): boolean {
   try {
     return protocols.includes(new URL(value).protocol);
@@ -127,6 +137,9 @@ const envSchema = z.object({
   ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
   ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
   ATELIER_SESSION_MAX_HOURS: integer(12, 1, 30 * 24),
+  ATELIER_PUBLIC_URL: optionalAddress.refine((value) => value === undefined || isPublicOrigin(value), {
+    message: "Expected the address browsers open the service at, like https://atelier.example.com (scheme, host and optional port, no path).",
+  }),
   ATELIER_TRUST_PROXY: z
     .string()
     .default("false")
@@ -316,6 +329,13 @@ export interface AtelierConfig {
      * for sign-in throttling and whether a request came over TLS (the `Secure` cookie flag).
      */
     trustProxy: boolean | number | string;
+    /**
+     * The origin browsers open the service at (`https://atelier.example.com`). Set: the console
+     * answers only requests for its host, checks form posts against it and writes links with it.
+     * Undefined: the request's own origin, and a console listening on loopback answers loopback
+     * names only (console/server/console-origin.ts).
+     */
+    publicOrigin: string | undefined;
   };
   metrics: {
     /** Port of the separate Prometheus `/metrics` listener; 0 turns metrics off. */
@@ -445,6 +465,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       sessionIdleMs: e.ATELIER_SESSION_IDLE_MINUTES * 60_000,
       sessionAbsoluteMs: e.ATELIER_SESSION_MAX_HOURS * 3_600_000,
       trustProxy: e.ATELIER_TRUST_PROXY,
+      publicOrigin: e.ATELIER_PUBLIC_URL === undefined ? undefined : new URL(e.ATELIER_PUBLIC_URL).origin,
     },
     metrics: { port: e.ATELIER_METRICS_PORT, host: e.ATELIER_METRICS_HOST ?? e.HOST },
     corsOrigins: e.ATELIER_CORS_ORIGINS,

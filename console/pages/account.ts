@@ -119,7 +119,7 @@ export function registerAccountPages(router: express.Router, services: AtelierSe
       try {
         const email = page.form.email ?? "";
         const { code, expiresAt } = await services.accounts.createInvite(email, "member", page.user!.id);
-        return accountPage(page, {}, invitePanel(page.req, email.trim().toLowerCase(), code, expiresAt));
+        return accountPage(page, {}, invitePanel(page, email.trim().toLowerCase(), code, expiresAt));
       } catch (error) {
         return accountPage(page, fieldErrors(error));
       }

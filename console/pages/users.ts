@@ -150,7 +150,7 @@ export function registerUserPages(router: express.Router, services: AtelierServi
       const email = page.form.email ?? "";
       try {
         const { code, expiresAt } = await services.accounts.createInvite(email, page.form.role === "admin" ? "admin" : "member", page.user!.id);
-        return usersPage(page, {}, {}, invitePanel(page.req, email.trim().toLowerCase(), code, expiresAt));
+        return usersPage(page, {}, {}, invitePanel(page, email.trim().toLowerCase(), code, expiresAt));
       } catch (error) {
         const errors = fieldErrors(error);
         return usersPage(page, { inviteEmail: Object.values(errors).join(" ") }, { inviteEmail: email });

@@ -1,7 +1,8 @@
 /**
  * The web console, as one express Router mounted at `/` by facade/app.ts (when ATELIER_CONSOLE is
- * on). Order matters: assets first (no session needed), then form parsing, session loading and the
- * two CSRF checks for every console route, then the pages (console/pages/index.ts registers them).
+ * on). Order matters: the host check (console-origin.ts) and assets first (no session needed), then
+ * form parsing, session loading and the two CSRF checks for every console route, then the pages
+ * (console/pages/index.ts registers them).
  * Paths the console does not know fall through to the facade's JSON 404.
  */
 import express, { type NextFunction, type Request, type Response } from "express";
@@ -9,6 +10,7 @@ import type { JobService } from "../../jobs/job-service.js";
 import type { AtelierServices } from "../../server/context.js";
 import { registerConsolePages } from "../pages/index.js";
 import { serveAssets } from "./assets.js";
+import { requireConsoleHost } from "./console-origin.js";
 import { requireCsrfToken, requireSameOrigin } from "./csrf.js";
 import { errorPage } from "./pages.js";
 import { noStore, securityHeaders } from "./security-headers.js";
@@ -29,11 +31,12 @@ export function createConsoleRouter(services: AtelierServices, jobs?: JobService
   const pages = express.Router();
 
   router.use((req: Request, res: Response, next: NextFunction) => (isConsolePath(req.path) ? consoleOnly(req, res, next) : next()));
-  consoleOnly.use(securityHeaders(), serveAssets(), pages);
+  const { publicOrigin } = services.config.console;
+  consoleOnly.use(securityHeaders(), requireConsoleHost(publicOrigin, services.config.http.host), serveAssets(), pages);
 
   pages.use(noStore);
   pages.use(express.urlencoded({ extended: false, limit: FORM_LIMIT, parameterLimit: 100 }));
-  pages.use(requireSameOrigin);
+  pages.use(requireSameOrigin(publicOrigin));
   pages.use(loadSession(services));
   pages.use(requireCsrfToken);
   pages.get("/", (_req, res) => res.redirect(303, res.locals.session ? "/keys" : "/sign-in"));

@@ -1,14 +1,16 @@
 /**
  * CSRF protection, two independent checks on every state-changing console request:
- * 1. strict origin: `Origin` (or, without it, `Referer`) must be this service's own origin, and a
- *    request carrying neither is refused;
+ * 1. strict origin: `Origin` (or, without it, `Referer`) must be the console's own origin
+ *    (console-origin.ts: ATELIER_PUBLIC_URL, or the request's own), and a request carrying neither
+ *    is refused;
  * 2. a synchronizer token for signed-in requests: derived from the session id
  *    (SHA-256 of "csrf" and the id), sent in a hidden `_csrf` field or an `X-CSRF-Token` header.
  *    It is never stored: the store keeps only a different hash of the session id, so a copy of
  *    the database yields neither.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { NextFunction, Request, Response } from "express";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { consoleOrigin } from "./console-origin.js";
 import { html, type Html } from "./html.js";
 import { consoleLocals } from "./session-cookie.js";
 
@@ -21,11 +23,6 @@ export function csrfTokenFor(sessionId: string): string {
   return createHash("sha256").update(`csrf\0${sessionId}`).digest("base64url");
 }
 
-/** This service's origin as the browser sees it (protocol and host behind trusted proxies). */
-export function ownOrigin(req: Request): string {
-  return `${req.protocol}://${req.host}`;
-}
-
 function originOf(value: string | undefined): string | null {
   if (!value) return null;
   try {
@@ -36,12 +33,12 @@ function originOf(value: string | undefined): string | null {
   }
 }
 
-/** Refuses a state-changing request whose Origin (or Referer) is not this service's own. */
-export function requireSameOrigin(req: Request, res: Response, next: NextFunction): void {
+/** Refuses a state-changing request whose Origin (or Referer) is not the console's own; `publicOrigin`: ATELIER_PUBLIC_URL. */
+export const requireSameOrigin = (publicOrigin: string | undefined): RequestHandler => (req, res, next) => {
   if (SAFE_METHODS.has(req.method)) return next();
   const origin = req.get("origin");
   const claimed = origin !== undefined ? originOf(origin) : originOf(req.get("referer"));
-  const own = ownOrigin(req);
+  const own = consoleOrigin(req, publicOrigin);
   if (claimed === null || claimed !== own) {
     // The usual misconfiguration, not an attack: TLS ends at a proxy the service was not told to trust.
     const behindProxy = claimed !== null && claimed.replace(/^https:/, "http:") === own;
@@ -56,7 +53,7 @@ export function requireSameOrigin(req: Request, res: Response, next: NextFunctio
     return;
   }
   next();
-}
+};
 
 /** Refuses a signed-in state-changing request without the session's CSRF token. */
 export function requireCsrfToken(req: Request, res: Response, next: NextFunction): void {
