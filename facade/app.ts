@@ -28,6 +28,7 @@ import { restHandler, restRoutes } from "./rest-routes.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
+import { JOB_OPERATIONS } from "../jobs/job-operations.js";
 
 const API_PREFIX = "/api";
 const TRPC_PREFIX = "/trpc";
@@ -78,7 +79,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.use(headAsGet);
   app.use(assignRequestId);
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
-  const cors = corsFor(services.config.corsOrigins);
+  const cors = corsFor(services.config.corsOrigins, [...JOB_OPERATIONS.values()].flatMap((operation) => operation.rawImageHeaders));
   if (cors) app.use(cors);
   app.use(healthRoutes(ops.readiness));
   app.all([HEALTH_PATH, READY_PATH], (req, res) => {

@@ -6,6 +6,7 @@
  */
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
+import { API_RESPONSE_HEADERS, type ApiResponseHeader } from "../core/api-headers.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
 import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
@@ -38,20 +39,8 @@ const TAGS = [
   { name: "health", description: "Liveness and readiness for load balancers and orchestrators, at the root of the server." },
 ];
 
-const header = (description: string, type: "string" | "integer", example: string | number) => ({ description, schema: { type }, example });
-
-const HEADERS = {
-  "X-Request-Id": header("Id of this request, also in the body; quote it when reporting a problem.", "string", "req_3f9c2d7e"),
-  "RateLimit-Policy": header("Quota policy (IETF draft): requests `q` per window `w` seconds.", "string", '"hourly";q=100;w=3600'),
-  RateLimit: header("Quota state (IETF draft): requests remaining `r`, seconds to reset `t`.", "string", '"hourly";r=99;t=3540'),
-  "X-RateLimit-Limit": header("Requests allowed per window for this key.", "integer", 100),
-  "X-RateLimit-Remaining": header("Requests left in the current window.", "integer", 99),
-  "X-RateLimit-Reset": header("Unix time (seconds) when the window resets.", "integer", 1795259753),
-  "Retry-After": header("Seconds after which a retry may succeed.", "integer", 3600),
-  "WWW-Authenticate": header("The scheme to authenticate with.", "string", 'Bearer realm="atelier"'),
-  Allow: header("The methods this path takes.", "string", "POST"),
-};
-type HeaderName = keyof typeof HEADERS;
+// Every response header is described once, in core/api-headers.ts; operations refer to those.
+type HeaderName = ApiResponseHeader;
 const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Policy", "RateLimit", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
 const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 const ERROR_HEADERS: Record<ErrorHeader, HeaderName[]> = {
@@ -169,7 +158,7 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
   document.servers = [{ url: "/api", description: "This server (the document is served at /api/v1/openapi.json)." }];
   document.tags = TAGS;
   document.components ??= {};
-  document.components.headers = HEADERS;
+  document.components.headers = { ...API_RESPONSE_HEADERS };
   // trpc-to-openapi adds its own tRPC error shapes; errors here have one schema, `Error`.
   for (const name of Object.keys(document.components.schemas ?? {})) {
     if (name.startsWith("error.")) delete document.components.schemas![name];

@@ -5,6 +5,7 @@
 import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { appRouter } from "../server/router.js";
+import { rawImageHeaderNames } from "./raw-image.js";
 
 export interface JobOperation {
   /** REST path without the `/api` prefix, e.g. `/v1/tools/upscale`. */
@@ -15,15 +16,17 @@ export interface JobOperation {
   input: z.ZodType;
   /** True when the result carries images (`data[].url`), so it has raw bytes to serve. */
   returnsImages: boolean;
+  /** The `X-Atelier-*` headers of its raw image answer (`Accept: image/*`); none when it returns no images. */
+  rawImageHeaders: readonly string[];
 }
 
 interface ProcedureInternals {
   _def: { type: string; meta?: OpenApiMeta; inputs: z.ZodType[]; output?: z.ZodType };
 }
 
-function hasImages(output: z.ZodType | undefined): boolean {
+function fieldsOf(output: z.ZodType | undefined): string[] | undefined {
   const shape = (output as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
-  return shape !== undefined && "data" in shape;
+  return shape && Object.keys(shape);
 }
 
 function collectOperations(): Map<string, JobOperation> {
@@ -33,7 +36,9 @@ function collectOperations(): Map<string, JobOperation> {
     const openapi = procedure._def.meta?.openapi;
     const input = procedure._def.inputs[0];
     if (procedure._def.type !== "mutation" || openapi?.method !== "POST" || !input) continue;
-    operations.set(openapi.path, { restPath: openapi.path, procedurePath, input, returnsImages: hasImages(procedure._def.output) });
+    const fields = fieldsOf(procedure._def.output);
+    const returnsImages = fields?.includes("data") === true;
+    operations.set(openapi.path, { restPath: openapi.path, procedurePath, input, returnsImages, rawImageHeaders: returnsImages ? rawImageHeaderNames(fields!) : [] });
   }
   return operations;
 }

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { OpenAPIObject } from "trpc-to-openapi";
-import { API_REQUEST_HEADERS, type ApiRequestHeader, type ApiResponseHeader } from "../core/api-headers.js";
+import { API_REQUEST_HEADERS, API_RESPONSE_HEADERS, type ApiRequestHeader, type ApiResponseHeader } from "../core/api-headers.js";
 import { ERROR_KINDS, type ErrorCode } from "../core/errors.js";
 import { JOB_OPERATIONS } from "./job-operations.js";
 import { JOB_STATUSES } from "./job-record.js";
@@ -15,11 +15,11 @@ type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const errorContent = { "application/json": { schema: ref("Error") } };
-/** A response header, described once in core/api-headers.ts (the document's `components.headers`). */
-const headerRef = (name: ApiResponseHeader) => ({ $ref: `#/components/headers/${name}` });
+/** A response header an answer may carry, described once in core/api-headers.ts. */
+const responseHeader = (name: ApiResponseHeader) => ({ ...API_RESPONSE_HEADERS[name] });
 /** A request header as an operation's parameter, described once in core/api-headers.ts. */
 const headerParameter = (name: ApiRequestHeader) => ({ name, in: "header", required: false, ...API_REQUEST_HEADERS[name] });
-const REQUEST_ID = { "X-Request-Id": headerRef("X-Request-Id") };
+const REQUEST_ID = { "X-Request-Id": responseHeader("X-Request-Id") };
 
 /** The shape of core/errors.ts's example for `code`, as the rest of the document gives it. */
 function errorExample(code: ErrorCode) {
@@ -42,7 +42,7 @@ function addError(responses: Record<string, Json>, code: ErrorCode, extra: Json 
   const media = (response.content as Record<string, Json>)["application/json"]!;
   const examples = (media.examples ??= {}) as Json;
   examples[code] = { ...errorExample(code), ...extra };
-  if (ERROR_KINDS[code].headers?.includes("Retry-After")) response.headers = { ...(response.headers as Json), "Retry-After": headerRef("Retry-After") };
+  if (ERROR_KINDS[code].headers?.includes("Retry-After")) response.headers = { ...(response.headers as Json), "Retry-After": responseHeader("Retry-After") };
 }
 
 const COMMON_ERRORS: ErrorCode[] = ["UNAUTHORIZED", "INTERNAL"];
@@ -67,7 +67,7 @@ const JOB_EXAMPLE_ACCEPTED = {
 
 const jobAccepted = {
   description: "Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`.",
-  headers: { ...REQUEST_ID, Location: headerRef("Location"), "Preference-Applied": headerRef("Preference-Applied"), "Idempotent-Replayed": headerRef("Idempotent-Replayed") },
+  headers: { ...REQUEST_ID, Location: responseHeader("Location"), "Preference-Applied": responseHeader("Preference-Applied"), "Idempotent-Replayed": responseHeader("Idempotent-Replayed") },
   content: { "application/json": { schema: ref("Job"), examples: { success: { value: JOB_EXAMPLE_ACCEPTED } } } },
 };
 
@@ -121,7 +121,7 @@ function decorateJobOperation(operation: Json): void {
       "and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...).";
     ok.content = { ...(ok.content as Json), ...rawImageContent };
   }
-  if (ok) ok.headers = { ...(ok.headers as Json), "Idempotent-Replayed": headerRef("Idempotent-Replayed") };
+  if (ok) ok.headers = { ...(ok.headers as Json), "Idempotent-Replayed": responseHeader("Idempotent-Replayed") };
   responses["202"] = jobAccepted;
   for (const code of ["JOB_CONFLICT", "IDEMPOTENCY_MISMATCH", "TOO_MANY_JOBS"] as const) addError(responses, code);
   if (images) {

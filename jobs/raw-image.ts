@@ -71,6 +71,11 @@ function headerName(field: string): string {
   return `X-Atelier-${field.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`).replace(/^./, (first) => first.toUpperCase())}`;
 }
 
+/** The headers a raw answer may carry for a result whose body has `fields`: the image's size and every other field. */
+export function rawImageHeaderNames(fields: readonly string[]): string[] {
+  return ["X-Atelier-Width", "X-Atelier-Height", ...fields.filter((field) => field !== "data").map(headerName)];
+}
+
 /** Where a base64 `data:` URL's payload starts and its media type, read by position (a regular expression would copy the payload); null for any other URL. */
 function dataUrlParts(url: string): { payloadAt: number; mediaType: string } | null {
   const marker = ";base64,";

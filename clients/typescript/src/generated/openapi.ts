@@ -412,6 +412,21 @@ export interface components {
          */
         Allow: string;
         /**
+         * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+         * @example true
+         */
+        "Idempotent-Replayed": string;
+        /**
+         * @description The job: `/api/v1/jobs/{id}`.
+         * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
+         */
+        Location: string;
+        /**
+         * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
+         * @example respond-async
+         */
+        "Preference-Applied": string;
+        /**
          * @description Quota state (IETF draft): requests remaining `r`, seconds to reset `t`.
          * @example "hourly";r=99;t=3540
          */
@@ -426,6 +441,11 @@ export interface components {
          * @example 3600
          */
         "Retry-After": number;
+        /**
+         * @description W3C trace context of this request: its trace id is the one to quote.
+         * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+         */
+        traceresponse: string;
         /**
          * @description The scheme to authenticate with.
          * @example Bearer realm="atelier"
@@ -637,6 +657,11 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -682,11 +707,25 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
+                    /**
+                     * @description The job: `/api/v1/jobs/{id}`.
+                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
+                     */
                     Location?: string;
-                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    /**
+                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
+                     * @example respond-async
+                     */
                     "Preference-Applied"?: string;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -740,7 +779,10 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -751,9 +793,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -784,7 +832,10 @@ export interface operations {
             /** @description `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -797,7 +848,10 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -861,7 +915,10 @@ export interface operations {
             /** @description One page of jobs. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -872,7 +929,10 @@ export interface operations {
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. */
             400: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -883,7 +943,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -894,7 +957,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -922,7 +988,10 @@ export interface operations {
             /** @description The job. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -933,7 +1002,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -944,7 +1016,10 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -955,7 +1030,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -983,7 +1061,10 @@ export interface operations {
             /** @description The canceled job. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -994,7 +1075,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1005,7 +1089,10 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1016,9 +1103,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1029,7 +1122,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1043,7 +1139,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Resume after this event id. */
+                /**
+                 * @description Resume after this event id.
+                 * @example 3
+                 */
                 "Last-Event-ID"?: string;
             };
             path: {
@@ -1074,7 +1173,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1085,7 +1187,10 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1096,7 +1201,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1124,7 +1232,10 @@ export interface operations {
             /** @description The result. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1138,7 +1249,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1149,7 +1263,10 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1160,9 +1277,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1173,7 +1296,10 @@ export interface operations {
             /** @description `RESULT_GONE`: The job's result was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS). */
             410: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1184,7 +1310,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1352,6 +1481,11 @@ export interface operations {
             /** @description The result. */
             200: {
                 headers: {
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1395,11 +1529,25 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
+                    /**
+                     * @description The job: `/api/v1/jobs/{id}`.
+                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
+                     */
                     Location?: string;
-                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    /**
+                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
+                     * @example respond-async
+                     */
                     "Preference-Applied"?: string;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1453,9 +1601,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1486,7 +1640,10 @@ export interface operations {
             /** @description `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1499,7 +1656,10 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1600,6 +1760,11 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1643,11 +1808,25 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
+                    /**
+                     * @description The job: `/api/v1/jobs/{id}`.
+                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
+                     */
                     Location?: string;
-                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    /**
+                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
+                     * @example respond-async
+                     */
                     "Preference-Applied"?: string;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1701,7 +1880,10 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1712,9 +1894,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1757,7 +1945,10 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1871,6 +2062,11 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -1912,11 +2108,25 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
+                    /**
+                     * @description The job: `/api/v1/jobs/{id}`.
+                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
+                     */
                     Location?: string;
-                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    /**
+                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
+                     * @example respond-async
+                     */
                     "Preference-Applied"?: string;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1970,7 +2180,10 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -1981,9 +2194,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2026,7 +2245,10 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2137,6 +2359,11 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2182,11 +2409,25 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /** @description The job: `/api/v1/jobs/{id}`. */
+                    /**
+                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
+                     * @example true
+                     */
+                    "Idempotent-Replayed"?: string;
+                    /**
+                     * @description The job: `/api/v1/jobs/{id}`.
+                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
+                     */
                     Location?: string;
-                    /** @description The preferences honoured, e.g. `respond-async` or `wait=10`. */
+                    /**
+                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
+                     * @example respond-async
+                     */
                     "Preference-Applied"?: string;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2240,7 +2481,10 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2251,9 +2495,15 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2296,7 +2546,10 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /** @description Seconds to wait before retrying. */
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
                     "Retry-After"?: number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2363,7 +2616,10 @@ export interface operations {
             /** @description The secret. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2374,7 +2630,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2385,7 +2644,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2407,7 +2669,10 @@ export interface operations {
             /** @description The new secret. */
             200: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2418,7 +2683,10 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
@@ -2429,7 +2697,10 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /** @description Id of this request. */
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
