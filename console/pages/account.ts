@@ -4,6 +4,7 @@
  * and the public pages for accepting an invite and, in `open` mode, signing up.
  */
 import type express from "express";
+import type { LoginThrottle } from "../../server/accounts/login-throttle.js";
 import { PASSWORD_MIN_LENGTH } from "../../server/accounts/password-hash.js";
 import type { AtelierServices } from "../../server/context.js";
 import { csrfField } from "../server/csrf.js";
@@ -12,6 +13,7 @@ import { fieldErrors, redirect, registerPage, type PageRequest, type PageRespons
 import { beginSession } from "../server/session-cookie.js";
 import { errorSummary, field } from "./form-fields.js";
 import { invitePanel } from "./invite-link.js";
+import { tooManyAttempts } from "./sign-in.js";
 
 const PASSWORD_HINT = `At least ${PASSWORD_MIN_LENGTH} characters. A passphrase of several words is easiest to remember.`;
 
@@ -66,7 +68,7 @@ function passwordForm(action: string, csrfToken: string | null, values: Record<s
     </form>`;
 }
 
-export function registerAccountPages(router: express.Router, services: AtelierServices): void {
+export function registerAccountPages(router: express.Router, services: AtelierServices, throttle: LoginThrottle): void {
   registerPage(router, services, {
     path: "/account",
     title: "Your account",
@@ -95,9 +97,13 @@ export function registerAccountPages(router: express.Router, services: AtelierSe
     access: "signed-in",
     post: async (page) => {
       const user = page.user!;
-      if (!(await services.accounts.checkPassword(user.id, page.form.currentPassword ?? ""))) {
-        return accountPage(page, { currentPassword: "The current password is not right." });
+      // A stolen session must not become a way round the sign-in throttle, so this check spends its budget.
+      const attempt = await throttle.check(user.email, page.req.ip ?? "unknown", () => services.accounts.checkPassword(user.id, page.form.currentPassword ?? ""));
+      if (attempt.throttled) {
+        page.res.setHeader("Retry-After", String(attempt.retryAfterSeconds));
+        return { ...accountPage(page, { currentPassword: tooManyAttempts(attempt.retryAfterSeconds) }), status: 429 };
       }
+      if (!attempt.result) return accountPage(page, { currentPassword: "The current password is not right." });
       try {
         await services.accounts.setPassword(user.id, page.form.newPassword ?? "");
       } catch (error) {

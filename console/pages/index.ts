@@ -5,6 +5,7 @@
  */
 import type express from "express";
 import type { JobService } from "../../jobs/job-service.js";
+import { LoginThrottle } from "../../server/accounts/login-throttle.js";
 import type { AtelierServices } from "../../server/context.js";
 import { registerAccountPages } from "./account.js";
 import { registerJobPages } from "./jobs.js";
@@ -17,10 +18,12 @@ import { registerPlaygroundPages } from "./playground.js";
 import { registerUsagePages } from "./usage.js";
 
 export function registerConsolePages(router: express.Router, services: AtelierServices, jobs: JobService | undefined): void {
-  registerSignInPages(router, services);
+  // One throttle for every password check, so a password change spends the sign-in budget.
+  const loginThrottle = LoginThrottle.open(services.accounts);
+  registerSignInPages(router, services, loginThrottle);
   registerKeyPages(router, services, jobs);
   registerUserPages(router, services);
-  registerAccountPages(router, services);
+  registerAccountPages(router, services, loginThrottle);
   registerUsagePages(router, services);
   if (jobs) registerJobPages(router, services, jobs);
   registerPlaygroundPages(router, services);

@@ -4,7 +4,7 @@
  * tell which accounts exist.
  */
 import type express from "express";
-import { LoginThrottle } from "../../server/accounts/login-throttle.js";
+import type { LoginThrottle } from "../../server/accounts/login-throttle.js";
 import type { AtelierServices } from "../../server/context.js";
 import { csrfField } from "../server/csrf.js";
 import { html } from "../server/html.js";
@@ -31,10 +31,13 @@ function signInForm(next: string, email: string, error: string | null, signUpOpe
     <p class="muted">No account yet? ${signUpOpen ? html`<a href="/sign-up">Create one</a>.` : html`Ask an administrator for an invite.`}</p>`;
 }
 
-export function registerSignInPages(router: express.Router, services: AtelierServices): void {
-  // Opened now, awaited at the first sign-in; a failure to open surfaces there as a 500 page.
-  const opening = LoginThrottle.open(services.accounts);
-  opening.catch(() => {});
+/** The throttle's refusal, for every form whose password check it counts. */
+export function tooManyAttempts(retryAfterSeconds: number): string {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  return `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
+}
+
+export function registerSignInPages(router: express.Router, services: AtelierServices, throttle: LoginThrottle): void {
   const signUpOpen = services.config.console.signUp === "open";
   registerPage(router, services, {
     path: "/sign-in",
@@ -46,20 +49,16 @@ export function registerSignInPages(router: express.Router, services: AtelierSer
       const password = (form.password ?? "").slice(0, 1024);
       const next = safeNext(form.next);
       const address = req.ip ?? "unknown";
-      const throttle = await opening;
-      const wait = await throttle.retryAfterSeconds(email, address);
-      if (wait > 0) {
-        res.setHeader("Retry-After", String(wait));
-        const minutes = Math.ceil(wait / 60);
-        return { status: 429, main: signInForm(next, email, `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, signUpOpen) };
+      const attempt = await throttle.check(email, address, () => services.accounts.verifyCredentials(email, password));
+      if (attempt.throttled) {
+        res.setHeader("Retry-After", String(attempt.retryAfterSeconds));
+        return { status: 429, main: signInForm(next, email, tooManyAttempts(attempt.retryAfterSeconds), signUpOpen) };
       }
-      const user = await services.accounts.verifyCredentials(email, password);
+      const user = attempt.result;
       if (!user) {
-        await throttle.recordFailure(email, address);
         services.logger.info({ part: "console", address }, "console sign-in failed");
         return { status: 401, main: signInForm(next, email, WRONG_CREDENTIALS, signUpOpen) };
       }
-      await throttle.recordSuccess(email);
       await beginSession(services, req, res, user.id);
       // Expired sessions are refused when presented; sign-ins sweep them out of the table.
       await services.accounts.pruneSessions();
