@@ -20,6 +20,7 @@ import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
 import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
+import { noStoreAnswers } from "./no-store.js";
 import { bodyStringBytes, jsonBodies } from "./json-body.js";
 import { sendTrpcError } from "./trpc-error-response.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
@@ -81,6 +82,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
   const cors = corsFor(services.config.corsOrigins, [...JOB_OPERATIONS.values()].flatMap((operation) => operation.rawImageHeaders));
   if (cors) app.use(cors);
+  app.use([API_PREFIX, TRPC_PREFIX], noStoreAnswers);
   app.use(healthRoutes(ops.readiness));
   app.all([HEALTH_PATH, READY_PATH], (req, res) => {
     res.setHeader("Allow", "GET, HEAD");

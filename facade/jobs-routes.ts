@@ -26,6 +26,7 @@ import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
 import { negotiateRawFormat } from "../jobs/raw-image.js";
 import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
 import { sendError } from "./error-responses.js";
+import { NO_STORE } from "./no-store.js";
 import { answerRawImages, sendImage, sendJson } from "./result-responses.js";
 
 type ContextFor = (services: AtelierServices, req: Request, res: Response) => RequestContext;
@@ -267,7 +268,8 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
       const job = await ownJob(req, ctx);
       res.status(200);
       res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-      res.setHeader("Cache-Control", "no-cache, no-transform");
+      // The stream carries the result: never stored (facade/no-store.ts), nor transformed by a proxy.
+      res.setHeader("Cache-Control", `${NO_STORE}, no-transform`);
       res.setHeader("X-Accel-Buffering", "no");
       res.flushHeaders();
       res.write("retry: 2000\n\n");
