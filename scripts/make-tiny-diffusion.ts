@@ -24,7 +24,7 @@ import { pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import onnxProto from "onnx-proto";
 import { modelMirror } from "../test/support/test-assets.js";
-import type { CatalogEntry, GraphSource, WeightFile } from "../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry, type GraphSource, type WeightFile } from "../workers/catalog/catalog-types.js";
 import { attr, OnnxGraphBuilder, type Dim } from "../workers/convert/onnx-graph.js";
 import { seededRandom } from "../core/seeded-random.js";
 import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../workers/generation/diffusion/export-layout.js";
@@ -363,7 +363,7 @@ export function installTinyDiffusion(modelsDir: string, id: string, options: Tin
     graphs: options.externalData
       ? { ...DIFFUSION_GRAPH_SOURCES, unet: { onnx: EXPORT_FILES.unet, externalData: [UNET_EXTERNAL_DATA] } as GraphSource }
       : DIFFUSION_GRAPH_SOURCES,
-    generation: { defaultWidth: 64, defaultHeight: 64, minSize: 8, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8 },
+    generation: { defaultWidth: 64, defaultHeight: 64, minSize: 8, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8, options: GENERATION_OPTIONS },
     photographic: false,
     details: { family: "stable-diffusion", diffusion: tinyDefaults(variant) },
   };

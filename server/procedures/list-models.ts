@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
+import { GENERATION_OPTIONS, type GenerationOption } from "../../workers/catalog/catalog-types.js";
+
+const isGenerationOption = (value: string): value is GenerationOption => (GENERATION_OPTIONS as readonly string[]).includes(value);
 import { publicProcedure } from "./procedure-bases.js";
 
 const TASK_NAMES: Record<ModelTask, string | undefined> = {
@@ -34,6 +37,7 @@ export const modelRecordSchema = z.object({
       maxWidth: z.int(),
       maxHeight: z.int(),
       sizeMultiple: z.int(),
+      options: z.array(z.enum(GENERATION_OPTIONS)).meta({ description: "The tuning fields of `POST /api/v1/generate` the model takes; a request giving another answers 400." }),
     })
     .optional()
     .meta({ description: "Size rules of a generation model, in pixels." }),
@@ -66,7 +70,7 @@ function toJson(record: ModelRecord): z.infer<typeof modelRecordSchema> | undefi
     ...(record.attribution ? { attribution: record.attribution } : {}),
     sizeBytes: record.sizeBytes,
     ...(task === "generate" ? { photographic: record.photographic } : {}),
-    ...(record.generation ? { generation: record.generation } : {}),
+    ...(record.generation ? { generation: { ...record.generation, options: record.generation.options.filter(isGenerationOption) } } : {}),
     ...(record.upscale ? { upscale: record.upscale } : {}),
     ...(record.detailsJson ? { details: JSON.parse(record.detailsJson) as Record<string, unknown> } : {}),
   };
@@ -116,7 +120,7 @@ export const listModelsProcedure = publicProcedure
               installCommand: "npm run models -- pull cvae-quickdraw",
               sizeBytes: 1835008,
               photographic: false,
-              generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1 },
+              generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1, options: [] },
             },
           ],
         },

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import type { ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
+import { GENERATION_OPTIONS } from "../../workers/catalog/catalog-types.js";
 import { describeReplacement, generationSize, parseReplacement } from "../../server/background/index.js";
 
 describe("parseReplacement", () => {
@@ -77,7 +78,7 @@ describe("parseReplacement", () => {
 describe("generationSize", () => {
   const model = {
     id: "sd",
-    generation: { defaultWidth: 512, defaultHeight: 512, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 64 },
+    generation: { defaultWidth: 512, defaultHeight: 512, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 64, options: [...GENERATION_OPTIONS] },
   } as ModelRecord;
 
   it("asks for the source's size within the model's bounds, aspect kept, on its size multiple", () => {

@@ -7,11 +7,12 @@ import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
+import { GENERATION_OPTIONS } from "../../workers/catalog/catalog-types.js";
 import type { Image } from "../../gen/atelier/image/v1/image.js";
 import { BACKGROUND_NEGATIVE_PROMPT, parseReplacement, photographicGenerator, resolveReplacement } from "../../server/background/index.js";
 import type { RequestContext } from "../../server/context.js";
 
-const GENERATION = { defaultWidth: 512, defaultHeight: 512, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8 };
+const GENERATION = { defaultWidth: 512, defaultHeight: 512, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8, options: GENERATION_OPTIONS };
 
 function record(id: string, fields: Partial<ModelRecord> = {}): ModelRecord {
   return { id, task: ModelTask.MODEL_TASK_GENERATE, installed: false, disabled: false, photographic: false, installCommand: `npm run models -- pull ${id}`, generation: GENERATION, ...fields } as ModelRecord;

@@ -3,7 +3,7 @@
  * generator that paints a flat grey canvas step by step, recording what it was asked and whether
  * it was stopped. Registered only in the tests' own registries.
  */
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry } from "../../workers/catalog/catalog-types.js";
 import type { GeneratorRegistration } from "../../workers/generation/generator-registry.js";
 import type { GenerationParams, ImageGenerator } from "../../workers/generation/image-generator.js";
 
@@ -18,7 +18,7 @@ export function fakeDiffusionEntry(id = "test-diffusion"): CatalogEntry {
     nonCommercial: false,
     source: { kind: "builtin" },
     graphs: {},
-    generation: { defaultWidth: 64, defaultHeight: 48, minSize: 32, maxWidth: 256, maxHeight: 256, sizeMultiple: 8 },
+    generation: { defaultWidth: 64, defaultHeight: 48, minSize: 32, maxWidth: 256, maxHeight: 256, sizeMultiple: 8, options: GENERATION_OPTIONS },
     photographic: true,
     details: { family: "stable-diffusion" },
   };

@@ -124,6 +124,19 @@ describe.skipIf(!hasMirrorModel("cvae-quickdraw"))("POST /api/v1/generate with c
     expect(body.message).toContain(message);
   });
 
+  it("answers 400 for tuning fields the doodle model does not take, naming the models that do, instead of ignoring them", async () => {
+    const { status, body } = await generate({ prompt: "an owl", steps: 30, negativePrompt: "blurry", seed: 3 });
+    expect(status).toBe(400);
+    expect(body.code).toBe("INVALID_INPUT");
+    expect(body.issues?.map((issue) => issue.path)).toEqual(["negativePrompt", "steps"]);
+    expect(body.issues?.[1]?.message).toBe(
+      'The model "cvae-quickdraw" does not take steps. Leave it out, or choose a model that takes it: lcm-dreamshaper-v7, sd-turbo, stable-diffusion-1-5, stable-diffusion-2-1.',
+    );
+    const models = (await (await fetch(`${service.url}/api/v1/models`)).json()) as { data: { id: string; generation?: { options: string[] } }[] };
+    expect(models.data.find((model) => model.id === "cvae-quickdraw")?.generation?.options).toEqual([]);
+    expect(models.data.find((model) => model.id === "stable-diffusion-1-5")?.generation?.options).toEqual(["negativePrompt", "steps", "guidanceScale", "scheduler"]);
+  });
+
   it("draws at the smallest and largest sizes", async () => {
     for (const side of [28, 1024]) {
       const { status, body } = await generate({ prompt: "moon", width: side, height: side, seed: 3 });

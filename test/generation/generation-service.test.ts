@@ -10,7 +10,7 @@ import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
 import { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry } from "../../workers/catalog/catalog-types.js";
 import { catalogEntry, entriesForTask } from "../../workers/catalog/model-catalog.js";
 import { createGenerationService, type GenerationServiceOptions } from "../../workers/generation/generation-service.js";
 import { DIFFUSION_GENERATOR, DOODLE_GENERATOR, GeneratorRegistry, defaultGeneratorRegistry, isStableDiffusion } from "../../workers/generation/generator-registry.js";
@@ -38,7 +38,7 @@ function fakeDoodleEntry(): CatalogEntry {
     ...fakeDiffusionEntry("test-doodle"),
     photographic: false,
     details: { family: "test-doodle" },
-    generation: { defaultWidth: 40, defaultHeight: 40, minSize: 28, maxWidth: 100, maxHeight: 100, sizeMultiple: 1 },
+    generation: { defaultWidth: 40, defaultHeight: 40, minSize: 28, maxWidth: 100, maxHeight: 100, sizeMultiple: 1, options: [] },
   };
 }
 
@@ -211,6 +211,19 @@ describe("seeds and parameters", () => {
       seed: 5,
     });
     expect(diffusion.runs[1]?.params).toEqual({ prompt: "an owl", negativePrompt: "", width: 64, height: 48, seed: 5 });
+  });
+
+  it("refuses tuning fields a model does not take, naming the models that take each, rather than ignoring them", async () => {
+    const { service, doodle } = serviceWith([fakeDiffusionEntry(), fakeDoodleEntry()]);
+    const error = await failure(service.generate(request({ model: "test-doodle", steps: 30, guidanceScale: 2, seed: 5 }), signal));
+    expect(error.code).toBe("INVALID_INPUT");
+    expect(error.issues).toEqual([
+      { path: "steps", message: 'The model "test-doodle" does not take steps. Leave it out, or choose a model that takes it: test-diffusion.' },
+      { path: "guidanceScale", message: 'The model "test-doodle" does not take guidanceScale. Leave it out, or choose a model that takes it: test-diffusion.' },
+    ]);
+    expect(doodle.runs).toHaveLength(0);
+    await service.generate(request({ model: "test-doodle", seed: 5 }), signal);
+    expect(doodle.runs).toHaveLength(1);
   });
 
   it.each([

@@ -43,7 +43,7 @@ export function toModelRecord(entry: CatalogEntry, state: { installed: boolean; 
     installCommand: installCommand ?? "",
     attribution: entry.attribution ?? "",
     sizeBytes: weightSize(entry),
-    generation: entry.generation,
+    generation: entry.generation && { ...entry.generation, options: [...entry.generation.options] },
     upscale: entry.upscale,
     photographic: entry.photographic ?? false,
     disabled,

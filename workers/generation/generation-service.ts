@@ -66,7 +66,7 @@ export function createGenerationService(context: WorkerContext, options: Generat
     async generate(request, signal, onStep = () => undefined) {
       assertValidRequest(request);
       const entry = chooseGenerationModel(request.model, choice());
-      const params = generationParams(request, entry);
+      const params = generationParams(request, entry, entries());
       assertOutputSize(params.width, params.height, context.limits, "Ask for a smaller width and height.");
       const generator = generatorFor(entry);
       const result = await context.queue.run(() => generator.generate(params, onStep, signal), signal);

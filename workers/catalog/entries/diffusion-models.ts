@@ -10,7 +10,7 @@
  * (SD-Turbo, SD 2.1) are exported by the operator and installed with `npm run models -- import ID DIR`.
  * OpenAI's CLIP merges file (the tokenizer fallback) is pinned like every other weight file.
  */
-import type { CatalogEntry, GenerationConstraints, GraphSource, HubExport, WeightFile } from "../catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry, type GenerationConstraints, type GraphSource, type HubExport, type WeightFile } from "../catalog-types.js";
 import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../../generation/diffusion/export-layout.js";
 import pinnedHubExports from "../pinned-hub-exports.json" with { type: "json" };
 import { CLIP_MERGES_FILE } from "./clip-merges.js";
@@ -49,7 +49,7 @@ const SD15_GRAPHS = withExternalUnet("unet/weights.pb");
 const OPTIMUM_FP32_GRAPHS = withExternalUnet("unet/model.onnx_data");
 
 function sizes(defaultSize: number): GenerationConstraints {
-  return { defaultWidth: defaultSize, defaultHeight: defaultSize, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8 };
+  return { defaultWidth: defaultSize, defaultHeight: defaultSize, minSize: 256, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 8, options: GENERATION_OPTIONS };
 }
 
 const SAMPLERS_NOTE = "Schedulers: euler, euler-ancestral, dpmpp-2m-karras, dpmpp-2m, lcm, turbo.";

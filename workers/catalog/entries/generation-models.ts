@@ -34,7 +34,8 @@ export const GENERATION_MODELS: CatalogEntry[] = [
       ],
       outputs: [{ name: "image", dtype: "float32", shape: ["batch", 1, 28, 28], layout: "NCHW", range: [0, 1] }],
     },
-    generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1 },
+    // A decoder of one latent per class: no denoising steps, guidance, scheduler or negative prompt to take.
+    generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1, options: [] },
     photographic: false,
   },
 ];

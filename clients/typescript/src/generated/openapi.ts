@@ -288,7 +288,7 @@ export interface components {
              * @description Stable machine-readable code; the table in `info.description` says what each means.
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
             /** @description Present for invalid input: one entry per bad field. */
             issues?: {
                 /** @description What is wrong with that field. */
@@ -308,7 +308,7 @@ export interface components {
             /** @description Once failed or canceled: the synchronous error body, and `status`, the HTTP status the synchronous call would have answered. */
             error?: {
                 /** @enum {string} */
-                code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+                code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
                 issues?: {
                     message: string;
                     path: string;
@@ -1198,6 +1198,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `TOO_MANY_STREAMS`: The key has as many job event streams open, or result downloads in progress, on this server as it may (ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY, ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY); retry when one has closed. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
+                    "Retry-After"?: number;
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
@@ -1307,6 +1326,25 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description `TOO_MANY_STREAMS`: The key has as many job event streams open, or result downloads in progress, on this server as it may (ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY, ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY); retry when one has closed. */
+            429: {
+                headers: {
+                    /**
+                     * @description Seconds after which a retry may succeed.
+                     * @example 3600
+                     */
+                    "Retry-After"?: number;
+                    /**
+                     * @description Id of this request, also in the body; quote it when reporting a problem.
+                     * @example req_3f9c2d7e
+                     */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
@@ -1356,6 +1394,8 @@ export interface operations {
                                 maxHeight: number;
                                 maxWidth: number;
                                 minSize: number;
+                                /** @description The tuning fields of `POST /api/v1/generate` the model takes; a request giving another answers 400. */
+                                options: ("negativePrompt" | "steps" | "guidanceScale" | "scheduler")[];
                                 sizeMultiple: number;
                             };
                             /** @description The value accepted in `model` (or `style` for style-transfer records). */
@@ -2329,7 +2369,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
+                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x2` (scales 2 to 4; native x2), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
                     model?: string;
                     /**
                      * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
