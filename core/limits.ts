@@ -39,6 +39,11 @@ export const LIMITS = {
   replacementCharacters: { min: 0, max: 2000 },
   /** Gaussian sigma of a `blur(<n>px)` replacement, in source pixels. */
   blurSigma: { min: 1, max: 100 },
+  /**
+   * Calls in one tRPC batch (`/trpc/a,b,...?batch=1`): each is a whole operation with its own key
+   * check, so a longer batch would multiply the work one request asks for.
+   */
+  trpcBatchCalls: { min: 1, max: 10 },
 } as const satisfies Record<string, Bounds>;
 
 /** Every integer of the bounds, in order: `[2, 3, …, 8]` for the upscale scales. */

@@ -20,16 +20,15 @@ import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
 import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
-import { noStoreAnswers } from "./no-store.js";
 import { bodyStringBytes, jsonBodies } from "./json-body.js";
-import { sendTrpcError } from "./trpc-error-response.js";
+import { sendTrpcError, sendTrpcRequestError } from "./trpc-error-response.js";
+import { limitTrpcBatches, trpcCallsOf } from "./trpc-batch.js";
 import { buildOpenApiDocument } from "./openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
-import { JOB_OPERATIONS } from "../jobs/job-operations.js";
 
 const API_PREFIX = "/api";
 const TRPC_PREFIX = "/trpc";
@@ -57,11 +56,14 @@ export function contextFor(services: AtelierServices, req: Request, res: Respons
 }
 
 /** Status and headers of a failed procedure called over tRPC's HTTP adapter. */
-function errorResponseMeta({ errors }: { errors: TRPCError[] }) {
+function errorResponseMeta({ errors, info }: { errors: TRPCError[]; info: unknown }) {
   const [first] = errors;
   if (!first) return {};
   const failure = atelierErrorOf(first);
-  return { status: httpStatusOf(failure), headers: httpHeadersOf(failure) };
+  // A request tRPC could not read at all (a batch mixing queries and mutations) is answered in
+  // JSON like any other, but without a content type of tRPC's own.
+  const headers = info === undefined ? { ...httpHeadersOf(failure), "content-type": "application/json" } : httpHeadersOf(failure);
+  return { status: httpStatusOf(failure), headers };
 }
 
 /** Operations parts the facade mounts: readiness (for `/readyz` and refusing work while draining), and the router's jobs. */
@@ -80,9 +82,8 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.use(headAsGet);
   app.use(assignRequestId);
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
-  const cors = corsFor(services.config.corsOrigins, [...JOB_OPERATIONS.values()].flatMap((operation) => operation.rawImageHeaders));
+  const cors = corsFor(services.config.corsOrigins);
   if (cors) app.use(cors);
-  app.use([API_PREFIX, TRPC_PREFIX], noStoreAnswers);
   app.use(healthRoutes(ops.readiness));
   app.all([HEALTH_PATH, READY_PATH], (req, res) => {
     res.setHeader("Allow", "GET, HEAD");
@@ -92,15 +93,20 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
 
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
   const bodies = jsonBodies(services.config.http);
-  app.use(TRPC_PREFIX, earlyAuthentication(services, (req) => req.path.slice(1).split(","), sendTrpcError), bodies(sendTrpcError));
+  app.use(TRPC_PREFIX, limitTrpcBatches(sendTrpcRequestError), earlyAuthentication(services, trpcCallsOf, sendTrpcError), bodies(sendTrpcError));
   const trpcHandler = createExpressMiddleware({
     router: appRouter,
     createContext: ({ req, res }) => contextFor(services, req, res),
     responseMeta: errorResponseMeta,
     maxBodySize: services.config.http.maxBodyBytes,
   });
-  // The body was read from stream events, outside the request's trace: re-enter it for the procedure.
-  app.use(TRPC_PREFIX, (req, res, next) => inRequestTrace(res, () => void trpcHandler(req, res, next)));
+  app.use(TRPC_PREFIX, (req, res, next) => {
+    // tRPC's adapter reads a string `req.body` as the body's raw text: a body that is a JSON string
+    // (`"x"`) goes back as its JSON text, so the procedure's schema judges the string itself.
+    if (typeof req.body === "string") req.body = JSON.stringify(req.body);
+    // The body was read from stream events, outside the request's trace: re-enter it for the procedure.
+    inRequestTrace(res, () => void trpcHandler(req, res, next));
+  });
 
   const document = documentJobs(buildOpenApiDocument(version));
   const operations = restRoutes(API_PREFIX);

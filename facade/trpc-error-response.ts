@@ -10,22 +10,36 @@ import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
 import { appRouter } from "../server/router.js";
 import { toTRPCError } from "../server/trpc-errors.js";
 import { requestIdOf } from "./request-id.js";
+import { trpcCallsOf } from "./trpc-batch.js";
 
-export function sendTrpcError(req: Request, res: Response, failure: AtelierError): void {
-  if (res.headersSent) return;
-  const paths = req.path.slice(1).split(",");
-  const requestId = requestIdOf(res);
-  const shapes = paths.map((path) => ({
+function errorShape(req: Request, res: Response, failure: AtelierError, path: string | undefined) {
+  return {
     error: getErrorShape({
       config: appRouter._def._config,
       error: toTRPCError(failure),
       type: req.method === "GET" ? "query" : "mutation",
       path,
       input: undefined,
-      ctx: { requestId } as never,
+      ctx: { requestId: requestIdOf(res) } as never,
     }),
-  }));
+  };
+}
+
+function send(res: Response, failure: AtelierError, body: unknown): void {
   res.status(httpStatusOf(failure));
   for (const [name, value] of Object.entries(httpHeadersOf(failure))) res.setHeader(name, value);
-  res.json(req.query.batch === "1" ? shapes : shapes[0]);
+  res.json(body);
+}
+
+/** Refuses every call the request names: one error per call of a batch, as tRPC answers a batch. */
+export function sendTrpcError(req: Request, res: Response, failure: AtelierError): void {
+  if (res.headersSent) return;
+  const shapes = trpcCallsOf(req).map((path) => errorShape(req, res, failure, path));
+  send(res, failure, req.query.batch === "1" ? shapes : shapes[0]);
+}
+
+/** Refuses the request as a whole (a batch too long to answer call by call): one error, as tRPC answers a request it cannot read. */
+export function sendTrpcRequestError(req: Request, res: Response, failure: AtelierError): void {
+  if (res.headersSent) return;
+  send(res, failure, errorShape(req, res, failure, undefined));
 }

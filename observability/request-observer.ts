@@ -4,6 +4,7 @@
  * request metrics, and one structured log line per request with its id, trace, key id (never the
  * secret), operation, model, status and duration.
  */
+import { STATUS_CODES } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "../core/logger.js";
 import { appRouter } from "../server/router.js";
@@ -35,7 +36,10 @@ function restOperations(apiPrefix: string): Map<string, string> {
 
 const PROCEDURE_NAMES = new Set(Object.keys((appRouter as unknown as { _def: { procedures: object } })._def.procedures));
 
-/** Classifies a request without letting client-chosen paths create new metric labels. */
+/**
+ * Classifies a request without letting client-chosen paths create new metric labels: every
+ * operation is a procedure path, `trpc.batch`, a health path, `openapi` or `unknown`.
+ */
 export function operationResolver(apiPrefix: string, healthPaths: readonly string[]): (path: string) => Operation {
   const rest = restOperations(apiPrefix);
   return (path) => {
@@ -44,13 +48,22 @@ export function operationResolver(apiPrefix: string, healthPaths: readonly strin
     if (restName) return { operation: restName, transport: "rest" };
     if (clean.startsWith("/trpc/")) {
       const names = clean.slice("/trpc/".length).split(",");
-      const known = names.every((name) => PROCEDURE_NAMES.has(name));
-      return { operation: known ? names.join(",") : "unknown", transport: "trpc" };
+      // A batch names any mix of procedures, in any order and number: one label for them all.
+      if (names.length > 1) return { operation: "trpc.batch", transport: "trpc" };
+      return { operation: PROCEDURE_NAMES.has(names[0]!) ? names[0]! : "unknown", transport: "trpc" };
     }
     if (healthPaths.includes(clean)) return { operation: clean.slice(1), transport: "health" };
     if (clean === `${apiPrefix}/v1/openapi.json`) return { operation: "openapi", transport: "rest" };
     return { operation: "unknown", transport: "other" };
   };
+}
+
+/** What a response cut off before it was complete counts as: the client's 499, as nginx names it. */
+const CLIENT_CLOSED = 499;
+
+/** The status as a metric label: a standard HTTP status or 499, else "other", so no label value is open-ended. */
+function statusLabel(status: number): string {
+  return status === CLIENT_CLOSED || Object.hasOwn(STATUS_CODES, status) ? String(status) : "other";
 }
 
 export function requestNotes(res: Response): RequestNotes {
@@ -68,8 +81,8 @@ export function observeRequests(logger: Logger, classify: (path: string) => Oper
     res.once("close", () => {
       httpRequestsInFlight.dec();
       const seconds = (performance.now() - started) / 1000;
-      // A response cut off before it was complete is counted as the client's 499.
-      const status = res.writableFinished ? String(res.statusCode) : "499";
+      const code = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
+      const status = statusLabel(code);
       httpRequests.inc({ operation, transport, status });
       httpRequestDuration.observe({ operation, transport, status }, seconds);
       if (status === "429") quotaRejections.inc({ operation });
@@ -82,7 +95,7 @@ export function observeRequests(logger: Logger, classify: (path: string) => Oper
         method: req.method,
         path: req.path,
         operation,
-        status: Number(status),
+        status: code,
         ms: Math.round(seconds * 1000),
         keyId: notes.keyId,
         model: notes.model,

@@ -34,6 +34,8 @@ export function invalidInput(issues: FieldIssue[]): AtelierError {
 
 const CODE_FOR_FRAMEWORK_ERROR: Partial<Record<TRPCError["code"], AtelierError["code"]>> = {
   PARSE_ERROR: "MALFORMED_JSON",
+  // tRPC's own refusals of a request's shape: a batch body that is not an object, mixed query and mutation calls.
+  BAD_REQUEST: "INVALID_INPUT",
   NOT_FOUND: "NOT_FOUND",
   METHOD_NOT_SUPPORTED: "METHOD_NOT_ALLOWED",
   UNSUPPORTED_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
