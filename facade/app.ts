@@ -20,6 +20,7 @@ import { atelierErrorOf } from "../server/trpc-errors.js";
 import { sendError } from "./error-responses.js";
 import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
+import { noStoreAnswers } from "./no-store.js";
 import { bodyStringBytes, jsonBodies } from "./json-body.js";
 import { sendTrpcError, sendTrpcRequestError } from "./trpc-error-response.js";
 import { limitTrpcBatches, trpcCallsOf } from "./trpc-batch.js";
@@ -29,6 +30,7 @@ import { restHandler, restRoutes } from "./rest-routes.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import type { JobService } from "../jobs/job-service.js";
 import { documentJobs } from "../jobs/openapi-jobs.js";
+import { JOB_OPERATIONS } from "../jobs/job-operations.js";
 
 const API_PREFIX = "/api";
 const TRPC_PREFIX = "/trpc";
@@ -82,8 +84,9 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.use(headAsGet);
   app.use(assignRequestId);
   app.use(observeRequests(services.logger, operationResolver(API_PREFIX, [HEALTH_PATH, READY_PATH])));
-  const cors = corsFor(services.config.corsOrigins);
+  const cors = corsFor(services.config.corsOrigins, [...JOB_OPERATIONS.values()].flatMap((operation) => operation.rawImageHeaders));
   if (cors) app.use(cors);
+  app.use([API_PREFIX, TRPC_PREFIX], noStoreAnswers);
   app.use(healthRoutes(ops.readiness));
   app.all([HEALTH_PATH, READY_PATH], (req, res) => {
     res.setHeader("Allow", "GET, HEAD");
