@@ -7,6 +7,7 @@
  * end up. Operators (and tests) can still open chosen private sources through an allow-list.
  */
 import ipaddr from "ipaddr.js";
+import { isSpecialUseName } from "./special-use-names.js";
 
 type IPv4 = ipaddr.IPv4;
 type IPv6 = ipaddr.IPv6;
@@ -46,6 +47,8 @@ export function isPublicAddress(address: string): boolean {
 
 /**
  * The address policy: public addresses are allowed, everything else only through the allow-list.
+ * Local and special-use names (`localhost`, `*.local`, ...) are refused before any lookup unless an
+ * entry names them.
  *
  * Allow-list entries (from `config.fetch.allowedPrivateHosts`) are one of, each with an optional
  * `:port`:
@@ -73,6 +76,14 @@ export class AddressPolicy {
   allowsHostname(hostname: string, port?: number, sourcePort: number | undefined = port): boolean {
     const name = hostname.toLowerCase();
     return this.entries.some((entry) => entry.kind === "hostname" && entry.hostname === name && opensPort(entry, port, sourcePort));
+  }
+
+  /**
+   * True when the name `hostname` may be handed to the resolver for `port`: any name but a local or
+   * special-use one (special-use-names.ts), which only an allow-list entry naming it opens.
+   */
+  allowsName(hostname: string, port?: number, sourcePort: number | undefined = port): boolean {
+    return !isSpecialUseName(hostname) || this.allowsHostname(hostname, port, sourcePort);
   }
 
   /**

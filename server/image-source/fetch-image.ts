@@ -2,20 +2,20 @@
  * Turns a client-supplied `imageUrl` into image bytes without letting the client aim this server at
  * its own network.
  *
- * `data:` URLs are decoded in memory. `http:`/`https:` URLs are fetched with a DNS lookup that
- * checks every resolved address against the {@link AddressPolicy} and hands exactly those checked
- * addresses to the socket, so DNS cannot answer differently between the check and the connect.
- * Redirects are followed by hand so that every hop is checked the same way.
+ * `data:` URLs are decoded in memory. `http:`/`https:` URLs are fetched under the outbound rule
+ * (outbound-target.ts): the host is judged before any lookup, every resolved address is checked
+ * against the {@link AddressPolicy} and exactly those checked addresses go to the socket, so DNS
+ * cannot answer differently between the check and the connect. Redirects are followed by hand so
+ * that every hop is checked the same way.
  */
-import dns from "node:dns";
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import net, { type LookupFunction } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { BASE64_SLICE_CHARS, decodeBase64, mapSlices, someSlice } from "../../core/base64-slices.js";
 import type { AtelierConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import { AddressPolicy, HOSTNAME_PATTERN } from "./address-policy.js";
+import { AddressPolicy } from "./address-policy.js";
+import { checkedLookup, hostOf, portOf, refusalBeforeLookup, type TargetRefusal } from "./outbound-target.js";
 
 /**
  * Longest `http(s)` image URL accepted, in characters (data URLs are bounded by their decoded size
@@ -222,14 +222,6 @@ function parseHttpUrl(text: string, viaRedirect: boolean, base?: URL): URL {
         : `imageUrl must be an http:, https: or data: URL (got ${scheme}).`,
     );
   }
-  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  // The URL parser accepts host names DNS cannot carry (labels over 63 characters, `a..b`, `-x-`);
-  // they are refused here rather than handed to the resolver.
-  if (net.isIP(host) === 0 && !HOSTNAME_PATTERN.test(host)) {
-    const shown = JSON.stringify(host.length > 60 ? `${host.slice(0, 60)}…` : host);
-    if (viaRedirect) throw new AtelierError("SOURCE_FETCH_FAILED", `The imageUrl source redirected to an invalid host name (${shown}).`);
-    throw invalidUrl(`imageUrl host ${shown} is not a valid host name (dot-separated labels of letters, digits and hyphens, at most 63 characters each and 253 in all) or IP address.`);
-  }
   if (url.username !== "" || url.password !== "") {
     throw invalidUrl(
       viaRedirect
@@ -282,11 +274,6 @@ async function fetchOverHttp(
   }
 }
 
-/** The port a URL connects to: its own, else the scheme's default. */
-function portOf(url: URL): number {
-  return url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
-}
-
 /**
  * Sends one GET and resolves with the response head; the body is left unread. `sourcePort` is the
  * port of the client's own URL, which allow-list entries without a port open (address-policy.ts).
@@ -298,13 +285,9 @@ async function request(
   viaRedirect: boolean,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
-  const hostname = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  const port = portOf(url);
-  // Node connects to IP literals without calling `lookup`, so they are checked here. The URL
-  // parser has already turned `2130706433`, `0x7f.1` and friends into dotted IPv4.
-  if (net.isIP(hostname) !== 0 && !policy.allowsAddress(hostname, undefined, port, sourcePort)) {
-    throw refusedAddressError(hostname, undefined, viaRedirect);
-  }
+  const hostname = hostOf(url);
+  const refusal = refusalBeforeLookup(url, policy, sourcePort);
+  if (refusal !== undefined) throw refusedTargetError(refusal, viaRedirect);
   if (signal.aborted) throw signal.reason;
 
   const client = url.protocol === "https:" ? https : http;
@@ -318,7 +301,7 @@ async function request(
       headers: REQUEST_HEADERS,
       // A fresh connection per request: a pooled socket would skip the address check.
       agent: false,
-      lookup: checkedLookup(policy, port, sourcePort, viaRedirect),
+      lookup: checkedLookup(policy, portOf(url), sourcePort, (refused) => refusedTargetError(refused, viaRedirect)),
     });
     const onAbort = (): void => {
       outgoing.destroy();
@@ -335,34 +318,6 @@ async function request(
     });
     outgoing.end();
   });
-}
-
-/**
- * A `lookup` for `net.connect` that resolves every address, refuses the connection if any one of
- * them is refused by the policy, and otherwise gives the socket exactly the addresses it checked.
- */
-function checkedLookup(policy: AddressPolicy, port: number, sourcePort: number, viaRedirect: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { all: true, family: options.family, hints: options.hints }, (error, addresses) => {
-      if (error) {
-        callback(error, "");
-        return;
-      }
-      const refused = addresses.find((entry) => !policy.allowsAddress(entry.address, hostname, port, sourcePort));
-      if (refused !== undefined) {
-        callback(refusedAddressError(refused.address, hostname, viaRedirect), "");
-        return;
-      }
-      const first = addresses[0];
-      if (first === undefined) {
-        callback(Object.assign(new Error(`no address for ${hostname}`), { code: "ENOTFOUND" }), "");
-        return;
-      }
-      // With autoSelectFamily (Node's default) the socket asks for all addresses and races them.
-      if (options.all) callback(null, addresses);
-      else callback(null, first.address, first.family);
-    });
-  };
 }
 
 /** Collects the body, stopping (and closing the socket) as soon as it is over `maxBytes`. */
@@ -441,16 +396,19 @@ function invalidUrl(message: string, cause?: unknown): AtelierError {
   return new AtelierError("INVALID_IMAGE_URL", message, cause === undefined ? {} : { cause });
 }
 
-function refusedAddressError(
-  address: string,
-  hostname: string | undefined,
-  viaRedirect: boolean,
-): AtelierError {
-  const verb = viaRedirect ? "redirects to" : "resolves to";
-  const shown = hostname === undefined ? address : `${address} for ${hostname}`;
-  return invalidUrl(
-    `imageUrl ${verb} a private or reserved address (${shown}), which this server does not fetch.`,
-  );
+/** A source's own redirect to a bad host name is its fault (502); anything else the client's (400). */
+function refusedTargetError(refusal: TargetRefusal, viaRedirect: boolean): AtelierError {
+  if (refusal.reason === "private-address") {
+    const verb = viaRedirect ? "redirects to" : "resolves to";
+    const shown = refusal.hostname === undefined ? refusal.address : `${refusal.address} for ${refusal.hostname}`;
+    return invalidUrl(`imageUrl ${verb} a private or reserved address (${shown}), which this server does not fetch.`);
+  }
+  const shown = JSON.stringify(refusal.host.length > 60 ? `${refusal.host.slice(0, 60)}…` : refusal.host);
+  if (refusal.reason === "special-use-name") {
+    return invalidUrl(`imageUrl ${viaRedirect ? "redirects to" : "names"} ${shown}, a local or special-use host name (localhost, .local, .internal, ...), which this server does not fetch.`);
+  }
+  if (viaRedirect) return new AtelierError("SOURCE_FETCH_FAILED", `The imageUrl source redirected to an invalid host name (${shown}).`);
+  return invalidUrl(`imageUrl host ${shown} is not a valid host name (dot-separated labels of letters, digits and hyphens, at most 63 characters each and 253 in all) or IP address.`);
 }
 
 function tooLargeError(maxBytes: number): AtelierError {
