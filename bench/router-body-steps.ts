@@ -21,7 +21,7 @@ import { fetchImage, type FetchImageOptions } from "../server/image-source/fetch
 import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { SqliteApiKeyStore } from "../server/keys/sqlite-api-key-store.js";
 import { backgroundRemoveInput } from "../server/procedures/background-remove.js";
-import { createSqliteQuotaStore } from "../server/quota/quota-store.js";
+import { createSqliteQuotaStore } from "../server/quota/sqlite-quota-store.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" } } });
 const RUNS = Number(values.runs ?? 5);
@@ -110,7 +110,7 @@ const steps: [step: string, now: Way, before?: Way][] = [
   ["JSON.parse the rest, put the text back", () => parseScannedJson(body, 0, spans, texts)],
   ["zod: the operation's input schema", () => backgroundRemoveInput.parse(input)],
   ["the key's lookup (SQLite)", () => keys.authenticate(key, "tools.backgroundRemove")],
-  ["the quota's count (SQLite)", () => quota.consume("bench", 1_000_000)],
+  ["the quota's count (SQLite)", () => quota.consume({ key: { id: "bench", limit: 1_000_000 } })],
   ["check and decode the data URL", () => fetchImage(input.imageUrl, fetchOptions, undefined, urlBytes), () => decodeAsBefore(flatUrl)],
   // Before, the procedure made the data URL and the facade encoded the bytes again as it wrote them.
   ["the answer's 24 MB data URL (JSON)", () => encodeAsWritten(image), async () => [await encodeBase64(image), await encodeAsWritten(image)]],

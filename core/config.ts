@@ -137,6 +137,7 @@ const envSchema = z.object({
   ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
   ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
   ATELIER_SESSION_MAX_HOURS: integer(12, 1, 30 * 24),
+  ATELIER_MAX_KEYS_PER_USER: integer(20, 1, 10_000),
   ATELIER_PUBLIC_URL: optionalAddress.refine((value) => value === undefined || isPublicOrigin(value), {
     message: "Expected the address browsers open the service at, like https://atelier.example.com (scheme, host and optional port, no path).",
   }),
@@ -207,7 +208,10 @@ export interface AtelierConfig {
     token: string | undefined;
   };
   quota: {
-    /** Requests granted per key per window unless the key has its own limit. */
+    /**
+     * Requests granted per key per window unless the key has its own limit; also a member's
+     * allowance, shared by all their keys, unless an admin set another (admins have none unless set).
+     */
     defaultLimit: number;
     /** Length of the fixed quota window in seconds. */
     windowSeconds: number;
@@ -323,6 +327,8 @@ export interface AtelierConfig {
     sessionIdleMs: number;
     /** A console session ends this long after sign-in, however active, in milliseconds. */
     sessionAbsoluteMs: number;
+    /** Active (unrevoked, unexpired) API keys one console user may have; creating another is refused. */
+    maxKeysPerUser: number;
     /**
      * Express's `trust proxy`: which proxies' `X-Forwarded-For`/`-Proto` to believe (false: none;
      * true: all; a hop count; or addresses/CIDRs such as `loopback`). Decides the client address
@@ -464,6 +470,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       signUp: e.ATELIER_SIGNUP,
       sessionIdleMs: e.ATELIER_SESSION_IDLE_MINUTES * 60_000,
       sessionAbsoluteMs: e.ATELIER_SESSION_MAX_HOURS * 3_600_000,
+      maxKeysPerUser: e.ATELIER_MAX_KEYS_PER_USER,
       trustProxy: e.ATELIER_TRUST_PROXY,
       publicOrigin: e.ATELIER_PUBLIC_URL === undefined ? undefined : new URL(e.ATELIER_PUBLIC_URL).origin,
     },

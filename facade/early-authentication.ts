@@ -9,10 +9,11 @@
 import type { NextFunction, Request, Response } from "express";
 import { asAtelierError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
-import { effectiveHourlyLimit, type ApiKeyRecord } from "../server/keys/api-key-store.js";
+import type { ApiKeyRecord } from "../server/keys/api-key-store.js";
 import { apiKeyFromAuthorization } from "../server/middleware/authenticate.js";
 import { rateLimitedError, rateLimitHeaders } from "../server/middleware/meter-quota.js";
 import { operationName } from "../server/middleware/record-usage.js";
+import { quotaChargeOf } from "../server/quota/quota-charge.js";
 import { appRouter } from "../server/router.js";
 import type { SendFailure } from "./json-body.js";
 import { refuseUnreadBody } from "./refuse-unread-body.js";
@@ -49,13 +50,12 @@ export function earlyAuthentication(services: AtelierServices, operationsOf: (re
       for (const operation of operations) {
         const apiKey = await apiKeyFromAuthorization(req.get("authorization"), services.keys, operation);
         accepted.set(operation, apiKey);
-        const limit = effectiveHourlyLimit(apiKey, services.config.quota.defaultLimit);
-        const decision = await services.quota.peek(apiKey.id, limit);
+        const decision = await services.quota.peek(await quotaChargeOf(apiKey, services));
         if (decision.remaining <= 0) {
           // Refused here rather than in the procedure: counted for the usage pages all the same.
           services.usage.record({ keyId: apiKey.id, operation: operationName(operation, procedures[operation]?._def.meta), status: 429, durationMs: 0 });
           for (const [name, value] of Object.entries(rateLimitHeaders(decision))) res.setHeader(name, value);
-          throw rateLimitedError(limit, decision);
+          throw rateLimitedError(decision);
         }
       }
     } catch (error) {

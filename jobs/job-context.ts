@@ -7,7 +7,7 @@
  */
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import type { ApiKeyRecord, ApiKeyStore } from "../server/keys/api-key-store.js";
-import type { QuotaStore } from "../server/quota/quota-store.js";
+import type { QuotaCharge, QuotaDecision, QuotaStore } from "../server/quota/quota-store.js";
 import type { ProgressClients, ProgressListener } from "../server/workers/progress-clients.js";
 import type { WorkerClients } from "../server/workers/worker-clients.js";
 
@@ -39,7 +39,10 @@ export function authenticatedAs(keys: ApiKeyStore, apiKey: ApiKeyRecord): ApiKey
  * alone gives it back when the job fails with a server error.
  */
 function prepaidQuota(quota: QuotaStore, windowSeconds: number): QuotaStore {
-  const granted = async (_keyId: string, limit: number) => ({ allowed: true, limit, remaining: limit, resetSeconds: windowSeconds, windowSeconds });
+  const granted = async ({ key }: QuotaCharge): Promise<QuotaDecision> => {
+    const use = { limit: key.limit, used: 0, remaining: key.limit, resetSeconds: windowSeconds };
+    return { allowed: true, bound: "key", limit: use.limit, remaining: use.remaining, resetSeconds: use.resetSeconds, windowSeconds, key: use };
+  };
   return overriding(quota, { consume: granted, refund: granted });
 }
 

@@ -1,5 +1,6 @@
 /**
- * Users, for admins: every account with its role, state and key allowance; create a user with a
+ * Users, for admins: every account with its role, state, hourly allowance (its use this hour) and
+ * active keys against the cap; create a user with a
  * password, or invite one with a one-time link; change a user's role, allowance, password or
  * disable them (which ends their sessions and revokes their keys). An admin cannot demote or disable themselves, so the
  * service always keeps the admin who is looking at it.
@@ -10,6 +11,7 @@ import type { AtelierServices } from "../../server/context.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
+import { activeKeysOfCap, allowanceUse, userAllowance, type UserAllowance } from "./allowance.js";
 import { errorSummary, field } from "./form-fields.js";
 import { count, time } from "./format.js";
 import { invitePanel } from "./invite-link.js";
@@ -22,24 +24,22 @@ function roleSelect(name: string, selected: UserRole, id = `field-${name}`): Htm
 async function usersPage(page: PageRequest, errors: Record<string, string>, values: Record<string, string | undefined> = {}, extra?: Html): Promise<PageResponse> {
   const users = await page.services.accounts.listUsers();
   const keys = await page.services.keys.list();
-  const activeKeys = new Map<string, number>();
-  for (const key of keys) if (key.ownerId && !key.revokedAt) activeKeys.set(key.ownerId, (activeKeys.get(key.ownerId) ?? 0) + 1);
-  const defaultLimit = page.services.config.quota.defaultLimit;
+  const allowances = await Promise.all(users.map((user) => userAllowance(page.services, user, keys)));
   return {
     status: Object.keys(errors).length > 0 ? 400 : 200,
     main: html`${extra ?? html``}
       <p class="lead">Sign-up mode: <strong>${page.services.config.console.signUp}</strong> (ATELIER_SIGNUP).</p>
       <div class="table-wrap"><table class="data-table">
         <caption class="visually-hidden">Users</caption>
-        <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Key allowance</th><th scope="col">Active keys</th><th scope="col">Created</th></tr></thead>
+        <thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Allowance this hour</th><th scope="col">Active keys</th><th scope="col">Created</th></tr></thead>
         <tbody>${users.map(
-          (user) => html`<tr>
+          (user, i) => html`<tr>
             <th scope="row" data-label="Email"><a href="/users/${user.id}">${user.email}</a></th>
             <td data-label="Name">${user.displayName}</td>
             <td data-label="Role">${user.role}</td>
             <td data-label="Status"><span class="status status-${user.disabledAt ? "revoked" : "active"}">${user.disabledAt ? "disabled" : "active"}</span></td>
-            <td data-label="Key allowance">${user.keyAllowance === null ? html`<span class="muted">default (${count(defaultLimit)})</span>` : `${count(user.keyAllowance)}/h`}</td>
-            <td data-label="Active keys">${count(activeKeys.get(user.id) ?? 0)}</td>
+            <td data-label="Allowance this hour">${allowanceCell(allowances[i]!)}</td>
+            <td data-label="Active keys">${activeKeysOfCap(allowances[i]!)}</td>
             <td data-label="Created">${time(user.createdAt)}</td>
           </tr>`,
         )}</tbody>
@@ -72,6 +72,10 @@ async function usersPage(page: PageRequest, errors: Record<string, string>, valu
   };
 }
 
+function allowanceCell(allowance: UserAllowance): Html {
+  return html`${allowanceUse(allowance)}${allowance.isDefault ? html` <span class="muted">(default)</span>` : html``}`;
+}
+
 function parseAllowance(text: string | undefined): number | null | "invalid" {
   const trimmed = (text ?? "").trim();
   if (trimmed === "") return null;
@@ -79,8 +83,9 @@ function parseAllowance(text: string | undefined): number | null | "invalid" {
   return Number(trimmed);
 }
 
-function userDetail(page: PageRequest, user: User, errors: Record<string, string>): PageResponse {
+async function userDetail(page: PageRequest, user: User, errors: Record<string, string>): Promise<PageResponse> {
   const self = user.id === page.user!.id;
+  const allowance = await userAllowance(page.services, user, await page.services.keys.list({ ownerId: user.id }));
   return {
     status: Object.keys(errors).length > 0 ? 400 : 200,
     title: user.displayName,
@@ -88,6 +93,8 @@ function userDetail(page: PageRequest, user: User, errors: Record<string, string
         <dt>Email</dt><dd>${user.email}</dd><dt>Role</dt><dd>${user.role}</dd>
         <dt>Status</dt><dd>${user.disabledAt ? html`disabled since ${time(user.disabledAt)}` : "active"}</dd>
         <dt>Created</dt><dd>${time(user.createdAt)}</dd>
+        <dt>Allowance this hour</dt><dd>${allowanceCell(allowance)}</dd>
+        <dt>Active keys</dt><dd>${activeKeysOfCap(allowance)}</dd>
       </dl>
       ${errorSummary(errors)}
       <section class="panel" aria-labelledby="settings-heading">
@@ -96,7 +103,7 @@ function userDetail(page: PageRequest, user: User, errors: Record<string, string
           ${csrfField(page.csrfToken)}
           <input type="hidden" name="action" value="settings">
           ${self ? html`<p class="hint">You cannot change your own role.</p>` : roleSelect("role", user.role)}
-          ${field({ name: "keyAllowance", label: "Key allowance (requests per hour)", type: "number", value: user.keyAllowance === null ? "" : String(user.keyAllowance), hint: `The largest hourly limit this user may give a key. Empty: the service default (${count(page.services.config.quota.defaultLimit)}).`, error: errors.keyAllowance, attributes: html`min="1" max="${KEY_ALLOWANCE_MAX}" step="1"` })}
+          ${field({ name: "keyAllowance", label: "Key allowance (requests per hour)", type: "number", value: user.keyAllowance === null ? "" : String(user.keyAllowance), hint: `Requests per hour that all this user’s keys may make together, and the largest limit one key may have. Empty: the service default (${count(page.services.config.quota.defaultLimit)}) for a member; none for an admin.`, error: errors.keyAllowance, attributes: html`min="1" max="${KEY_ALLOWANCE_MAX}" step="1"` })}
           <button type="submit" class="button">Save</button>
         </form>
       </section>

@@ -19,7 +19,9 @@ Commands:
   set-role EMAIL (admin|member)         Change a user's role
   disable EMAIL                         Disable a user: they cannot sign in; their sessions end
   enable EMAIL                          Enable a disabled user again
-  set-allowance EMAIL (N|default)       Largest hourly limit the user may give a key
+  set-allowance EMAIL (N|default)       Hourly requests all the user's keys may make together
+                                        (also the largest limit of one key); default: the
+                                        service default for members, none for admins
   reset-password EMAIL --password-stdin Set a new password; the user's sessions end
   help                                  Show this help
 
@@ -113,7 +115,9 @@ async function run(argv: string[]): Promise<void> {
         const user = await userByEmail(store, email);
         if (value !== "default" && !/^\d+$/.test(value ?? "")) throw new UsageError("Allowance must be a whole number or 'default'.");
         await store.setKeyAllowance(user.id, value === "default" ? null : Number(value));
-        return print(`${user.email} may now give keys up to ${value === "default" ? "the service default" : `${value}`} requests per hour.`);
+        if (value !== "default") return print(`${user.email}'s keys may now make ${value} requests per hour together.`);
+        if (user.role === "admin") return print(`${user.email} now has no allowance: as an admin, only each key's own limit applies.`);
+        return print(`${user.email}'s keys may now make the service default (ATELIER_RATE_LIMIT_PER_HOUR) requests per hour together.`);
       }
       case "reset-password": {
         const user = await userByEmail(store, args[0]);

@@ -34,6 +34,11 @@ export interface ApiKeyRecord {
   lastUsedOperation: string | null;
 }
 
+/** Whether a key can still authenticate: neither revoked nor past its expiry at `nowMs`. */
+export function isActiveKey(record: Pick<ApiKeyRecord, "revokedAt" | "expiresAt">, nowMs: number): boolean {
+  return record.revokedAt === null && (record.expiresAt === null || record.expiresAt.getTime() > nowMs);
+}
+
 /** The hourly request limit that applies to a key: its own, else the service's default. */
 export function effectiveHourlyLimit(record: Pick<ApiKeyRecord, "hourlyLimit">, defaultLimit: number): number {
   return record.hourlyLimit ?? defaultLimit;
@@ -46,6 +51,11 @@ export interface NewApiKey {
   hourlyLimit?: number | null;
   /** Omitted or null: a CLI key, owned by the operator. */
   ownerId?: string | null;
+  /**
+   * With `ownerId`: the most active keys ({@link isActiveKey}) the owner may have. The key is made
+   * only while they have fewer, checked atomically with the insert; otherwise INVALID_INPUT.
+   */
+  ownerMaxActiveKeys?: number;
   /** Omitted, null or empty: every operation. */
   scopes?: ApiKeyScope[] | null;
   /** Omitted or null: never expires. Must lie in the future. */
@@ -71,8 +81,8 @@ export interface CreatedApiKey {
  */
 export interface ApiKeyStore {
   /**
-   * Creates a key. Throws {@link AtelierError} `INVALID_INPUT` for a bad name or limit.
-   * The returned `key` is the only copy of the secret.
+   * Creates a key. Throws {@link AtelierError} `INVALID_INPUT` for a bad name or limit, or an
+   * owner at `ownerMaxActiveKeys`. The returned `key` is the only copy of the secret.
    */
   create(input: NewApiKey): Promise<CreatedApiKey>;
   /**
@@ -123,14 +133,23 @@ export interface StoredApiKey {
   lastUsedOperation: string | null;
 }
 
+/** A condition on an insert: the key's owner has fewer than `maxActive` keys unrevoked and unexpired at `nowMs`. */
+export interface OwnerKeyCap {
+  maxActive: number;
+  nowMs: number;
+}
+
+/** What {@link ApiKeyStorage.insert} did: `id-taken` (the caller draws another id), `owner-at-cap` (the {@link OwnerKeyCap} did not hold). */
+export type InsertOutcome = "inserted" | "id-taken" | "owner-at-cap";
+
 /**
- * The rows behind a key store. Each method is one statement, atomic on its own; every condition
- * that protects against other processes (the lastUsedAt age, "not yet revoked") is evaluated in
- * the database, not in code.
+ * The rows behind a key store. Each method is atomic on its own; every condition that protects
+ * against other processes (the lastUsedAt age, "not yet revoked", an owner's key cap) is evaluated
+ * in the database, not in code.
  */
 export interface ApiKeyStorage {
-  /** Inserts a new, unused, unrevoked key; false when the id is taken (the caller draws another). */
-  insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean>;
+  /** Inserts a new, unused, unrevoked key, when `ownerCap` (if given) holds for its owner. */
+  insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">, ownerCap?: OwnerKeyCap): Promise<InsertOutcome>;
   get(id: string): Promise<StoredApiKey | null>;
   /** Every key (or one owner's) by creation time, insertion order among equal times. */
   list(ownerId?: string): Promise<StoredApiKey[]>;
@@ -200,11 +219,16 @@ export class StorageBackedApiKeyStore implements ApiKeyStore {
     if (issues.length > 0 || "issue" in validName) throw invalidInput(issues);
 
     const ownerId = input.ownerId ?? null;
+    const ownerCap = ownerId !== null && input.ownerMaxActiveKeys !== undefined ? { maxActive: input.ownerMaxActiveKeys, nowMs: createdAtMs } : undefined;
     for (let attempt = 1; attempt <= ID_ATTEMPTS; attempt++) {
       const id = newKeyId();
       const key = newKey(id);
       const stored = { id, name: validName.name, keyHash: hashKey(key), createdAtMs, hourlyLimit, ownerId, scopes, expiresAtMs };
-      if (!(await this.storage.insert(stored))) continue;
+      const outcome = await this.storage.insert(stored, ownerCap);
+      if (outcome === "id-taken") continue;
+      if (outcome === "owner-at-cap") {
+        throw invalidInput([{ path: "", message: `You have ${ownerCap!.maxActive} active keys, the most one user may have. Revoke a key you no longer use to create another.` }]);
+      }
       return { record: toRecord({ ...stored, lastUsedAtMs: null, revokedAtMs: null, lastUsedOperation: null }), key };
     }
     throw new Error(`Could not find a free API key id in ${ID_ATTEMPTS} attempts.`);

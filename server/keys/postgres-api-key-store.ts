@@ -8,10 +8,11 @@
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
-import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
+import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type InsertOutcome, type OwnerKeyCap, type StoredApiKey } from "./api-key-store.js";
 import type { ApiKeyScope } from "./api-key-scopes.js";
 import { POSTGRES_SCHEMA_TABLE } from "./postgres-migrations.js";
-import { openMigratedPool, queryReachable } from "./postgres-pool.js";
+import { isDatabaseUnreachable, openMigratedPool, queryReachable } from "./postgres-pool.js";
+import { storeUnavailable } from "./store-unavailable.js";
 
 /** The keys table; prefixed, since the database may be shared with other applications. */
 export const POSTGRES_KEYS_TABLE = "atelier_api_keys";
@@ -75,7 +76,7 @@ function fromRow(row: ApiKeyRow): StoredApiKey {
   };
 }
 
-/** {@link ApiKeyStorage} on a pg connection pool; each method is one statement. */
+/** {@link ApiKeyStorage} on a pg connection pool; each method is one statement, but a capped insert one transaction. */
 class PostgresApiKeyStorage implements ApiKeyStorage {
   constructor(private readonly pool: pg.Pool) {}
 
@@ -83,23 +84,43 @@ class PostgresApiKeyStorage implements ApiKeyStorage {
     return queryReachable<R>(this.pool, "api-keys", text, values);
   }
 
-  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean> {
+  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">, ownerCap?: OwnerKeyCap): Promise<InsertOutcome> {
     // DO NOTHING covers only the id; any other constraint still fails loudly.
-    const { rowCount } = await this.query(
-      `INSERT INTO ${POSTGRES_KEYS_TABLE} (id, name, key_hash, created_at, hourly_limit, owner_id, scopes, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-      [
-        key.id,
-        key.name,
-        key.keyHash,
-        new Date(key.createdAtMs),
-        key.hourlyLimit,
-        key.ownerId,
-        key.scopes,
-        key.expiresAtMs === null ? null : new Date(key.expiresAtMs),
-      ],
-    );
-    return rowCount === 1;
+    const insert = `INSERT INTO ${POSTGRES_KEYS_TABLE} (id, name, key_hash, created_at, hourly_limit, owner_id, scopes, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`;
+    const values = [key.id, key.name, key.keyHash, new Date(key.createdAtMs), key.hourlyLimit, key.ownerId, key.scopes, key.expiresAtMs === null ? null : new Date(key.expiresAtMs)];
+    if (ownerCap === undefined || key.ownerId === null) return (await this.query(insert, values)).rowCount === 1 ? "inserted" : "id-taken";
+    return this.insertWithinCap(insert, values, key.ownerId, ownerCap);
+  }
+
+  /**
+   * The count and the insert in one transaction holding a lock on the owner: under READ COMMITTED
+   * two routers could otherwise both count below the cap and both insert.
+   */
+  private async insertWithinCap(insert: string, values: unknown[], ownerId: string, cap: OwnerKeyCap): Promise<InsertOutcome> {
+    let client: pg.PoolClient | undefined;
+    let failure: unknown;
+    try {
+      client = await this.pool.connect();
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`atelier-key-owner:${ownerId}`]);
+      const { rows } = await client.query<{ active: number }>(
+        `SELECT count(*)::int AS active FROM ${POSTGRES_KEYS_TABLE}
+         WHERE owner_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`,
+        [ownerId, new Date(cap.nowMs)],
+      );
+      const outcome: InsertOutcome = rows[0]!.active >= cap.maxActive ? "owner-at-cap" : (await client.query(insert, values)).rowCount === 1 ? "inserted" : "id-taken";
+      await client.query("COMMIT");
+      return outcome;
+    } catch (error) {
+      failure = error;
+      await client?.query("ROLLBACK").catch(() => undefined);
+      if (isDatabaseUnreachable(error)) throw storeUnavailable("api-keys", error);
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction is dropped rather than handed to the next query.
+      client?.release(failure !== undefined);
+    }
   }
 
   async get(id: string): Promise<StoredApiKey | null> {

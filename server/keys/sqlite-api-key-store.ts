@@ -3,7 +3,7 @@
  * by the service and the keys CLI on one machine.
  */
 import Database from "better-sqlite3";
-import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type StoredApiKey } from "./api-key-store.js";
+import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type InsertOutcome, type OwnerKeyCap, type StoredApiKey } from "./api-key-store.js";
 import type { ApiKeyScope } from "./api-key-scopes.js";
 import { openMigratedSqlite } from "./sqlite-migrations.js";
 
@@ -72,6 +72,12 @@ function prepareStatements(db: Database.Database) {
       `INSERT INTO api_keys (id, name, key_hash, created_at, hourly_limit, owner_id, scopes, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    // One statement takes the write lock before it counts, so concurrent inserts cannot both pass.
+    insertWithinCap: db.prepare<[string, string, Buffer, number, number | null, string | null, string | null, number | null, string | null, number, number]>(
+      `INSERT INTO api_keys (id, name, key_hash, created_at, hourly_limit, owner_id, scopes, expires_at)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE (SELECT COUNT(*) FROM api_keys WHERE owner_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)) < ?`,
+    ),
     byId: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE id = ?"),
     all: db.prepare<[], ApiKeyRow>("SELECT * FROM api_keys ORDER BY created_at, rowid"),
     byOwner: db.prepare<[string], ApiKeyRow>("SELECT * FROM api_keys WHERE owner_id = ? ORDER BY created_at, rowid"),
@@ -94,13 +100,14 @@ class SqliteApiKeyStorage implements ApiKeyStorage {
     this.statements = prepareStatements(db);
   }
 
-  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">): Promise<boolean> {
+  async insert(key: Omit<StoredApiKey, "lastUsedAtMs" | "revokedAtMs" | "lastUsedOperation">, ownerCap?: OwnerKeyCap): Promise<InsertOutcome> {
     try {
-      const scopes = key.scopes === null ? null : JSON.stringify(key.scopes);
-      this.statements.insert.run(key.id, key.name, key.keyHash, key.createdAtMs, key.hourlyLimit, key.ownerId, scopes, key.expiresAtMs);
-      return true;
+      const values = [key.id, key.name, key.keyHash, key.createdAtMs, key.hourlyLimit, key.ownerId, key.scopes === null ? null : JSON.stringify(key.scopes), key.expiresAtMs] as const;
+      if (ownerCap === undefined) this.statements.insert.run(...values);
+      else if (this.statements.insertWithinCap.run(...values, key.ownerId, ownerCap.nowMs, ownerCap.maxActive).changes === 0) return "owner-at-cap";
+      return "inserted";
     } catch (error) {
-      if (isPrimaryKeyClash(error)) return false;
+      if (isPrimaryKeyClash(error)) return "id-taken";
       throw error;
     }
   }

@@ -1,7 +1,8 @@
 /** The one place that decides where quota counters live. */
 import type { AtelierConfig } from "../../core/config.js";
 import type { Logger } from "../../core/logger.js";
-import { createSqliteQuotaStore, type QuotaStore } from "./quota-store.js";
+import type { QuotaStore } from "./quota-store.js";
+import { createSqliteQuotaStore } from "./sqlite-quota-store.js";
 
 /** Redis when `ATELIER_REDIS_URL` is set (several routers share the counters), else SQLite in the data folder. */
 export async function openQuotaStore(

@@ -1,21 +1,60 @@
 /**
  * Quota counters in Redis, shared by every router pointed at the same server
- * (`ATELIER_REDIS_URL`): the same fixed-window scheme as the SQLite store, one key per API key
- * (`atelier:quota:<id>`, expiring with its window), incremented by one Lua script so the grant is
- * exact across processes.
+ * (`ATELIER_REDIS_URL`): the same fixed windows as the SQLite store, one Redis key per counter
+ * (`atelier:quota:<key id>`, `atelier:quota-user:<user id>`, `atelier:quota-refund:<key id>`), each
+ * expiring with its window. Every step is one Lua script, which Redis runs with nothing else in
+ * between, so a charge to a key and its owner is exact across processes.
  *
- * Fails closed and fast: with no offline queue, a ready check before each call and short timeouts,
- * a request arriving while Redis is unreachable is refused at once with a 503 and `Retry-After`,
- * rather than queued, waited on, or let through unmetered. ioredis keeps reconnecting meanwhile.
+ * Fails closed and fast: with no offline queue and short timeouts, a request arriving while Redis
+ * is unreachable is refused at once with a 503 and `Retry-After`, rather than queued, waited on,
+ * or let through unmetered. ioredis keeps reconnecting meanwhile.
  */
 import { Redis } from "ioredis";
-import { RateLimiterRedis } from "rate-limiter-flexible";
 import type { Logger } from "../../core/logger.js";
 import { storeUnavailable } from "../keys/store-unavailable.js";
-import { RateLimiterQuotaStore, UNBOUNDED_POINTS, type QuotaStore } from "./quota-store.js";
+import { CountingQuotaStore, type CounterKind, type CounterName, type CounterStep, type QuotaCounters, type QuotaStore } from "./quota-store.js";
 
-/** Prefix of every counter key; the API key id follows after a colon. */
+/** Prefix of every key's request counter; the API key id follows after a colon. */
 export const REDIS_QUOTA_KEY_PREFIX = "atelier:quota";
+
+/** The Redis key prefix of each kind of counter. */
+const PREFIXES: Readonly<Record<CounterKind, string>> = {
+  key: REDIS_QUOTA_KEY_PREFIX,
+  user: `${REDIS_QUOTA_KEY_PREFIX}-user`,
+  refund: `${REDIS_QUOTA_KEY_PREFIX}-refund`,
+};
+
+const redisKeyOf = (counter: CounterName) => `${PREFIXES[counter.kind]}:${counter.id}`;
+
+/**
+ * One {@link CounterStep}. KEYS: the counters to add to, then those to take from, then those only
+ * read. ARGV: the window in milliseconds, how many to add to, how many to take from, then each
+ * added counter's limit. Returns 1 or 0 (applied), then each counter's count and PTTL.
+ */
+const STEP_SCRIPT = `
+local window = tonumber(ARGV[1])
+local adds = tonumber(ARGV[2])
+local takes = tonumber(ARGV[3])
+local applied = 1
+for i = 1, adds do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[3 + i]) then applied = 0 end
+end
+if applied == 1 then
+  for i = 1, adds do
+    redis.call('INCR', KEYS[i])
+    if redis.call('PTTL', KEYS[i]) < 0 then redis.call('PEXPIRE', KEYS[i], window) end
+  end
+  for i = adds + 1, adds + takes do
+    if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then redis.call('DECR', KEYS[i]) end
+  end
+end
+local result = { applied }
+for i = 1, #KEYS do
+  result[#result + 1] = tonumber(redis.call('GET', KEYS[i]) or '0')
+  result[#result + 1] = redis.call('PTTL', KEYS[i])
+end
+return result
+`;
 
 export interface RedisQuotaStoreOptions {
   /** Milliseconds to wait for a TCP connection; default 2000. */
@@ -94,27 +133,24 @@ export async function createRedisQuotaStore(
     throw new QuotaStoreOpenError(`Could not connect to the Redis quota store ${server}: ${reason}`, { cause: error });
   }
 
-  const limiter = new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix: REDIS_QUOTA_KEY_PREFIX,
-    points: UNBOUNDED_POINTS,
-    duration: windowSeconds,
-    // Refuse at once while ioredis reconnects, instead of failing after a write attempt.
-    rejectIfRedisNotReady: true,
-  });
-  const refundLimiter = new RateLimiterRedis({
-    storeClient: redis,
-    keyPrefix: `${REDIS_QUOTA_KEY_PREFIX}-refund`,
-    points: UNBOUNDED_POINTS,
-    duration: windowSeconds,
-    rejectIfRedisNotReady: true,
-  });
-  return new RateLimiterQuotaStore(limiter, windowSeconds, {
-    refundLimiter,
-    ...(options.maxRefunds === undefined ? {} : { maxRefunds: options.maxRefunds }),
-    onStoreError: (error) => storeUnavailable("quota", error),
-    onClose: async () => {
+  const windowMs = windowSeconds * 1000;
+  const counters: QuotaCounters = {
+    step: async (change: CounterStep) => {
+      const add = change.add ?? [];
+      const takeBack = change.takeBack ?? [];
+      const keys = [...add, ...takeBack, ...(change.read ?? [])].map(redisKeyOf);
+      let reply: number[];
+      try {
+        reply = (await redis.eval(STEP_SCRIPT, keys.length, ...keys, windowMs, add.length, takeBack.length, ...add.map((counter) => counter.limit))) as number[];
+      } catch (error) {
+        throw storeUnavailable("quota", error);
+      }
+      const readings = keys.map((_, i) => ({ count: reply[1 + 2 * i]!, msLeft: Math.max(0, reply[2 + 2 * i]!) }));
+      return { applied: reply[0] === 1, readings };
+    },
+    close: async () => {
       await redis.quit().catch(() => redis.disconnect());
     },
-  });
+  };
+  return new CountingQuotaStore(counters, windowSeconds, options.maxRefunds);
 }
