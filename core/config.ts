@@ -302,7 +302,10 @@ export interface AtelierConfig {
     recordRetentionMs: number;
     /** Delay before a failed webhook's first retry, in ms; each next one is 4 times longer (for a day). */
     webhookRetryBaseMs: number;
-    /** Longest wait for a webhook receiver's answer, in ms. */
+    /**
+     * Deadline of one webhook attempt, from connecting to the receiver's status and headers, in ms
+     * (the receiver's body is never read); a Redis store leases a delivery for a little longer.
+     */
     webhookTimeoutMs: number;
     /**
      * Redis URL of the queue every router shares (jobs under `atelier:jobs:`, BullMQ under

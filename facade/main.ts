@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const atelier = await startAtelier(config, logger);
   const hostsWorker = atelier.worker !== undefined;
-  const operations = await startOperations(config, logger, { readiness: atelier.readiness, server: atelier.server, hostsWorker, close: () => atelier.close() });
+  const operations = await startOperations(config, logger, { readiness: atelier.readiness, server: atelier.server, hostsWorker, close: (graceEndsAtMs) => atelier.close(graceEndsAtMs) });
   // After the signal handlers: whoever waits for this line may stop the service at once.
   console.log(await startBanner(config, atelier.url, operations, hostsWorker));
 }

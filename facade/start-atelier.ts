@@ -49,7 +49,11 @@ export interface RunningAtelier {
   server: http.Server;
   /** What `/readyz` reports; more checks can be added (model provisioning). */
   readiness: Readiness;
-  close(): Promise<void>;
+  /**
+   * Stops and closes everything. Webhook attempts in flight may run until `graceEndsAtMs` (epoch ms;
+   * ATELIER_SHUTDOWN_GRACE_MS from now when omitted) and are cut off then, to be retried later.
+   */
+  close(graceEndsAtMs?: number): Promise<void>;
 }
 
 async function startInProcessWorker(config: AtelierConfig, logger: Logger, context?: WorkerContext): Promise<RunningWorker> {
@@ -140,9 +144,9 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     worker,
     server,
     readiness: ready.readiness,
-    close: async () => {
+    close: async (graceEndsAtMs = Date.now() + config.shutdownGraceMs) => {
       ready.readiness.startDraining();
-      await jobs.stop();
+      await jobs.stop(graceEndsAtMs);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();

@@ -97,6 +97,20 @@ export interface JobListPage {
   nextCursor: string | null;
 }
 
+/**
+ * Which due deliveries a caller takes: keys take turns (every key's oldest due delivery before any
+ * key's second, a key with deliveries in flight later by as many), so one key's slow receivers
+ * never keep another key's deliveries waiting.
+ */
+export interface DueDeliveries {
+  /** Most deliveries handed out. */
+  limit: number;
+  /** Most deliveries of one key in flight at once, those in `inFlight` included. */
+  perKeyLimit: number;
+  /** The caller's deliveries being attempted: never handed out again, and counted against their key. */
+  inFlight: readonly { id: number; apiKeyId: string }[];
+}
+
 export interface JobStore {
   /** Inserts a queued job unless the key or the queue is at its limit (checked atomically). */
   insert(job: NewJob, limits: QueueLimits): Promise<InsertOutcome>;
@@ -133,10 +147,11 @@ export interface JobStore {
   /** Stores a pending delivery; `images` refer to the job's result images, of which the delivery gets its own copy. */
   createDelivery(delivery: Omit<WebhookDelivery, "id" | "status" | "attempts">): Promise<void>;
   /**
-   * Pending deliveries whose next attempt is due. A store shared by several routers hands each one
-   * to a single caller (for long enough to attempt it), so exactly one router delivers it.
+   * Pending deliveries whose next attempt is due, taken fairly (see {@link DueDeliveries}). A store
+   * shared by several routers hands each one to a single caller (for long enough to attempt it), so
+   * exactly one router delivers it.
    */
-  dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]>;
+  dueDeliveries(nowMs: number, take: DueDeliveries): Promise<WebhookDelivery[]>;
   /** Records an attempt; a delivery that is no longer pending loses its images' bytes. */
   recordAttempt(id: number, attempt: WebhookAttempt, next: { status: WebhookDelivery["status"]; nextAttemptAtMs: number }): Promise<void>;
   /** The job's webhook delivery, if it has one. */

@@ -19,9 +19,23 @@ import { copyForDelivery, insertWithImages } from "./job-image-blobs.js";
 import { imagesJson, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { DROP_IMAGES_LUA, RedisImageBlobs } from "./redis-image-blobs.js";
-import { newJobValues, type IdempotencyEntry, type InsertOutcome, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type NewJob, type QueueLimits, type WebhookAttempt, type WebhookDelivery } from "./job-store.js";
+import { newJobValues, type DueDeliveries, type IdempotencyEntry, type InsertOutcome, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type NewJob, type QueueLimits, type WebhookAttempt, type WebhookDelivery } from "./job-store.js";
 
 const PREFIX = "atelier:jobs:";
+
+/**
+ * Lua shared by the delivery scripts. Each key's pending deliveries wait in a line of their own,
+ * `deliveries-due:<apiKeyId>`, by next attempt (a lease ahead while one is being attempted), and
+ * `delivery-keys` holds the keys that have any by their earliest, so keys take turns.
+ */
+const DELIVERY_LUA = `
+local function deliveryDue(key, id, at)
+  local line = P .. 'deliveries-due:' .. key
+  if at then redis.call('ZADD', line, at, id) else redis.call('ZREM', line, id) end
+  local first = redis.call('ZRANGE', line, 0, 0, 'WITHSCORES')
+  if #first == 0 then redis.call('ZREM', P .. 'delivery-keys', key) else redis.call('ZADD', P .. 'delivery-keys', first[2], key) end
+end
+`;
 
 /** Lua shared by the scripts: moving a job between status sets and keeping the waiting keys' order. */
 const HELPERS = `
@@ -148,30 +162,69 @@ return 0`,
   /** ARGV: prefix, jobId, apiKeyId, url, messageId, payload, createdAt, nextAttempt, images ('' for none) */
   jobsCreateDelivery: `
 local P = ARGV[1]
+${DELIVERY_LUA}
 if redis.call('EXISTS', P .. 'delivery-of:' .. ARGV[2]) == 1 then return 0 end
 local id = redis.call('INCR', P .. 'delivery-seq')
 redis.call('SET', P .. 'delivery-of:' .. ARGV[2], id)
 redis.call('HSET', P .. 'delivery:' .. id, 'id', id, 'jobId', ARGV[2], 'apiKeyId', ARGV[3], 'url', ARGV[4], 'messageId', ARGV[5],
   'payload', ARGV[6], 'status', 'pending', 'createdAt', ARGV[7], 'nextAttempt', ARGV[8])
 if ARGV[9] ~= '' then redis.call('HSET', P .. 'delivery:' .. id, 'images', ARGV[9]) end
-redis.call('ZADD', P .. 'deliveries-due', ARGV[8], id)
+deliveryDue(ARGV[3], id, ARGV[8])
 return id`,
-  /** ARGV: prefix, now, limit, leaseMs. Takes due deliveries for this caller by moving them a lease ahead. */
+  /**
+   * ARGV: prefix, now, limit, leaseMs, perKeyLimit, then the apiKeyId of each delivery the caller has
+   * in flight. Takes due deliveries for this caller by moving them a lease ahead, keys taking turns
+   * (job-store.ts DueDeliveries).
+   */
   jobsTakeDueDeliveries: `
 local P = ARGV[1]
-local ids = redis.call('ZRANGEBYSCORE', P .. 'deliveries-due', '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
-for _, id in ipairs(ids) do redis.call('ZADD', P .. 'deliveries-due', tonumber(ARGV[2]) + tonumber(ARGV[4]), id) end
-return ids`,
+${DELIVERY_LUA}
+local now, limit, lease, perKey = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+-- A single due line (deliveries-due), as a router of the older layout still writes it, joins the keys' lines.
+local single = redis.call('ZRANGE', P .. 'deliveries-due', 0, -1, 'WITHSCORES')
+for i = 1, #single, 2 do
+  local key = redis.call('HGET', P .. 'delivery:' .. single[i], 'apiKeyId')
+  if key then deliveryDue(key, single[i], single[i + 1]) end
+end
+redis.call('DEL', P .. 'deliveries-due')
+local busy, busyKeys = {}, 0
+for i = 6, #ARGV do
+  if not busy[ARGV[i]] then busyKeys = busyKeys + 1 end
+  busy[ARGV[i]] = (busy[ARGV[i]] or 0) + 1
+end
+-- Enough keys to fill the limit though every busy one is full.
+local turns = {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', P .. 'delivery-keys', '-inf', now, 'LIMIT', 0, limit + busyKeys)) do
+  local held = busy[key] or 0
+  if held < perKey then
+    for i, id in ipairs(redis.call('ZRANGEBYSCORE', P .. 'deliveries-due:' .. key, '-inf', now, 'LIMIT', 0, perKey - held)) do
+      turns[held + i] = turns[held + i] or {}
+      table.insert(turns[held + i], {key, id})
+    end
+  end
+end
+local taken = {}
+for turn = 1, perKey do
+  for _, pick in ipairs(turns[turn] or {}) do
+    if #taken < limit then
+      deliveryDue(pick[1], pick[2], now + lease)
+      table.insert(taken, pick[2])
+    end
+  end
+end
+return taken`,
   /** ARGV: prefix, id, attempt, status, nextAttempt. A delivery no longer pending needs its images no more. */
   jobsRecordAttempt: `
 local P = ARGV[1]
 ${DROP_IMAGES_LUA}
+${DELIVERY_LUA}
 redis.call('RPUSH', P .. 'delivery:' .. ARGV[2] .. ':attempts', ARGV[3])
 redis.call('HSET', P .. 'delivery:' .. ARGV[2], 'status', ARGV[4], 'nextAttempt', ARGV[5])
+local key = redis.call('HGET', P .. 'delivery:' .. ARGV[2], 'apiKeyId')
 if ARGV[4] == 'pending' then
-  redis.call('ZADD', P .. 'deliveries-due', ARGV[5], ARGV[2])
+  if key then deliveryDue(key, ARGV[2], ARGV[5]) end
 else
-  redis.call('ZREM', P .. 'deliveries-due', ARGV[2])
+  if key then deliveryDue(key, ARGV[2], nil) end
   local jobId = redis.call('HGET', P .. 'delivery:' .. ARGV[2], 'jobId')
   if jobId then dropImages(jobId, 'webhook') end
 end
@@ -447,8 +500,10 @@ export class RedisJobStore implements JobStore {
     };
   }
 
-  async dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]> {
-    const ids = await this.script<string[]>("jobsTakeDueDeliveries", nowMs, limit, this.options.deliveryLeaseMs);
+  async dueDeliveries(nowMs: number, take: DueDeliveries): Promise<WebhookDelivery[]> {
+    // The caller's deliveries in flight are leased, so out of the lines already; only their keys count.
+    const busyKeys = take.inFlight.map((delivery) => delivery.apiKeyId);
+    const ids = await this.script<string[]>("jobsTakeDueDeliveries", nowMs, take.limit, this.options.deliveryLeaseMs, take.perKeyLimit, ...busyKeys);
     const deliveries = await Promise.all(ids.map((id) => this.delivery(id)));
     return deliveries.filter((delivery): delivery is WebhookDelivery => delivery !== null);
   }

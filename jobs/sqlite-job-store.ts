@@ -16,7 +16,7 @@ import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } fro
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
 import { copyForDelivery, FileImageBlobs, insertWithImages, JOB_IMAGES_FOLDER } from "./job-image-blobs.js";
 import { imagesJson, keepLegacyImages, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
-import { newJobValues, type IdempotencyEntry, type InsertOutcome, type WebhookAttempt, type WebhookDelivery, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type LocalJobQueue, type NewJob, type QueueHead, type QueueLimits } from "./job-store.js";
+import { newJobValues, type DueDeliveries, type IdempotencyEntry, type InsertOutcome, type WebhookAttempt, type WebhookDelivery, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type LocalJobQueue, type NewJob, type QueueHead, type QueueLimits } from "./job-store.js";
 
 export const JOBS_DATABASE_FILE = "jobs.db";
 
@@ -414,10 +414,19 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
     if (created === 0) await this.blobs.remove(delivery.jobId, [...images.values()].map((image) => image.blob));
   }
 
-  async dueDeliveries(nowMs: number, limit: number): Promise<WebhookDelivery[]> {
+  async dueDeliveries(nowMs: number, take: DueDeliveries): Promise<WebhookDelivery[]> {
+    // A delivery's turn is its place in its key's line plus the key's deliveries in flight.
     return this.db
-      .prepare<[number, number], DeliveryRow>("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt <= ? ORDER BY next_attempt LIMIT ?")
-      .all(nowMs, limit)
+      .prepare<[string, number, number, number], DeliveryRow>(
+        `WITH busy AS (SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.apiKeyId') AS api_key_id FROM json_each(?)),
+         due AS (
+           SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.api_key_id ORDER BY d.next_attempt, d.id)
+                       + (SELECT count(*) FROM busy WHERE busy.api_key_id = d.api_key_id) AS turn
+           FROM webhook_deliveries d
+           WHERE d.status = 'pending' AND d.next_attempt <= ? AND d.id NOT IN (SELECT id FROM busy))
+         SELECT * FROM due WHERE turn <= ? ORDER BY turn, next_attempt, id LIMIT ?`,
+      )
+      .all(JSON.stringify(take.inFlight), nowMs, take.perKeyLimit, take.limit)
       .map(deliveryFromRow);
   }
 

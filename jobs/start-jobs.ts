@@ -22,8 +22,12 @@ const WEBHOOK_RETRY_WINDOW_MS = 24 * 3_600_000;
 
 export interface RunningJobs {
   service: JobService;
-  /** Stops running jobs (they stay queued for the next start) and ends open event streams. */
-  stop(): Promise<void>;
+  /**
+   * Stops running jobs (they stay queued for the next start), lets webhook attempts in flight run
+   * until `graceEndsAtMs` (epoch ms; now when omitted; cut off then, retried later) and ends open
+   * event streams.
+   */
+  stop(graceEndsAtMs?: number): Promise<void>;
   /** Releases the store; call after the HTTP server has closed. */
   close(): Promise<void>;
 }
@@ -83,9 +87,9 @@ export async function startJobs(
   }
   return {
     service,
-    stop: async () => {
+    stop: async (graceEndsAtMs) => {
       await runner.stop();
-      await webhooks.stop();
+      await webhooks.stop(graceEndsAtMs);
       hub.shutdown();
     },
     close: async () => {

@@ -17,8 +17,11 @@ export interface ProcessParts {
   server?: http.Server;
   /** True when model weights are used in this process (an in-process or standalone worker). */
   hostsWorker: boolean;
-  /** Closes the service (workers drain, stores close) once HTTP requests are done. */
-  close(): Promise<void>;
+  /**
+   * Closes the service (workers drain, stores close) once HTTP requests are done; work still running
+   * at `graceEndsAtMs` (epoch ms, the end of the shutdown's grace period) is cut off.
+   */
+  close(graceEndsAtMs: number): Promise<void>;
 }
 
 export interface RunningOperations {
@@ -39,9 +42,9 @@ export async function startOperations(config: AtelierConfig, logger: Logger, par
     readiness: parts.readiness,
     server: parts.server,
     graceMs: config.shutdownGraceMs,
-    stop: async () => {
+    stop: async (graceEndsAtMs) => {
       await provisioner?.stop();
-      await parts.close();
+      await parts.close(graceEndsAtMs);
       await metrics?.close();
     },
   });

@@ -4,6 +4,11 @@
  * ..., at most 6 hours apart) until a 2xx or for a day. Deliveries and every attempt are stored, so
  * retries survive a restart and the job shows them. A target the address policy refuses fails at
  * once: the policy will not change its mind.
+ *
+ * Receivers are strangers, some slow on purpose: each attempt has one deadline (webhook-request.ts),
+ * at most {@link MAX_IN_FLIGHT} run at once and at most {@link MAX_IN_FLIGHT_PER_KEY} of one key, and
+ * keys take turns for the free places, so one key's receivers never hold up another key's. On
+ * shutdown, attempts still running when the grace period ends are cut off and retried later.
  */
 import type { Logger } from "../../core/logger.js";
 import type { AddressPolicy } from "../../server/image-source/address-policy.js";
@@ -17,7 +22,7 @@ import { newSigningSecret, signWebhook } from "./webhook-signature.js";
 export interface WebhookDelivererOptions {
   /** Delay before the first retry, in ms; each next one is 4 times longer. */
   retryBaseMs: number;
-  /** Longest wait for a receiver's answer, in ms. */
+  /** Deadline of one attempt, from connecting to the receiver's status and headers, in ms. */
   timeoutMs: number;
   /** How long failed deliveries are retried, in ms (a day). */
   windowMs: number;
@@ -25,6 +30,10 @@ export interface WebhookDelivererOptions {
 
 const MAX_RETRY_DELAY_MS = 6 * 3_600_000;
 const POLL_MS = 1_000;
+/** Attempts running at once in this router. */
+export const MAX_IN_FLIGHT = 20;
+/** Attempts of one key's deliveries running at once: the rest of {@link MAX_IN_FLIGHT} stays for other keys. */
+export const MAX_IN_FLIGHT_PER_KEY = 4;
 
 /** Delay after the `attempt`-th failed attempt (1-based). */
 export function retryDelayMs(attempt: number, baseMs: number): number {
@@ -32,10 +41,16 @@ export function retryDelayMs(attempt: number, baseMs: number): number {
 }
 
 export class WebhookDeliverer {
-  private readonly inFlight = new Set<number>();
+  /** Deliveries being attempted, by id. */
+  private readonly inFlight = new Map<number, { id: number; apiKeyId: string }>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly sending = new Set<Promise<void>>();
+  /** One read of the due deliveries at a time, so two never hand out the same free places. */
+  private taking = false;
+  private takeAgain = false;
+  /** Aborted when the grace period of a shutdown ends: cuts off the attempts still running. */
+  private readonly cutOff = new AbortController();
 
   constructor(
     private readonly store: JobStore,
@@ -50,10 +65,16 @@ export class WebhookDeliverer {
     this.kick();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Starts no more attempts and waits for those running until `graceEndsAtMs` (epoch ms; now when
+   * omitted), then cuts them off: each is recorded as a failed attempt and retried later.
+   */
+  async stop(graceEndsAtMs = Date.now()): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    const cutOff = setTimeout(() => this.cutOff.abort(), Math.max(0, graceEndsAtMs - Date.now()));
     await Promise.allSettled([...this.sending]);
+    clearTimeout(cutOff);
   }
 
   /**
@@ -77,22 +98,49 @@ export class WebhookDeliverer {
     return images && ((await jsonPieces(JSON.parse(delivery.payload), images)) ?? [delivery.payload]);
   }
 
+  /** Fills the free places with due deliveries, keys taking turns; called on a timer, on enqueue and as each attempt ends. */
   private kick(): void {
     if (this.stopped) return;
+    if (this.taking) {
+      this.takeAgain = true;
+      return;
+    }
+    const limit = MAX_IN_FLIGHT - this.inFlight.size;
+    if (limit <= 0) return;
+    this.taking = true;
     void this.store
-      .dueDeliveries(Date.now(), 20)
+      .dueDeliveries(Date.now(), { limit, perKeyLimit: MAX_IN_FLIGHT_PER_KEY, inFlight: [...this.inFlight.values()] })
       .then((due) => {
         for (const delivery of due) {
           if (this.inFlight.has(delivery.id) || this.stopped) continue;
-          this.inFlight.add(delivery.id);
-          const sending = this.attempt(delivery).finally(() => {
-            this.inFlight.delete(delivery.id);
-            this.sending.delete(sending);
-          });
+          this.inFlight.set(delivery.id, { id: delivery.id, apiKeyId: delivery.apiKeyId });
+          const sending = this.attempt(delivery).then(
+            () => {
+              this.settle(delivery.id, sending);
+              this.kick();
+            },
+            // Left due, the delivery is taken again on the timer (not at once: the store may be down).
+            (error: unknown) => {
+              this.settle(delivery.id, sending);
+              this.logger.warn({ err: error, jobId: delivery.jobId }, "webhook attempt not recorded");
+            },
+          );
           this.sending.add(sending);
         }
       })
-      .catch((error: unknown) => this.logger.warn({ err: error }, "webhook queue failed"));
+      .catch((error: unknown) => this.logger.warn({ err: error }, "webhook queue failed"))
+      .finally(() => {
+        this.taking = false;
+        if (this.takeAgain) {
+          this.takeAgain = false;
+          this.kick();
+        }
+      });
+  }
+
+  private settle(id: number, sending: Promise<void>): void {
+    this.inFlight.delete(id);
+    this.sending.delete(sending);
   }
 
   private async attempt(delivery: WebhookDelivery): Promise<void> {
@@ -105,7 +153,7 @@ export class WebhookDeliverer {
       const body = await this.body(delivery);
       if (!body) throw new DeliveryRefused("the payload's images are gone.");
       const headers = await signWebhook(secret, delivery.messageId, Math.floor(now / 1000), body);
-      statusCode = await postWebhook(new URL(delivery.url), { ...headers }, body, this.policy, this.options.timeoutMs);
+      statusCode = await postWebhook(new URL(delivery.url), { ...headers }, body, this.policy, { timeoutMs: this.options.timeoutMs, signal: this.cutOff.signal });
       if (statusCode < 200 || statusCode > 299) error = `The receiver answered ${statusCode}.`;
     } catch (failure) {
       refused = failure instanceof DeliveryRefused;

@@ -17,8 +17,12 @@ export interface ShutdownPlan {
   /** The HTTP listener, or none (a worker-only process). */
   server?: http.Server;
   graceMs: number;
-  /** Closes everything else (workers, stores, metrics); runs after the HTTP requests are done. */
-  stop(): Promise<void>;
+  /**
+   * Closes everything else (workers, stores, metrics); runs after the HTTP requests are done.
+   * `graceEndsAtMs` (epoch ms) is when the grace period that began with the signal ends: work still
+   * running then (webhook attempts) is cut off.
+   */
+  stop(graceEndsAtMs: number): Promise<void>;
   exit?: (code: number) => void;
 }
 
@@ -55,7 +59,7 @@ export async function shutDown(plan: ShutdownPlan, signal: string): Promise<numb
     const finished = await closeHttpServer(plan.server, plan.graceMs);
     if (!finished) logger.warn({ graceMs: plan.graceMs }, "requests still running after the grace period were cut off");
   }
-  await plan.stop();
+  await plan.stop(started + plan.graceMs);
   logger.info({ ms: Date.now() - started }, "shut down cleanly");
   return 0;
 }
