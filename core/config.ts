@@ -128,6 +128,8 @@ const envSchema = z.object({
   ATELIER_JOB_MAX_WAIT_SECONDS: integer(60, 0, 3600),
   ATELIER_JOB_MAX_ACTIVE_PER_KEY: integer(100, 1, 1_000_000),
   ATELIER_JOB_MAX_QUEUED: integer(10_000, 1, 10_000_000),
+  ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY: integer(100, 1, 1_000_000),
+  ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY: integer(20, 1, 1_000_000),
   ATELIER_JOB_RESULT_RETENTION_HOURS: integer(24, 1, 24 * 365),
   ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
   ATELIER_JOB_LEASE_SECONDS: integer(30, 1, 3600),
@@ -296,6 +298,10 @@ export interface AtelierConfig {
     maxActivePerKey: number;
     /** Queued jobs across all keys; more answer 503. */
     maxQueued: number;
+    /** Job event streams (SSE) one key may have open on this router at once; more answer 429. */
+    maxEventStreamsPerKey: number;
+    /** Result downloads (`GET /v1/jobs/{id}/result`) one key may have in progress on this router at once; more answer 429. */
+    maxResultDownloadsPerKey: number;
     /** How long a finished job's result (image included) is kept, in milliseconds. */
     resultRetentionMs: number;
     /** How long a finished job's record (status, error, timestamps) is kept, in milliseconds. */
@@ -461,6 +467,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       maxWaitSeconds: e.ATELIER_JOB_MAX_WAIT_SECONDS,
       maxActivePerKey: e.ATELIER_JOB_MAX_ACTIVE_PER_KEY,
       maxQueued: e.ATELIER_JOB_MAX_QUEUED,
+      maxEventStreamsPerKey: e.ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY,
+      maxResultDownloadsPerKey: e.ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY,
       resultRetentionMs: e.ATELIER_JOB_RESULT_RETENTION_HOURS * 3_600_000,
       recordRetentionMs: Math.max(e.ATELIER_JOB_RECORD_RETENTION_HOURS, e.ATELIER_JOB_RESULT_RETENTION_HOURS) * 3_600_000,
       webhookRetryBaseMs: e.ATELIER_WEBHOOK_RETRY_BASE_MS,

@@ -169,6 +169,12 @@ const KINDS = {
     example: "This key already has 100 queued or running jobs (ATELIER_JOB_MAX_ACTIVE_PER_KEY). Retry when some have finished.",
     headers: ["Retry-After"],
   },
+  TOO_MANY_STREAMS: {
+    http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "jobs",
+    description: "The key has as many job event streams open, or result downloads in progress, on this server as it may (ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY, ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY); retry when one has closed.",
+    example: "This key already has 20 job result downloads in progress (ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY). Retry when one has finished.",
+    headers: ["Retry-After"],
+  },
   MODEL_NOT_INSTALLED: {
     http: 503, trpc: "SERVICE_UNAVAILABLE", grpc: GrpcStatus.FAILED_PRECONDITION, scope: "model",
     description: "The operation needs model weights that are not installed (or are disabled) here; the message names the install command.",

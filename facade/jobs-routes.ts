@@ -22,6 +22,7 @@ import { newJobId, type JobService } from "../jobs/job-service.js";
 import { keepRequestImages } from "../jobs/job-images.js";
 import type { JobEvent } from "../jobs/job-store.js";
 import { jsonPieces, writePieces } from "../jobs/json-pieces.js";
+import { OpenStreams, type StreamKind } from "../jobs/open-streams.js";
 import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
 import { negotiateRawFormat } from "../jobs/raw-image.js";
 import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
@@ -65,7 +66,7 @@ const webhookField = z.object({ webhookUrl: webhookUrlField });
 
 const resultGone = (job: JobRecord) => new AtelierError("RESULT_GONE", `The result of job ${job.id} was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).`);
 
-/** A succeeded job's result, written from its images' bytes: raw (the first image) or as JSON. */
+/** A succeeded job's result, its images read from the store a chunk at a time: raw (the first image) or as JSON. */
 async function sendResult(res: Response, jobs: JobService, job: JobRecord, raw: boolean): Promise<void> {
   const images = await jobs.resultImages(job);
   if (job.result === null || images === null) throw resultGone(job);
@@ -73,7 +74,7 @@ async function sendResult(res: Response, jobs: JobService, job: JobRecord, raw: 
   else await sendJson(res, 200, job.result, images);
 }
 
-/** The job as JSON, its result's images written from their bytes. */
+/** The job as JSON, its result's images read from the store a chunk at a time. */
 async function sendView(res: Response, jobs: JobService, job: JobRecord, status: number): Promise<void> {
   const { view, images } = await jobs.viewWithImages(job);
   await sendJson(res, status, view, images);
@@ -223,6 +224,16 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
       work(req, res, ctx).catch((error: unknown) => fail(res, services, error));
     };
   const ownJob = async (req: Request, ctx: RequestContext) => jobs.get((await identify(ctx)).id, String(req.params.id));
+  const { maxEventStreamsPerKey, maxResultDownloadsPerKey } = services.config.jobs;
+  const openStreams = new OpenStreams({ events: maxEventStreamsPerKey, download: maxResultDownloadsPerKey });
+  /** The key's job, once one of the key's places of `kind` is taken until the answer closes (429 when none is left). */
+  const ownJobHolding = async (kind: StreamKind, req: Request, res: Response, ctx: RequestContext) => {
+    const apiKey = await identify(ctx);
+    const giveBack = openStreams.take(kind, apiKey.id);
+    if (res.closed) giveBack();
+    else res.once("close", giveBack);
+    return jobs.get(apiKey.id, String(req.params.id));
+  };
 
   routes.get(
     JOBS_PATH,
@@ -250,7 +261,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
   routes.get(
     `${JOBS_PATH}/:id/result`,
     handle(async (req, res, ctx) => {
-      const job = await ownJob(req, ctx);
+      const job = await ownJobHolding("download", req, res, ctx);
       if (!isFinished(job.status)) {
         throw new AtelierError("JOB_CONFLICT", `Job ${job.id} is ${job.status}; its result is not ready. Follow ${jobLocation(job.id)}/events or retry later.`, {
           retryAfterSeconds: 1,
@@ -265,7 +276,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
   routes.get(
     `${JOBS_PATH}/:id/events`,
     handle(async (req, res, ctx) => {
-      const job = await ownJob(req, ctx);
+      const job = await ownJobHolding("events", req, res, ctx);
       res.status(200);
       res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
       // The stream carries the result: never stored (facade/no-store.ts), nor transformed by a proxy.
@@ -279,7 +290,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
           res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
           return;
         }
-        // The result as the job answers it, its images written from their bytes a slice at a time.
+        // The result as the job answers it, its images read from the store a chunk at a time as the client takes them.
         const current = await jobs.store.get(job.id);
         const images = current && (await jobs.resultImages(current));
         // Purged meanwhile (the images gone), as once purged: null.

@@ -3,17 +3,33 @@
  * `<dataDir>/job-images/<jobId>/<part>-<name>`, written and read by the thread pool, so the
  * router's event loop never copies a 20 MB image in one go. The shared store keeps them in Redis
  * instead (redis-image-blobs.ts), behind the same interface.
+ *
+ * Answers read them as {@link BlobReader}s, a chunk at a time as the client takes them: a result
+ * held whole by every open download would let a few hundred slow readers fill the router's memory.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { newBlob, type BlobPart, type BlobRef, type ImagesToStore, type StoredImage, type StoredImages } from "./job-images.js";
 import type { InsertOutcome, NewJob } from "./job-store.js";
 
+/** A stored blob's bytes, read in order a chunk at a time when asked for, never held whole. */
+export interface BlobReader {
+  /** Bytes in the blob. */
+  readonly length: number;
+  /**
+   * The bytes in order, `chunkBytes` at a time (the last shorter); each call reads them afresh.
+   * Throws when the blob is deleted or replaced while being read.
+   */
+  chunks(chunkBytes: number): AsyncGenerator<Buffer>;
+}
+
 export interface JobImageBlobs {
   /** Stores each image's bytes at its blob (replacing what was there). */
   write(jobId: string, images: ImagesToStore): Promise<void>;
   /** The blob's bytes; null when it is gone (purged, or never written). */
   read(jobId: string, blob: BlobRef): Promise<Buffer | null>;
+  /** A reader of the blob's bytes; null when it is gone. */
+  reader(jobId: string, blob: BlobRef): Promise<BlobReader | null>;
   /** Makes `to` hold the bytes of `from` (a webhook payload's own copy of a result image). */
   copy(jobId: string, from: BlobRef, to: BlobRef): Promise<void>;
   /** Deletes these blobs. */
@@ -99,6 +115,18 @@ export class FileImageBlobs implements JobImageBlobs {
     }
   }
 
+  async reader(jobId: string, blob: BlobRef): Promise<BlobReader | null> {
+    const file = this.file(jobId, blob);
+    let length: number;
+    try {
+      length = (await fs.promises.stat(file)).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw error;
+    }
+    return { length, chunks: (chunkBytes) => fileChunks(file, length, chunkBytes) };
+  }
+
   async copy(jobId: string, from: BlobRef, to: BlobRef): Promise<void> {
     const target = this.file(jobId, to);
     await fs.promises.rm(target, { force: true });
@@ -148,5 +176,25 @@ export class FileImageBlobs implements JobImageBlobs {
       swept++;
     }
     return swept;
+  }
+}
+
+/**
+ * `length` bytes of `file`, `chunkBytes` at a time. The handle stays open while they are read: a
+ * purge meanwhile removes the file's name, not the bytes being read. Blob files are written once
+ * under a new name and never changed, so a short read means the file is not the one measured.
+ */
+async function* fileChunks(file: string, length: number, chunkBytes: number): AsyncGenerator<Buffer> {
+  const handle = await fs.promises.open(file, "r");
+  try {
+    for (let at = 0; at < length; at += chunkBytes) {
+      const size = Math.min(chunkBytes, length - at);
+      const chunk = Buffer.allocUnsafe(size);
+      const { bytesRead } = await handle.read(chunk, 0, size, at);
+      if (bytesRead !== size) throw new Error(`${file} is shorter than the ${length} bytes it had`);
+      yield chunk;
+    }
+  } finally {
+    await handle.close();
   }
 }

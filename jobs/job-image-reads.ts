@@ -5,6 +5,7 @@
 import { AtelierError } from "../core/errors.js";
 import { asciiText, replaceStrings, type StoredImages } from "./job-images.js";
 import type { JobRecord } from "./job-record.js";
+import type { StreamedImage } from "./json-pieces.js";
 import type { ImageBytes } from "./raw-image.js";
 import type { JobStore } from "./job-store.js";
 
@@ -43,6 +44,21 @@ export async function imageBytesOf(store: JobStore, jobId: string, images: Store
     const bytes = await store.readImage(jobId, image.blob);
     if (!bytes) return null;
     found.set(standIn, { bytes, mimeType: image.mimeType });
+  }
+  return found;
+}
+
+/**
+ * Readers of the images `images` lists, by stand-in, for answers that write them out a chunk at a
+ * time (facade/result-responses.ts) without holding them; null when one of them is gone.
+ */
+export async function imageStreamsOf(store: JobStore, jobId: string, images: StoredImages): Promise<Map<string, StreamedImage> | null> {
+  const found = new Map<string, StreamedImage>();
+  for (const [standIn, image] of images) {
+    if (image.kind !== "image" || image.blob.part === "input") continue;
+    const reader = await store.imageReader(jobId, image.blob);
+    if (!reader) return null;
+    found.set(standIn, { reader, mimeType: image.mimeType });
   }
   return found;
 }

@@ -7,7 +7,7 @@ import { AtelierError, toPublicError } from "../core/errors.js";
 import type { AtelierServices } from "../server/context.js";
 import type { AddressPolicy } from "../server/image-source/address-policy.js";
 import type { JobEventHub } from "./job-events.js";
-import { imageBytesOf } from "./job-image-reads.js";
+import { imageStreamsOf } from "./job-image-reads.js";
 import type { ImagesToStore } from "./job-images.js";
 import { isFinished, publicJob, type JobRecord, type JobStatus, type PublicJob } from "./job-record.js";
 import type { JobRunner } from "./job-runner.js";
@@ -71,15 +71,16 @@ export class JobService {
   }
 
   /**
-   * The bytes of the images of the job's result, by the stand-ins in it (ready for
-   * facade/result-responses.ts); null when they were purged after `job` was read.
+   * Readers of the images of the job's result, by the stand-ins in it (ready for
+   * facade/result-responses.ts, which writes them out a chunk at a time); null when they were
+   * purged after `job` was read.
    */
   async resultImages(job: JobRecord): Promise<ImagesByStandIn | null> {
     if (job.result === null || job.images.size === 0) return new Map();
-    return imageBytesOf(this.store, job.id, new Map([...job.images].filter(([, image]) => image.blob.part === "result")));
+    return imageStreamsOf(this.store, job.id, new Map([...job.images].filter(([, image]) => image.blob.part === "result")));
   }
 
-  /** {@link view} and the bytes of its result's images; a result purged meanwhile is left out, as once purged. */
+  /** {@link view} and readers of its result's images; a result purged meanwhile is left out, as once purged. */
   async viewWithImages(job: JobRecord): Promise<{ view: PublicJob; images: ImagesByStandIn }> {
     const images = await this.resultImages(job);
     return images === null ? { view: await this.view({ ...job, result: null }), images: new Map() } : { view: await this.view(job), images };

@@ -3,6 +3,7 @@
  * contract as the embedded SQLite one (sqlite-job-store.ts).
  */
 import type { PublicError } from "../core/errors.js";
+import type { BlobReader } from "./job-image-blobs.js";
 import type { BlobRef, ImagesToStore, StoredImages } from "./job-images.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 
@@ -117,6 +118,8 @@ export interface JobStore {
   get(id: string): Promise<JobRecord | null>;
   /** The bytes of one of the job's stored images (JobRecord.images, WebhookDelivery.images); null once deleted. */
   readImage(jobId: string, blob: BlobRef): Promise<Buffer | null>;
+  /** A reader of one of the job's stored images, for answers that write it out a chunk at a time; null once deleted. */
+  imageReader(jobId: string, blob: BlobRef): Promise<BlobReader | null>;
   /** The key's jobs, newest first. `cursor` is the last id of the previous page. */
   list(apiKeyId: string, options: { status?: JobStatus; cursor?: string; limit: number }): Promise<JobListPage>;
   /**

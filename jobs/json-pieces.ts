@@ -4,29 +4,53 @@
  * event loop and each image given as bytes (by the stand-in in its place) encoded to its data URL's
  * base64 a slice per turn as the pieces are read. Synchronous answers (facade/result-responses.ts),
  * a job's answers and events, and webhook payloads (signed, then sent) are written this way.
+ *
+ * A stored result's images are given as readers of their blobs instead ({@link StreamedImage}): read
+ * a small chunk at a time as the sink takes the text, so a client that stops reading holds a chunk
+ * of the image in the router, not the image.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { BASE64_SLICE_CHARS } from "../core/base64-slices.js";
 import { randomUUID } from "node:crypto";
+import type { BlobReader } from "./job-image-blobs.js";
 import type { ImageBytes } from "./raw-image.js";
 
 /** Strings at least this long are escaped in slices of this many characters. */
 const SLICE_CHARACTERS = 256 * 1024;
 /** Bytes of an image encoded per slice (a multiple of 3: the slices' base64 joins up). */
 const IMAGE_BYTES_PER_SLICE = (BASE64_SLICE_CHARS / 4) * 3;
+/**
+ * Bytes of a stored image read per chunk (a multiple of 3, as above): what each open answer holds of
+ * it while its client is not reading.
+ */
+export const STREAM_CHUNK_BYTES = 48 * 1024;
+
+/** A stored image, read from its blob a chunk at a time as it is written out. */
+export interface StreamedImage {
+  reader: BlobReader;
+  mimeType: string;
+}
+
+/** An image given as bytes in memory or as a reader of its stored blob. */
+export type ImageSource = ImageBytes | StreamedImage;
 
 /** Images a body's stand-ins stand for: each is written as `data:<mimeType>;base64,` and the base64 of its bytes. */
-export type ImagesByStandIn = ReadonlyMap<string, ImageBytes>;
+export type ImagesByStandIn = ReadonlyMap<string, ImageSource>;
 
 /** A stretch of the JSON text: text as it is, or an image's base64, encoded as it is read. */
-export type JsonPiece = string | ImageBytes;
+export type JsonPiece = string | ImageSource;
+
+/** Bytes of the image. */
+export function imageLength(image: ImageSource): number {
+  return "reader" in image ? image.reader.length : image.bytes.length;
+}
 
 /**
  * The pieces of `JSON.stringify(body)` with each stand-in of `images` written as its image's data
  * URL; null when the body has neither a long string nor an image (`JSON.stringify` is then cheap).
  */
 export async function jsonPieces(body: unknown, images: ImagesByStandIn = new Map()): Promise<JsonPiece[] | null> {
-  const long: (string | ImageBytes)[] = [];
+  const long: (string | ImageSource)[] = [];
   const marker = `atelier-long-string:${randomUUID()}:`;
   const text = JSON.stringify(body, (_key, value: unknown) => {
     if (typeof value !== "string") return value;
@@ -66,7 +90,7 @@ export async function jsonPieces(body: unknown, images: ImagesByStandIn = new Ma
 
 /** The UTF-8 length of the text the pieces make. */
 export function piecesByteLength(pieces: readonly JsonPiece[]): number {
-  return pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : Math.ceil(piece.bytes.length / 3) * 4), 0);
+  return pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : Math.ceil(imageLength(piece) / 3) * 4), 0);
 }
 
 /** The text the pieces make, in order, an image's base64 a slice per turn of the event loop. */
@@ -74,6 +98,10 @@ export async function* piecesText(pieces: readonly JsonPiece[]): AsyncGenerator<
   for (const piece of pieces) {
     if (typeof piece === "string") {
       yield piece;
+      continue;
+    }
+    if ("reader" in piece) {
+      for await (const chunk of piece.reader.chunks(STREAM_CHUNK_BYTES)) yield chunk.toString("base64");
       continue;
     }
     for (let at = 0; at < piece.bytes.length; at += IMAGE_BYTES_PER_SLICE) {
@@ -86,14 +114,14 @@ export async function* piecesText(pieces: readonly JsonPiece[]): AsyncGenerator<
 
 /** Something written in order that says when to wait (an HTTP response or request). */
 export interface PieceSink {
-  write(chunk: string): boolean;
+  write(chunk: string | Uint8Array): boolean;
   readonly destroyed: boolean;
   once(event: "drain" | "close", listener: () => void): unknown;
   off(event: "drain" | "close", listener: () => void): unknown;
 }
 
 /** Writes `chunk`, waiting for the sink to drain (or close) when its buffer is full. */
-export async function writeChunk(sink: PieceSink, chunk: string): Promise<void> {
+export async function writeChunk(sink: PieceSink, chunk: string | Uint8Array): Promise<void> {
   if (sink.write(chunk)) return;
   await new Promise<void>((resolve) => {
     const done = () => {

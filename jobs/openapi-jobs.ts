@@ -204,7 +204,7 @@ const JOBS_PATHS: Record<string, Json> = {
       parameters: [jobIdParameter],
       responses: {
         "200": { description: "The result.", headers: REQUEST_ID, content: { ...rawImageContent, "application/json": { schema: { type: "object" } } } },
-        ...errors([...JOB_ERRORS, "JOB_CONFLICT", "RESULT_GONE"]),
+        ...errors([...JOB_ERRORS, "JOB_CONFLICT", "RESULT_GONE", "TOO_MANY_STREAMS"]),
       },
     },
   },
@@ -226,7 +226,7 @@ const JOBS_PATHS: Record<string, Json> = {
           description: "An event stream.",
           content: { "text/event-stream": { schema: { type: "string" }, example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } },
         },
-        ...errors(JOB_ERRORS),
+        ...errors([...JOB_ERRORS, "TOO_MANY_STREAMS"]),
       },
     },
   },

@@ -7,6 +7,7 @@
 import { decodeBase64 } from "../core/base64-slices.js";
 import { AtelierError } from "../core/errors.js";
 import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
+import type { ImageSource } from "./json-pieces.js";
 
 export const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };
 
@@ -62,8 +63,8 @@ export function negotiateRawFormat(accept: string | undefined, requested: Output
 }
 
 export interface RawImage {
-  bytes: Buffer;
-  mediaType: string;
+  /** The image: bytes in memory, or a reader of its stored blob. */
+  image: ImageSource;
   headers: Record<string, string>;
 }
 
@@ -96,28 +97,31 @@ export interface ImageBytes {
   mimeType: string;
 }
 
+/** The image `url` stands for in `kept`, else the bytes of a data URL; null for any other URL. */
+async function imageAt(url: string, kept: ReadonlyMap<string, ImageSource>): Promise<ImageSource | null> {
+  const image = kept.get(url);
+  if (image) return image;
+  const decoded = await dataUrlBytes(url);
+  return decoded && { bytes: decoded.bytes, mimeType: decoded.mediaType };
+}
+
 /**
- * The first image of an image operation's body as bytes, the other fields as headers. `kept` holds
- * the images whose `url` is a stand-in for their bytes (a synchronous call, RequestContext.keepImage):
- * those bytes are the answer; any other `url` is a data URL, decoded a slice at a time.
+ * The first image of an image operation's body, the other fields as headers. `kept` holds the images
+ * whose `url` is a stand-in for them (a synchronous call's bytes, RequestContext.keepImage, or a
+ * job's stored result): those are the answer; any other `url` is a data URL, decoded a slice at a time.
  */
-export async function rawImageOf(body: unknown, kept: ReadonlyMap<string, ImageBytes> = new Map()): Promise<RawImage> {
+export async function rawImageOf(body: unknown, kept: ReadonlyMap<string, ImageSource> = new Map()): Promise<RawImage> {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
-  const image = data?.[0];
-  const bytes = image && kept.get(image.url);
-  const decoded = bytes
-    ? { bytes: Buffer.from(bytes.bytes.buffer, bytes.bytes.byteOffset, bytes.bytes.length), mediaType: bytes.mimeType }
-    : image
-      ? await dataUrlBytes(image.url)
-      : null;
-  if (!image || !decoded) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
+  const first = data?.[0];
+  const image = first && (await imageAt(first.url, kept));
+  if (!first || !image) throw new AtelierError("INTERNAL", "The result carries no image to answer raw.");
   const headers: Record<string, string> = {
-    "X-Atelier-Width": String(image.width),
-    "X-Atelier-Height": String(image.height),
+    "X-Atelier-Width": String(first.width),
+    "X-Atelier-Height": String(first.height),
   };
   for (const [field, value] of Object.entries(rest)) {
     if (typeof value === "string" || typeof value === "number") headers[headerName(field)] = encodeURIComponent(String(value)).replace(/%20/g, " ");
     else if (Array.isArray(value)) headers[headerName(field)] = value.map((item) => encodeURIComponent(String(item)).replace(/%20/g, " ")).join(", ");
   }
-  return { ...decoded, headers };
+  return { image, headers };
 }

@@ -4,10 +4,11 @@
  * (`<prefix>images:<jobId>:<part>`), which the store's purge script reads to delete them
  * ({@link DROP_IMAGES_LUA}). Bytes cross the connection in 1 MB pieces, each its own command: a
  * 20 MB command or reply would be copied whole on the router's event loop (by ioredis on the way
- * out, by its parser on the way in).
+ * out, by its parser on the way in). Answers read them a GETRANGE at a time as their client takes
+ * them ({@link RedisImageBlobs.reader}), so an open download holds a chunk, never the image.
  */
 import type { Redis } from "ioredis";
-import type { JobImageBlobs } from "./job-image-blobs.js";
+import type { BlobReader, JobImageBlobs } from "./job-image-blobs.js";
 import type { BlobPart, BlobRef, ImagesToStore } from "./job-images.js";
 
 /** Bytes per command. */
@@ -64,6 +65,25 @@ export class RedisImageBlobs implements JobImageBlobs {
       piece.copy(bytes, at);
     }
     return bytes;
+  }
+
+  async reader(jobId: string, blob: BlobRef): Promise<BlobReader | null> {
+    const key = this.key(jobId, blob);
+    const length = await this.redis.strlen(key);
+    if (length === 0) return null;
+    const redis = this.redis;
+    return {
+      length,
+      async *chunks(chunkBytes) {
+        for (let at = 0; at < length; at += chunkBytes) {
+          const size = Math.min(chunkBytes, length - at);
+          const chunk = await redis.getrangeBuffer(key, at, at + size - 1);
+          // Images are never changed in place: a short piece means it was deleted meanwhile.
+          if (chunk.length !== size) throw new Error(`${key} was deleted while being read`);
+          yield chunk;
+        }
+      },
+    };
   }
 
   async copy(jobId: string, from: BlobRef, to: BlobRef): Promise<void> {

@@ -15,7 +15,7 @@
  */
 import type { Redis } from "ioredis";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
-import { copyForDelivery, insertWithImages } from "./job-image-blobs.js";
+import { copyForDelivery, insertWithImages, type BlobReader } from "./job-image-blobs.js";
 import { imagesJson, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { DROP_IMAGES_LUA, RedisImageBlobs } from "./redis-image-blobs.js";
@@ -337,6 +337,10 @@ export class RedisJobStore implements JobStore {
 
   async readImage(jobId: string, blob: BlobRef): Promise<Buffer | null> {
     return this.blobs.read(jobId, blob);
+  }
+
+  imageReader(jobId: string, blob: BlobRef): Promise<BlobReader | null> {
+    return this.blobs.reader(jobId, blob);
   }
 
   async get(id: string): Promise<JobRecord | null> {

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import type { PublicError } from "../core/errors.js";
 import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
 import { IDEMPOTENCY_WINDOW_MS } from "./idempotency.js";
-import { copyForDelivery, FileImageBlobs, insertWithImages, JOB_IMAGES_FOLDER } from "./job-image-blobs.js";
+import { copyForDelivery, FileImageBlobs, insertWithImages, JOB_IMAGES_FOLDER, type BlobReader } from "./job-image-blobs.js";
 import { imagesJson, keepLegacyImages, NO_IMAGES, parseImages, storedOnly, type BlobRef, type ImagesToStore } from "./job-images.js";
 import { newJobValues, type DueDeliveries, type IdempotencyEntry, type InsertOutcome, type WebhookAttempt, type WebhookDelivery, type JobEvent, type JobListPage, type JobOutcome, type JobStore, type LocalJobQueue, type NewJob, type QueueHead, type QueueLimits } from "./job-store.js";
 
@@ -234,6 +234,10 @@ export class SqliteJobStore implements JobStore, LocalJobQueue {
 
   async readImage(jobId: string, blob: BlobRef): Promise<Buffer | null> {
     return this.blobs.read(jobId, blob);
+  }
+
+  imageReader(jobId: string, blob: BlobRef): Promise<BlobReader | null> {
+    return this.blobs.reader(jobId, blob);
   }
 
   private getSync(id: string): JobRecord | null {

@@ -2,8 +2,9 @@
  * Each job store (SQLite, and Redis on a real redis-server) keeps a job's images as bytes beside
  * its record (issue 19: a 20 MB data URL read or written as part of a record held the router's
  * event loop): the record holds stand-ins, the bytes read back whole (Redis moves them in 1 MB
- * pieces), and each set of bytes is deleted when nothing needs it any more: the request's when the
- * job finishes, a webhook's copy once delivered, the result's when purged.
+ * pieces) or a chunk at a time for answers, and each set of bytes is deleted when nothing needs it
+ * any more: the request's when the job finishes, a webhook's copy once delivered, the result's when
+ * purged.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -113,6 +114,36 @@ describe.each(STORES.filter(([, , skip]) => !skip))("%s images", (_name, open) =
     expect((await store.purge(3_000, 0, 0)).results).toBe(1);
     expect(await store.readImage("job_images", resultImage!.blob)).toBeNull();
     expect((await store.get("job_images"))!.result).toBeNull();
+  });
+
+  it("reads an image a chunk at a time, as often as asked, and fails or has no reader once it is deleted", async () => {
+    const { store } = opened;
+    await store.insert(
+      { id: "job_chunks", apiKeyId: "key_a", operation: "/v1/tools/upscale", input: {}, requestId: "req_2", webhookUrl: null, createdAtMs: 1_000 },
+      { maxActivePerKey: 10, maxQueued: 10 },
+    );
+    const png = bytes(200_000, 3);
+    const result = { id: "req_2", data: [{ url: "stand-in", mimeType: "image/png", width: 1, height: 1 }] };
+    const images = keepResultImages(result, new Map([["stand-in", { bytes: png, mimeType: "image/png" }]]));
+    expect(await store.finish("job_chunks", { status: "succeeded", result, images }, 2_000, 3_000)).toBe(true);
+    const [image] = only((await store.get("job_chunks"))!.images, "result");
+
+    const reader = (await store.imageReader("job_chunks", image!.blob))!;
+    expect(reader.length).toBe(png.length);
+    for (let time = 0; time < 2; time++) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of reader.chunks(48 * 1024)) chunks.push(chunk);
+      expect(chunks.map((chunk) => chunk.length)).toEqual([49_152, 49_152, 49_152, 49_152, 3_392]);
+      expect(Buffer.concat(chunks).equals(png)).toBe(true);
+    }
+
+    // A reader whose image is purged before it reads fails rather than giving other or fewer bytes.
+    const stale = (await store.imageReader("job_chunks", image!.blob))!;
+    expect((await store.purge(3_000, 0, 0)).results).toBe(1);
+    await expect((async () => {
+      for await (const _chunk of stale.chunks(48 * 1024));
+    })()).rejects.toThrow();
+    expect(await store.imageReader("job_chunks", image!.blob)).toBeNull();
   });
 });
 
