@@ -33,6 +33,9 @@ ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2
 # The two MALLOC_ settings let glibc hand memory onnxruntime frees back to the system (see
 # workers/onnx/allocator-settings.ts); npm start sets them too, and glibc reads them only at start.
+# The image serves metrics (ATELIER_METRICS_PORT) on every interface of the container
+# (ATELIER_METRICS_HOST) for a Prometheus in another container or pod: /metrics has no
+# authentication, so publish 9464 to that network only, never to the internet.
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules

@@ -152,7 +152,7 @@ const envSchema = z.object({
       if (trimmed === "true") return true;
       return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
     }),
-  ATELIER_METRICS_PORT: integer(9464, 0, 65535),
+  ATELIER_METRICS_PORT: integer(0, 0, 65535),
   ATELIER_METRICS_HOST: optionalAddress,
   ATELIER_CORS_ORIGINS: list.refine((origins) => origins.every(isCorsOrigin), {
     message: "Expected `*` or comma-separated origins like https://app.example.com (scheme, host and optional port, no path).",
@@ -353,9 +353,12 @@ export interface AtelierConfig {
     publicOrigin: string | undefined;
   };
   metrics: {
-    /** Port of the separate Prometheus `/metrics` listener; 0 turns metrics off. */
+    /**
+     * Port of the separate Prometheus `/metrics` listener; 0 (the default) serves no metrics, so a
+     * second service on the same host needs nothing but its own PORT.
+     */
     port: number;
-    /** Interface it listens on (defaults to HOST). */
+    /** Interface it listens on: loopback unless set, whatever HOST is, since `/metrics` has no authentication. */
     host: string;
   };
   /** Browser origins allowed to call the API cross-origin (`*` for any); empty: CORS off. */
@@ -485,7 +488,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       trustProxy: e.ATELIER_TRUST_PROXY,
       publicOrigin: e.ATELIER_PUBLIC_URL === undefined ? undefined : new URL(e.ATELIER_PUBLIC_URL).origin,
     },
-    metrics: { port: e.ATELIER_METRICS_PORT, host: e.ATELIER_METRICS_HOST ?? e.HOST },
+    metrics: { port: e.ATELIER_METRICS_PORT, host: e.ATELIER_METRICS_HOST ?? "127.0.0.1" },
     corsOrigins: e.ATELIER_CORS_ORIGINS,
     shutdownGraceMs: e.ATELIER_SHUTDOWN_GRACE_MS,
     provisionModels: e.ATELIER_PROVISION_MODELS,

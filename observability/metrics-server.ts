@@ -1,6 +1,7 @@
 /**
  * The Prometheus endpoint on a port of its own (ATELIER_METRICS_PORT), so metrics are never exposed
- * with the public API and need no API key; 0 turns it off.
+ * with the public API and need no API key. Served only when that port is set, and on loopback unless
+ * ATELIER_METRICS_HOST opens it: nothing here asks who is scraping.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -34,7 +35,7 @@ export async function startMetricsServer(options: { host: string; port: number }
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(new Error(`ATELIER_METRICS_PORT: cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}); choose another port or 0 to turn metrics off.`)),
+      reject(new Error(`ATELIER_METRICS_PORT: cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}); choose another port, or unset it to serve no metrics.`)),
     );
     server.listen(options.port, options.host, () => resolve());
   });

@@ -7,7 +7,7 @@ export async function startBanner(config: AtelierConfig, url: string, operations
     `Atelier is listening on ${url} (API under ${url}/api/v1)`,
     `  OpenAPI:   ${url}/api/v1/openapi.json`,
     `  Health:    ${url}/healthz, readiness: ${url}/readyz`,
-    `  Metrics:   ${operations.metrics ? operations.metrics.url : "off (ATELIER_METRICS_PORT=0)"}`,
+    `  Metrics:   ${operations.metrics ? operations.metrics.url : "off (set ATELIER_METRICS_PORT to serve them)"}`,
     `  First key: npm run keys -- create --name my-app   (the secret is shown once)`,
   ];
   if (hostsWorker) {

@@ -7,9 +7,9 @@ import { loadConfig } from "../../core/config.js";
 import { problemsOf } from "../support/config-problems.js";
 
 describe("operations configuration", () => {
-  it("defaults: metrics on 9464, CORS off, 30 s grace, provisioning on, and no model mirror", () => {
+  it("defaults: metrics off (on loopback once a port is set), CORS off, 30 s grace, provisioning on, and no model mirror", () => {
     const config = loadConfig({});
-    expect(config.metrics).toEqual({ port: 9464, host: "127.0.0.1" });
+    expect(config.metrics).toEqual({ port: 0, host: "127.0.0.1" });
     expect(config.corsOrigins).toEqual([]);
     expect(config.shutdownGraceMs).toBe(30_000);
     expect(config.provisionModels).toBe(true);

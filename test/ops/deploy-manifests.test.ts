@@ -48,8 +48,8 @@ function manifests(): Map<string, Manifest> {
   return byName;
 }
 
-type Container = { command: string[]; env?: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[]; readinessProbe: Record<string, unknown>; livenessProbe: Record<string, unknown>; volumeMounts: { name: string; mountPath: string }[] };
-type DeploymentManifest = Manifest & { spec: { replicas: number; template: { spec: { containers: Container[]; securityContext: { runAsNonRoot: boolean }; volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[] } } } };
+type Container = { command: string[]; ports: { name: string; containerPort: number }[]; env?: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[]; readinessProbe: Record<string, unknown>; livenessProbe: Record<string, unknown>; volumeMounts: { name: string; mountPath: string }[] };
+type DeploymentManifest = Manifest & { spec: { replicas: number; template: { metadata: { annotations: Record<string, string> }; spec: { containers: Container[]; securityContext: { runAsNonRoot: boolean }; volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[] } } } };
 
 describe("Kubernetes manifests", () => {
   const all = manifests();
@@ -99,11 +99,23 @@ describe("Kubernetes manifests", () => {
     expect(spec.volumes.find((volume) => volume.name === "models")?.persistentVolumeClaim?.claimName).toBe("atelier-models");
     expect(all.has("PersistentVolumeClaim/atelier-models")).toBe(true);
   });
+
+  it("routers and workers serve metrics on the port their annotations name, to other pods", () => {
+    for (const name of ["Deployment/atelier-router", "Deployment/atelier-worker"]) {
+      const deployment = all.get(name) as DeploymentManifest;
+      const container = deployment.spec.template.spec.containers[0]!;
+      const env = Object.fromEntries((container.env ?? []).map((entry) => [entry.name, entry.value]));
+      const port = deployment.spec.template.metadata.annotations["prometheus.io/port"];
+      expect(env.ATELIER_METRICS_PORT, name).toBe(port);
+      expect(env.ATELIER_METRICS_HOST, name).toBe("0.0.0.0");
+      expect(container.ports.find((entry) => entry.name === "metrics")?.containerPort, name).toBe(Number(port));
+    }
+  });
 });
 
 describe("compose topology", () => {
   const compose = parse(fs.readFileSync(path.join("deploy", "compose.yaml"), "utf8"), { merge: true }) as {
-    services: Record<string, { command?: string[]; environment?: Record<string, string>; deploy?: { replicas: number }; volumes?: string[]; healthcheck?: { test: string[] } }>;
+    services: Record<string, { command?: string[]; environment?: Record<string, string>; ports?: string[]; deploy?: { replicas: number }; volumes?: string[]; healthcheck?: { test: string[] } }>;
     volumes: Record<string, unknown>;
   };
 
@@ -118,6 +130,15 @@ describe("compose topology", () => {
     expect(worker!.volumes).toContain("models:/models");
     expect(worker!.healthcheck!.test).toEqual(["CMD", "node", "dist/operations/health/healthcheck-cli.js", "worker"]);
     expect(compose.volumes).toHaveProperty("models");
+  });
+
+  it("serves metrics from router and workers to the compose network, published on the host's loopback only", () => {
+    const { router, worker } = compose.services;
+    for (const service of [router!, worker!]) {
+      expect(service.environment!.ATELIER_METRICS_PORT).toBe("9464");
+      expect(service.environment!.ATELIER_METRICS_HOST).toBe("0.0.0.0");
+    }
+    expect(router!.ports!.filter((port) => port.endsWith(":9464"))).toEqual(["127.0.0.1:9464:9464"]);
   });
 });
 
@@ -135,6 +156,9 @@ describe("Dockerfile", () => {
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/^VOLUME \["\/data", "\/models"\]$/m);
     expect(runtime).toMatch(/ATELIER_MODELS_DIR=\/models/);
+    // Metrics are off by default; the image serves them for a Prometheus in another container.
+    expect(runtime).toMatch(/ATELIER_METRICS_PORT=9464/);
+    expect(runtime).toMatch(/ATELIER_METRICS_HOST=0\.0\.0\.0/);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "dist\/operations\/health\/healthcheck-cli\.js"\]$/m);
     expect(fs.existsSync(path.join("operations", "health", "healthcheck-cli.ts"))).toBe(true);
   });
