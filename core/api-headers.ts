@@ -1,8 +1,9 @@
 /**
  * The API's own HTTP headers: those a client may send beyond what a browser sends by itself, and
- * those it may read in an answer. The one list: the OpenAPI document describes each header from
- * here, and CORS (operations/cors.ts) lets a listed origin's pages send and read exactly these, so
- * every header the API documents works from a browser too.
+ * those it may read in an answer. The one list: the OpenAPI document takes the description of every
+ * header it names from here (`Authorization` it states as its security scheme, `Content-Type` with
+ * each request body), and CORS (operations/cors.ts) lets a listed origin's pages send and read
+ * exactly these, so every header the API documents works from a browser too.
  */
 
 export interface ApiHeader {
