@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all but rest-goals/rest-1mp)
  *     quality options: --scales=2,4 (default) --sets=tuning,reporting (default both)
- *                      --models=ID,"ID ×8",... (default: every network, LSDIR also as a self-ensemble);
+ *                      --models=ID,"ID ×8",... (default: every network, LSDIR and Atelier's compact ones also as self-ensembles);
  *                      also "ID via xN" (through a larger native factor, then reduced) and "A+B" (a
  *                      model ensemble: the mean of methods A and B, e.g. "esrgan-thick+lsdir-compact-x4 ×8")
  *
@@ -36,6 +36,7 @@
  *   `rest-1mp` the first of them. Besides wall time, the process CPU time each takes (every thread; the service runs in this process): the CPU the service
  *   adds per call is the steadier figure when other work shares the cores.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -62,9 +63,9 @@ import { startContractFloor } from "./support/contract-floor.js";
 import { reportGoal } from "./support/goal-rows.js";
 
 const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
-const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "espcn-x3"];
+const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "atelier-compact-x4", "atelier-compact-x2", "espcn-x3"];
 /** Models also measured as a self-ensemble of eight orientations (the others gain less or cost too much: README). */
-const ENSEMBLE_MODELS = ["lsdir-compact-x4"];
+const ENSEMBLE_MODELS = ["lsdir-compact-x4", "atelier-compact-x4", "atelier-compact-x2"];
 const CROP = 256;
 /** Timed runs per measurement; the best is reported as well as the median, since other work may share the cores. */
 const SPEED_RUNS = 3;
@@ -671,8 +672,19 @@ const { values: flags, positionals: sections } = parseArgs({
 const wanted = (name: string) => sections.length === 0 || sections.includes(name);
 if (!fs.existsSync(`${PHOTO_DIR}/chelsea.png`)) throw new Error(`No photographs in ${PHOTO_DIR}: run scripts/fetch-test-photos.sh.`);
 const bench = await benchModels(MODEL_IDS);
+/** The checked-out commit (and whether the code the bench runs differs from it), so a saved table says what it measured. */
+function commit(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+    const status = execFileSync("git", ["status", "--porcelain", "--", "workers/upscale", "workers/catalog", "workers/onnx", "bench"], { encoding: "utf8" });
+    const changed = status.split("\n").filter((line) => line.length > 3).map((line) => line.slice(3));
+    return changed.length > 0 ? `${head} with uncommitted changes to ${changed.join(", ")}` : head;
+  } catch {
+    return "unknown commit";
+  }
+}
 console.log(
-  `Upscaling benchmark: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${bench.threads} onnxruntime threads, ${os.availableParallelism()} cores, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}, ` +
+  `Upscaling benchmark, ${new Date().toISOString()}, commit ${commit()}: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${bench.threads} onnxruntime threads, ${os.availableParallelism()} cores, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}, ` +
     `models ${bench.usable.map((entry) => entry.id).join(", ")}`,
 );
 try {

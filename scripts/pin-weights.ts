@@ -1,6 +1,6 @@
 /**
  * Records the size and sha256 of every weight file the catalog knows, from the files as published
- * (the npm packages in node_modules and the local model mirror), into
+ * (the npm packages in node_modules, Atelier's own bundled files and the local model mirror), into
  * workers/catalog/pinned-weights.json. Run it by hand when a model is added or an upstream file is
  * deliberately updated, and review the diff: these checksums are what every install is verified
  * against, so they are never recomputed automatically.
@@ -19,6 +19,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
 import { modelMirror } from "../test/support/test-assets.js";
+import { BUNDLED_WEIGHTS_DIR } from "../workers/catalog/bundled-weights.js";
 import { WEIGHT_FILE_SETS } from "../workers/catalog/weight-file-sets.js";
 import { catalogEntry } from "../workers/catalog/model-catalog.js";
 import { sha256OfFile } from "../workers/models/fetch-weight-file.js";
@@ -42,7 +43,11 @@ function listFiles(root: string): string[] {
 
 const pinned: Record<string, Record<string, { size: number; sha256: string }>> = {};
 for (const [modelId, set] of Object.entries(WEIGHT_FILE_SETS)) {
-  const root = set.npmPackage ? path.join("node_modules", set.npmPackage, set.folder) : path.join(mirror, set.folder);
+  const root = set.npmPackage
+    ? path.join("node_modules", set.npmPackage, set.folder)
+    : set.bundled
+      ? path.join(BUNDLED_WEIGHTS_DIR, set.folder)
+      : path.join(mirror, set.folder);
   const names = (set.files ?? listFiles(root)).filter((name) => !name.endsWith("SOURCE.md") && !path.basename(name).startsWith("."));
   pinned[modelId] = {};
   for (const name of names) {

@@ -44,6 +44,7 @@ describe.skipIf(!hasTestPhotos())("upscale networks on photographs", () => {
     { id: "esrgan-thick", scale: 4, photo: "astronaut.png", region: { left: 200, top: 160, width: 64, height: 64 }, beatsCentred: true },
     { id: "lsdir-compact-x4", scale: 4, photo: "coffee.png", region: { left: 200, top: 120, width: 128, height: 128 }, beatsCentred: true },
     { id: "espcn-x3", scale: 3, photo: "astronaut.png", region: { left: 200, top: 160, width: 96, height: 96 }, beatsCentred: true },
+    { id: "atelier-compact-x4", scale: 4, photo: "coffee.png", region: { left: 200, top: 120, width: 128, height: 128 }, beatsCentred: true },
   ] as const;
 
   it.each(cases.filter((c) => mirrorHas(c.id)))(

@@ -42,7 +42,7 @@ export function weightSize(entry: CatalogEntry): number {
   const source = entry.source;
   if (source.kind === "builtin") return 0;
   const pinned = source.files.reduce((sum, file) => sum + file.size, 0);
-  if (source.kind === "npm") return pinned;
+  if (source.kind === "npm" || source.kind === "bundled") return pinned;
   if (!fullyPinned(entry)) return 0;
   return pinned + Object.values(source.hub?.pinned?.files ?? {}).reduce((sum, file) => sum + file.size, 0);
 }

