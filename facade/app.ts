@@ -172,6 +172,11 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     if (type === "charset.unsupported" || type === "encoding.unsupported") {
       return sendError(res, new AtelierError("UNSUPPORTED_MEDIA_TYPE", "Send the body as UTF-8 JSON without content encoding."));
     }
+    // express's router cannot decode a path parameter with a malformed %-escape (`/api/v1/jobs/%zz`).
+    if (error instanceof URIError) {
+      const message = "The request path has a malformed %-escape.";
+      return sendError(res, new AtelierError("INVALID_INPUT", `Invalid request: ${message}`, { issues: [{ path: "path", message }] }));
+    }
     services.logger.error({ requestId: requestIdOf(res), err: error, path: req.path }, "unhandled facade error");
     sendError(res, new AtelierError("INTERNAL", "The server failed to process the request. Try again later."));
   });

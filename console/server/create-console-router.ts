@@ -44,9 +44,13 @@ export function createConsoleRouter(services: AtelierServices, jobs?: JobService
 
   pages.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);
-    const type = (error as { type?: string }).type;
+    const { type, status } = error as { type?: string; status?: unknown };
     if (type === "entity.too.large" || type === "parameters.too.many") return errorPage(res, 413, "Form too large", "The form sent was larger than the console accepts.");
-    if (type === "entity.parse.failed" || type === "charset.unsupported" || type === "encoding.unsupported") {
+    // express's router cannot decode a path parameter with a malformed %-escape (`/keys/%zz`).
+    if (error instanceof URIError) return errorPage(res, 400, "Bad address", "The address could not be read. Check the link and try again.");
+    // Every other failure the form parser marks as the request's own (4xx): a charset or content
+    // encoding it does not take, compressed data that does not inflate, a body it cannot parse.
+    if (typeof status === "number" && status >= 400 && status < 500) {
       return errorPage(res, 400, "Bad form", "The form could not be read. Reload the page and try again.");
     }
     services.logger.error({ part: "console", err: error, path: req.path, requestId: res.getHeader("x-request-id") }, "console page failed");
