@@ -41,9 +41,9 @@ export const API_REQUEST_HEADERS = {
 /** Headers an answer carries (raw image answers add their `X-Atelier-*` fields, jobs/raw-image.ts). */
 export const API_RESPONSE_HEADERS = {
   "X-Request-Id": { description: "Id of this request, also in the body; quote it when reporting a problem.", schema: { type: "string" }, example: "req_3f9c2d7e" },
-  "RateLimit-Policy": { description: "Quota policy (IETF draft): requests `q` per window `w` seconds.", schema: { type: "string" }, example: '"hourly";q=100;w=3600' },
+  "RateLimit-Policy": { description: "Quota policy (IETF draft) of the tighter budget: `hourly` (the key's own limit) or `user-hourly` (the allowance all keys of the key's owner share), requests `q` per window `w` seconds.", schema: { type: "string" }, example: '"hourly";q=100;w=3600' },
   RateLimit: { description: "Quota state (IETF draft): requests remaining `r`, seconds to reset `t`.", schema: { type: "string" }, example: '"hourly";r=99;t=3540' },
-  "X-RateLimit-Limit": { description: "Requests allowed per window for this key.", schema: { type: "integer" }, example: 100 },
+  "X-RateLimit-Limit": { description: "Requests allowed per window: the key's own limit, or its owner's allowance when that is tighter.", schema: { type: "integer" }, example: 100 },
   "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" }, example: 99 },
   "X-RateLimit-Reset": { description: "Unix time (seconds) when the window resets.", schema: { type: "integer" }, example: 1795259753 },
   "Retry-After": { description: "Seconds after which a retry may succeed.", schema: { type: "integer" }, example: 3600 },

@@ -53,7 +53,7 @@ const ERROR_HEADERS: Record<ErrorHeader, HeaderName[]> = {
 const INFO_DESCRIPTION =
   "Self-hosted image AI: generation, upscaling, style transfer, background removal and prompt improvement. " +
   "Authenticate with `Authorization: Bearer <API key>` (an operator creates keys with `npm run keys -- create`). " +
-  "Every key has an hourly quota (100 requests by default); responses carry the quota in `RateLimit` headers. " +
+  "Every key has an hourly quota (100 requests by default), and the keys of one console user also share that user's hourly allowance; responses carry the tighter of the two in `RateLimit` headers. " +
   "Images are sent as `imageUrl` (an `http(s)://` URL the server fetches, or a `data:image/...;base64,` URL) and returned as data URLs.\n\n" +
   "Every error is JSON (the `Error` schema) with one of these codes:\n\n| Status | Code | Meaning |\n|---|---|---|\n" +
   Object.entries(ERROR_KINDS)

@@ -1,7 +1,7 @@
 /** The quota headers every metered response carries, read into one object. */
 
 export interface RateLimitInfo {
-  /** Requests allowed per window for this key. */
+  /** Requests allowed per window: the key's own limit, or its owner's allowance when that is tighter. */
   limit: number;
   /** Requests left in the current window. */
   remaining: number;

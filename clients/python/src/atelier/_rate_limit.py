@@ -12,7 +12,7 @@ import httpx
 @dataclass(frozen=True)
 class RateLimit:
     limit: int
-    """Requests allowed per window for this key."""
+    """Requests allowed per window: the key's own limit, or its owner's allowance when that is tighter."""
     remaining: int
     """Requests left in the current window."""
     reset_at: _dt.datetime

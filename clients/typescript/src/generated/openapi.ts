@@ -432,7 +432,7 @@ export interface components {
          */
         RateLimit: string;
         /**
-         * @description Quota policy (IETF draft): requests `q` per window `w` seconds.
+         * @description Quota policy (IETF draft) of the tighter budget: `hourly` (the key's own limit) or `user-hourly` (the allowance all keys of the key's owner share), requests `q` per window `w` seconds.
          * @example "hourly";q=100;w=3600
          */
         "RateLimit-Policy": string;
@@ -452,7 +452,7 @@ export interface components {
          */
         "WWW-Authenticate": string;
         /**
-         * @description Requests allowed per window for this key.
+         * @description Requests allowed per window: the key's own limit, or its owner's allowance when that is tighter.
          * @example 100
          */
         "X-RateLimit-Limit": number;
