@@ -57,3 +57,6 @@ export const API_RESPONSE_HEADERS = {
 
 export type ApiRequestHeader = keyof typeof API_REQUEST_HEADERS;
 export type ApiResponseHeader = keyof typeof API_RESPONSE_HEADERS;
+
+/** Headers every answer carries: the request id, and the trace id to quote (observability/request-observer.ts). */
+export const EVERY_ANSWER_HEADERS: readonly ApiResponseHeader[] = ["X-Request-Id", "traceresponse"];

@@ -6,7 +6,7 @@
  */
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
-import { API_RESPONSE_HEADERS, type ApiResponseHeader } from "../core/api-headers.js";
+import { API_RESPONSE_HEADERS, EVERY_ANSWER_HEADERS, type ApiResponseHeader } from "../core/api-headers.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
 import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
@@ -119,7 +119,7 @@ function errorResponses(operation: Operation, examples: OperationExamples | unde
   }
   const responses: Record<string, Response> = {};
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const headers: HeaderName[] = ["X-Request-Id", ...new Set(codes.flatMap((code) => (ERROR_KINDS[code].headers ?? []).flatMap((name) => ERROR_HEADERS[name])))];
+    const headers: HeaderName[] = [...EVERY_ANSWER_HEADERS, ...new Set(codes.flatMap((code) => (ERROR_KINDS[code].headers ?? []).flatMap((name) => ERROR_HEADERS[name])))];
     responses[String(status)] = {
       description: codes.map((code) => `\`${code}\`: ${ERROR_KINDS[code].description}`).join(" "),
       headers: headerRefs(headers),
@@ -175,7 +175,7 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
       if (!metered) operation.security = [];
       const success = operation.responses["200"]!;
       success.description = "The result.";
-      success.headers = headerRefs(["X-Request-Id", ...(metered ? RATE_LIMIT_HEADERS : [])]);
+      success.headers = headerRefs([...EVERY_ANSWER_HEADERS, ...(metered ? RATE_LIMIT_HEADERS : [])]);
       if (own) {
         const json = success.content?.["application/json"];
         if (json) json.examples = { success: { summary: own.success.summary, value: own.success.response } };

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { OpenAPIObject } from "trpc-to-openapi";
-import { API_REQUEST_HEADERS, API_RESPONSE_HEADERS, type ApiRequestHeader, type ApiResponseHeader } from "../core/api-headers.js";
+import { API_REQUEST_HEADERS, EVERY_ANSWER_HEADERS, type ApiRequestHeader, type ApiResponseHeader } from "../core/api-headers.js";
 import { ERROR_KINDS, type ErrorCode } from "../core/errors.js";
 import { JOB_OPERATIONS } from "./job-operations.js";
 import { JOB_STATUSES } from "./job-record.js";
@@ -15,11 +15,11 @@ type Json = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const errorContent = { "application/json": { schema: ref("Error") } };
-/** A response header an answer may carry, described once in core/api-headers.ts. */
-const responseHeader = (name: ApiResponseHeader) => ({ ...API_RESPONSE_HEADERS[name] });
+/** A response header an answer may carry, described once in core/api-headers.ts (the document's `components.headers`). */
+const responseHeader = (name: ApiResponseHeader) => ({ $ref: `#/components/headers/${name}` });
 /** A request header as an operation's parameter, described once in core/api-headers.ts. */
 const headerParameter = (name: ApiRequestHeader) => ({ name, in: "header", required: false, ...API_REQUEST_HEADERS[name] });
-const REQUEST_ID = { "X-Request-Id": responseHeader("X-Request-Id") };
+const REQUEST_ID = Object.fromEntries(EVERY_ANSWER_HEADERS.map((name) => [name, responseHeader(name)]));
 
 /** The shape of core/errors.ts's example for `code`, as the rest of the document gives it. */
 function errorExample(code: ErrorCode) {
@@ -156,7 +156,7 @@ const CANCELED_EXAMPLE = {
   finishedAt: "2026-11-25T09:00:01.000Z",
   progress: { fraction: 0, step: 0, steps: 0, stage: "canceled" },
   queuePosition: undefined,
-  error: { code: "CANCELLED", message: "The job was canceled.", requestId: "req_3f9c2d7e" },
+  error: { code: "CANCELLED", message: "The job was canceled.", requestId: "req_3f9c2d7e", status: ERROR_KINDS.CANCELLED.http },
   expiresAt: "2026-11-26T09:00:01.000Z",
 };
 const SECRET_EXAMPLE = { object: "webhook_secret", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" };

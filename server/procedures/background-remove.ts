@@ -71,7 +71,7 @@ export const backgroundRemoveProcedure = meteredProcedure
           issues: [{ path: "onlyMask", message: "Expected no replacement with onlyMask, which returns the matte alone" }],
         },
         INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", model: "portrait-selfie" } },
-        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png", model: "portrait-selfie" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png", model: "portrait-selfie" } },
         IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, model: "portrait-selfie" } },
         OUTPUT_TOO_LARGE: {
           summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",

@@ -73,7 +73,7 @@ export const styleTransferProcedure = meteredProcedure
           message: "The model \"candy-lite\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull candy-lite`. Usable style-transfer styles on this server: mathura.",
         },
         INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", style: "mathura" } },
-        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png", style: "mathura" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png", style: "mathura" } },
         IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, style: "mathura" } },
         OUTPUT_TOO_LARGE: {
           summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",

@@ -86,7 +86,7 @@ export const upscaleProcedure = meteredProcedure
           issues: [{ path: "scale", message: "Expected integer between 2 and 8 for scale but received 9" }],
         },
         INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png" } },
-        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://photos.invalid/photo.png" } },
+        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png" } },
         IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT } },
         IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE } },
         MODEL_NOT_INSTALLED: {

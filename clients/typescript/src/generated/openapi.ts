@@ -288,7 +288,7 @@ export interface components {
              * @description Stable machine-readable code; the table in `info.description` says what each means.
              * @enum {string}
              */
-            code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+            code: "INVALID_INPUT" | "MALFORMED_JSON" | "MALFORMED_MULTIPART" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
             /** @description Present for invalid input: one entry per bad field. */
             issues?: {
                 /** @description What is wrong with that field. */
@@ -308,7 +308,7 @@ export interface components {
             /** @description Once failed or canceled: the synchronous error body, and `status`, the HTTP status the synchronous call would have answered. */
             error?: {
                 /** @enum {string} */
-                code: "INVALID_INPUT" | "MALFORMED_JSON" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+                code: "INVALID_INPUT" | "MALFORMED_JSON" | "MALFORMED_MULTIPART" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
                 issues?: {
                     message: string;
                     path: string;
@@ -502,6 +502,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -556,6 +557,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -657,13 +659,10 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -707,26 +706,11 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
-                    /**
-                     * @description The job: `/api/v1/jobs/{id}`.
-                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
-                     */
-                    Location?: string;
-                    /**
-                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
-                     * @example respond-async
-                     */
-                    "Preference-Applied"?: string;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -736,6 +720,7 @@ export interface operations {
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. */
             400: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -746,6 +731,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -757,6 +743,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -769,6 +756,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -779,11 +767,8 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -793,16 +778,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -812,6 +790,7 @@ export interface operations {
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -819,9 +798,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json` (or, for an operation that takes an image, as `multipart/form-data`). */
             415: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -832,11 +812,8 @@ export interface operations {
             /** @description `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -848,11 +825,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -866,6 +840,7 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -877,6 +852,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -887,6 +863,7 @@ export interface operations {
             /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -915,11 +892,8 @@ export interface operations {
             /** @description One page of jobs. */
             200: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -929,11 +903,8 @@ export interface operations {
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. */
             400: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -943,11 +914,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -957,11 +925,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -988,11 +953,8 @@ export interface operations {
             /** @description The job. */
             200: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1002,11 +964,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1016,11 +975,8 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1030,11 +986,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1061,11 +1014,8 @@ export interface operations {
             /** @description The canceled job. */
             200: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1075,11 +1025,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1089,11 +1036,8 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1103,16 +1047,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1122,11 +1059,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1173,11 +1107,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1187,11 +1118,8 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1201,16 +1129,9 @@ export interface operations {
             /** @description `TOO_MANY_STREAMS`: The key has as many job event streams open, or result downloads in progress, on this server as it may (ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY, ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY); retry when one has closed. */
             429: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1220,11 +1141,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1251,11 +1169,8 @@ export interface operations {
             /** @description The result. */
             200: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1268,11 +1183,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1282,11 +1194,8 @@ export interface operations {
             /** @description `NOT_FOUND`: No endpoint at this path. */
             404: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1296,16 +1205,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1315,11 +1217,8 @@ export interface operations {
             /** @description `RESULT_GONE`: The job's result was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS). */
             410: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1329,16 +1228,9 @@ export interface operations {
             /** @description `TOO_MANY_STREAMS`: The key has as many job event streams open, or result downloads in progress, on this server as it may (ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY, ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY); retry when one has closed. */
             429: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1348,11 +1240,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1373,6 +1262,7 @@ export interface operations {
             /** @description The result. */
             200: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1432,6 +1322,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1442,6 +1333,7 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1453,6 +1345,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1463,6 +1356,7 @@ export interface operations {
             /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1521,13 +1415,10 @@ export interface operations {
             /** @description The result. */
             200: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1569,26 +1460,11 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
-                    /**
-                     * @description The job: `/api/v1/jobs/{id}`.
-                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
-                     */
-                    Location?: string;
-                    /**
-                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
-                     * @example respond-async
-                     */
-                    "Preference-Applied"?: string;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1598,6 +1474,7 @@ export interface operations {
             /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. */
             400: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1608,6 +1485,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -1619,6 +1497,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -1631,6 +1510,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1641,16 +1521,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1660,6 +1533,7 @@ export interface operations {
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). */
             413: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1667,9 +1541,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json` (or, for an operation that takes an image, as `multipart/form-data`). */
             415: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1680,11 +1555,8 @@ export interface operations {
             /** @description `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1696,11 +1568,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1714,6 +1583,7 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1725,6 +1595,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1735,6 +1606,7 @@ export interface operations {
             /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1800,13 +1672,10 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1848,35 +1717,21 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
-                    /**
-                     * @description The job: `/api/v1/jobs/{id}`.
-                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
-                     */
-                    Location?: string;
-                    /**
-                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
-                     * @example respond-async
-                     */
-                    "Preference-Applied"?: string;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `MALFORMED_MULTIPART`: A `multipart/form-data` body that cannot be read as a form (no boundary, a cut-off or malformed part), or a part the operation does not take or takes once; the message names the parts it takes. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
             400: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1887,6 +1742,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -1898,6 +1754,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -1910,6 +1767,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1920,11 +1778,8 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1934,16 +1789,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1953,6 +1801,7 @@ export interface operations {
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1960,9 +1809,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json` (or, for an operation that takes an image, as `multipart/form-data`). */
             415: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1973,6 +1823,7 @@ export interface operations {
             /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1985,11 +1836,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2003,6 +1851,7 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2013,6 +1862,7 @@ export interface operations {
             /** @description `SOURCE_FETCH_FAILED`: The source image could not be fetched (network error, non-2xx answer, timeout). */
             502: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2024,6 +1874,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2034,6 +1885,7 @@ export interface operations {
             /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2102,13 +1954,10 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2148,35 +1997,21 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
-                    /**
-                     * @description The job: `/api/v1/jobs/{id}`.
-                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
-                     */
-                    Location?: string;
-                    /**
-                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
-                     * @example respond-async
-                     */
-                    "Preference-Applied"?: string;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `MALFORMED_MULTIPART`: A `multipart/form-data` body that cannot be read as a form (no boundary, a cut-off or malformed part), or a part the operation does not take or takes once; the message names the parts it takes. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
             400: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2187,6 +2022,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -2198,6 +2034,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -2210,6 +2047,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2220,11 +2058,8 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2234,16 +2069,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2253,6 +2081,7 @@ export interface operations {
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2260,9 +2089,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json` (or, for an operation that takes an image, as `multipart/form-data`). */
             415: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2273,6 +2103,7 @@ export interface operations {
             /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2285,11 +2116,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2303,6 +2131,7 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2313,6 +2142,7 @@ export interface operations {
             /** @description `SOURCE_FETCH_FAILED`: The source image could not be fetched (network error, non-2xx answer, timeout). */
             502: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2324,6 +2154,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2334,6 +2165,7 @@ export interface operations {
             /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2369,7 +2201,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x2` (scales 2 to 4; native x2), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
+                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
                     model?: string;
                     /**
                      * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
@@ -2399,13 +2231,10 @@ export interface operations {
             /** @description The result.. With `Accept: image/png`, `image/jpeg` or `image/webp` the body is the image's bytes and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...). */
             200: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2449,35 +2278,21 @@ export interface operations {
             /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
             202: {
                 headers: {
-                    /**
-                     * @description `true` when this is the answer to an earlier request with the same `Idempotency-Key`.
-                     * @example true
-                     */
-                    "Idempotent-Replayed"?: string;
-                    /**
-                     * @description The job: `/api/v1/jobs/{id}`.
-                     * @example /api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw
-                     */
-                    Location?: string;
-                    /**
-                     * @description The preferences honoured, e.g. `respond-async` or `wait=10`.
-                     * @example respond-async
-                     */
-                    "Preference-Applied"?: string;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["Preference-Applied"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
                 };
             };
-            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. `MALFORMED_JSON`: The body is not parseable JSON. `MALFORMED_MULTIPART`: A `multipart/form-data` body that cannot be read as a form (no boundary, a cut-off or malformed part), or a part the operation does not take or takes once; the message names the parts it takes. `INVALID_IMAGE_URL`: `imageUrl` is not an accepted URL, or points at an address the server refuses to fetch. */
             400: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2488,6 +2303,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. `KEY_EXPIRED`: A genuine key past the expiry its owner gave it; create a new key in the console. */
             401: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -2499,6 +2315,7 @@ export interface operations {
             /** @description `KEY_SCOPE_DENIED`: The key is valid but its scopes do not include the operation called. */
             403: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -2511,6 +2328,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2521,11 +2339,8 @@ export interface operations {
             /** @description `NOT_ACCEPTABLE`: `Accept` asks for an image encoding other than the body's `outputFormat`, or for nothing the operation can answer. */
             406: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2535,16 +2350,9 @@ export interface operations {
             /** @description `JOB_CONFLICT`: The job has already finished (cancel) or not succeeded (result), or a request with the same `Idempotency-Key` is still running. */
             409: {
                 headers: {
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2554,6 +2362,7 @@ export interface operations {
             /** @description `PAYLOAD_TOO_LARGE`: The request body is over the server's limit (ATELIER_MAX_BODY_BYTES). `IMAGE_TOO_LARGE`: The source image is over the byte or pixel limit (ATELIER_MAX_IMAGE_BYTES, ATELIER_MAX_INPUT_PIXELS). `OUTPUT_TOO_LARGE`: The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS). */
             413: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2561,9 +2370,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json` (or, for an operation that takes an image, as `multipart/form-data`). */
             415: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2574,6 +2384,7 @@ export interface operations {
             /** @description `IMAGE_UNDECODABLE`: The source bytes are not an image that can be decoded. `IDEMPOTENCY_MISMATCH`: An `Idempotency-Key` was reused within 24 hours with a different request. */
             422: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2586,11 +2397,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    /**
-                     * @description Seconds after which a retry may succeed.
-                     * @example 3600
-                     */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2604,6 +2412,7 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2614,6 +2423,7 @@ export interface operations {
             /** @description `SOURCE_FETCH_FAILED`: The source image could not be fetched (network error, non-2xx answer, timeout). */
             502: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2625,6 +2435,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2635,6 +2446,7 @@ export interface operations {
             /** @description `DEADLINE_EXCEEDED`: The operation did not finish within the server's deadline. */
             504: {
                 headers: {
+                    traceresponse: components["headers"]["traceresponse"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -2656,11 +2468,8 @@ export interface operations {
             /** @description The secret. */
             200: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2670,11 +2479,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2684,11 +2490,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2709,11 +2512,8 @@ export interface operations {
             /** @description The new secret. */
             200: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2723,11 +2523,8 @@ export interface operations {
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
             401: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2737,11 +2534,8 @@ export interface operations {
             /** @description `INTERNAL`: An internal failure (including failing to encode a result); the detail is in the server's log under `requestId`. */
             500: {
                 headers: {
-                    /**
-                     * @description Id of this request, also in the body; quote it when reporting a problem.
-                     * @example req_3f9c2d7e
-                     */
-                    "X-Request-Id"?: string;
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
