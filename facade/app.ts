@@ -7,6 +7,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { TRPCError } from "@trpc/server";
 import { createConsoleRouter } from "../console/server/create-console-router.js";
+import type { FirstAdminSetup } from "../console/server/first-admin-setup.js";
 import { AtelierError } from "../core/errors.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
@@ -73,6 +74,8 @@ export interface FacadeOperations {
   readiness: Readiness;
   /** Asynchronous jobs (`Prefer: respond-async`, `/api/v1/jobs`); absent: synchronous calls only. */
   jobs?: JobService;
+  /** The console's first-administrator link, the one the start banner prints; absent: one printed nowhere. */
+  firstAdmin?: FirstAdminSetup;
 }
 
 export function createFacadeApp(services: AtelierServices, version: string, ops: FacadeOperations = { readiness: new Readiness() }): express.Express {
@@ -154,7 +157,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   }
 
   // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
-  if (services.config.console.enabled) app.use(createConsoleRouter(services, jobs));
+  if (services.config.console.enabled) app.use(createConsoleRouter(services, jobs, ops.firstAdmin));
 
   app.use((_req: Request, res: Response) => {
     sendError(res, new AtelierError("NOT_FOUND", `No endpoint at ${_req.path}. The API lives under /api/v1 (see ${OPENAPI_PATH}).`));

@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const hostsWorker = atelier.worker !== undefined;
   const operations = await startOperations(config, logger, { readiness: atelier.readiness, server: atelier.server, hostsWorker, close: (graceEndsAtMs) => atelier.close(graceEndsAtMs) });
   // After the signal handlers: whoever waits for this line may stop the service at once.
-  console.log(await startBanner(config, atelier.url, operations, hostsWorker));
+  console.log(await startBanner(config, atelier.url, operations, hostsWorker, atelier.firstAdmin));
 }
 
 main().catch((error: unknown) => {

@@ -34,6 +34,7 @@ import { createFacadeApp, JSON_BODY_PREFIXES } from "./app.js";
 import { continueWhenBodyIsRead } from "./expect-continue.js";
 import { httpServerOptions } from "./http-server-options.js";
 import { startJobs, type RunningJobs } from "../jobs/start-jobs.js";
+import { FirstAdminSetup } from "../console/server/first-admin-setup.js";
 import { setServiceHeapGrowth } from "../core/heap-growth.js";
 
 export interface RunningAtelier {
@@ -49,6 +50,8 @@ export interface RunningAtelier {
   server: http.Server;
   /** What `/readyz` reports; more checks can be added (model provisioning). */
   readiness: Readiness;
+  /** The console's one-time link for creating the first administrator (the start banner prints it while no account exists). */
+  firstAdmin: FirstAdminSetup;
   /**
    * Stops and closes everything. Webhook attempts in flight may run until `graceEndsAtMs` (epoch ms;
    * ATELIER_SHUTDOWN_GRACE_MS from now when omitted) and are cut off then, to be retried later.
@@ -124,7 +127,8 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     await quota.close();
     throw error;
   }
-  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness, jobs: jobs.service });
+  const firstAdmin = new FirstAdminSetup(accounts);
+  const app = createFacadeApp(services, packageVersion(), { readiness: ready.readiness, jobs: jobs.service, firstAdmin });
   const server = http.createServer(httpServerOptions(config), app);
   server.on("checkContinue", continueWhenBodyIsRead(app, JSON_BODY_PREFIXES));
   await new Promise<void>((resolve, reject) => {
@@ -144,6 +148,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     worker,
     server,
     readiness: ready.readiness,
+    firstAdmin,
     close: async (graceEndsAtMs = Date.now() + config.shutdownGraceMs) => {
       ready.readiness.startDraining();
       await jobs.stop(graceEndsAtMs);

@@ -1,15 +1,25 @@
 /** What `npm start` prints for the person who ran it: where to go, how to get a key, what is installed. */
+import type { FirstAdminSetup } from "../console/server/first-admin-setup.js";
 import type { AtelierConfig } from "../core/config.js";
 import type { RunningOperations } from "./service-operations.js";
 
-export async function startBanner(config: AtelierConfig, url: string, operations: RunningOperations, hostsWorker: boolean): Promise<string> {
+/** `firstAdmin`: the console's setup link, printed while no account exists (this is the one place it appears). */
+export async function startBanner(config: AtelierConfig, url: string, operations: RunningOperations, hostsWorker: boolean, firstAdmin?: FirstAdminSetup): Promise<string> {
+  const consoleUrl = config.console.publicOrigin ?? url;
   const lines = [
     `Atelier is listening on ${url} (API under ${url}/api/v1)`,
+    `  Console:   ${config.console.enabled ? `${consoleUrl}/` : "off (ATELIER_CONSOLE=off)"}`,
     `  OpenAPI:   ${url}/api/v1/openapi.json`,
     `  Health:    ${url}/healthz, readiness: ${url}/readyz`,
     `  Metrics:   ${operations.metrics ? operations.metrics.url : "off (set ATELIER_METRICS_PORT to serve them)"}`,
     `  First key: npm run keys -- create --name my-app   (the secret is shown once)`,
   ];
+  if (config.console.enabled && firstAdmin && (await firstAdmin.isOpen())) {
+    lines.push(
+      `  Setup:     no account exists yet: open ${firstAdmin.link(consoleUrl)} to create the first administrator`,
+      "             (the link works until an account exists; scripted: npm run users -- create --email you@example.com --admin --password-stdin)",
+    );
+  }
   if (hostsWorker) {
     // Only where a worker runs: a router-only process never loads the model catalog.
     const { MODEL_CATALOG } = await import("../workers/catalog/model-catalog.js");

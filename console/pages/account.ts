@@ -57,11 +57,29 @@ function accountPage(page: PageRequest, errors: Record<string, string>, extra?: 
   };
 }
 
-function passwordForm(action: string, csrfToken: string | null, values: Record<string, string | undefined>, errors: Record<string, string>, withEmail: boolean, submit: string): Html {
+/** A one-time code that a link carries in its `#fragment`; console.js copies it into the form's `code` field. */
+export interface LinkCode {
+  label: string;
+  hint: string;
+}
+
+const INVITE_CODE: LinkCode = { label: "Invite code", hint: "Filled in from your invite link; otherwise paste the part after # here." };
+
+/** The fields a new account's form asks for besides a display name and a password. */
+export interface NewAccountFields {
+  /** The form asks for the email (an invite brings its own). */
+  email: boolean;
+  /** The form carries a one-time code from a link. */
+  code?: LinkCode;
+}
+
+/** The form that creates an account and signs its owner in: sign-up, an invite, the first administrator. */
+export function passwordForm(action: string, csrfToken: string | null, values: Record<string, string | undefined>, errors: Record<string, string>, fields: NewAccountFields, submit: string): Html {
   return html`${errorSummary(errors)}
     <form method="post" action="${action}" class="form narrow">
       ${csrfField(csrfToken)}
-      ${withEmail ? field({ name: "email", label: "Email", type: "email", value: values.email ?? "", required: true, error: errors.email, autocomplete: "username" }) : field({ name: "code", label: "Invite code", value: values.code ?? "", required: true, hint: "Filled in from your invite link; otherwise paste the part after # here.", error: errors.code, autocomplete: "off", attributes: html`data-invite-code spellcheck="false"` })}
+      ${fields.code ? field({ name: "code", label: fields.code.label, value: values.code ?? "", required: true, hint: fields.code.hint, error: errors.code, autocomplete: "off", attributes: html`data-link-code spellcheck="false"` }) : html``}
+      ${fields.email ? field({ name: "email", label: "Email", type: "email", value: values.email ?? "", required: true, error: errors.email, autocomplete: "username" }) : html``}
       ${field({ name: "displayName", label: "Display name", value: values.displayName ?? "", error: errors.displayName, autocomplete: "name" })}
       ${field({ name: "password", label: "Password", type: "password", required: true, hint: PASSWORD_HINT, error: errors.password, autocomplete: "new-password" })}
       <button type="submit" class="button">${submit}</button>
@@ -136,16 +154,16 @@ export function registerAccountPages(router: express.Router, services: AtelierSe
     path: "/invite",
     title: "Accept your invite",
     access: "public",
-    get: (page) => (page.user ? redirect("/keys", "You are already signed in.") : passwordForm("/invite", page.csrfToken, {}, {}, false, "Create account")),
+    get: (page) => (page.user ? redirect("/keys", "You are already signed in.") : passwordForm("/invite", page.csrfToken, {}, {}, { email: false, code: INVITE_CODE }, "Create account")),
     post: async (page) => {
       const values = page.form;
       try {
         const user = await services.accounts.acceptInvite(values.code?.trim() ?? "", values.displayName ?? "", values.password ?? "");
-        if (!user) return { status: 400, main: passwordForm("/invite", page.csrfToken, values, { code: "This invite code is not valid: it may have been used already or have expired. Ask for a new one." }, false, "Create account") };
+        if (!user) return { status: 400, main: passwordForm("/invite", page.csrfToken, values, { code: "This invite code is not valid: it may have been used already or have expired. Ask for a new one." }, { email: false, code: INVITE_CODE }, "Create account") };
         await beginSession(services, page.req, page.res, user.id);
         return redirect("/keys", "Welcome to Atelier. Create your first key below.");
       } catch (error) {
-        return { status: 400, main: passwordForm("/invite", page.csrfToken, values, fieldErrors(error), false, "Create account") };
+        return { status: 400, main: passwordForm("/invite", page.csrfToken, values, fieldErrors(error), { email: false, code: INVITE_CODE }, "Create account") };
       }
     },
   });
@@ -155,7 +173,7 @@ export function registerAccountPages(router: express.Router, services: AtelierSe
       path: "/sign-up",
       title: "Create an account",
       access: "public",
-      get: (page) => (page.user ? redirect("/keys") : passwordForm("/sign-up", page.csrfToken, {}, {}, true, "Create account")),
+      get: (page) => (page.user ? redirect("/keys") : passwordForm("/sign-up", page.csrfToken, {}, {}, { email: true }, "Create account")),
       post: async (page) => {
         const values = page.form;
         try {
@@ -163,7 +181,7 @@ export function registerAccountPages(router: express.Router, services: AtelierSe
           await beginSession(services, page.req, page.res, user.id);
           return redirect("/keys", "Welcome to Atelier. Create your first key below.");
         } catch (error) {
-          return { status: 400, main: passwordForm("/sign-up", page.csrfToken, values, fieldErrors(error), true, "Create account") };
+          return { status: 400, main: passwordForm("/sign-up", page.csrfToken, values, fieldErrors(error), { email: true }, "Create account") };
         }
       },
     });

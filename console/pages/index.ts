@@ -7,7 +7,9 @@ import type express from "express";
 import type { JobService } from "../../jobs/job-service.js";
 import { LoginThrottle } from "../../server/accounts/login-throttle.js";
 import type { AtelierServices } from "../../server/context.js";
+import type { FirstAdminSetup } from "../server/first-admin-setup.js";
 import { registerAccountPages } from "./account.js";
+import { registerFirstAdminPage } from "./first-admin.js";
 import { registerJobPages } from "./jobs.js";
 import { registerKeyPages } from "./keys.js";
 import { registerSignInPages } from "./sign-in.js";
@@ -17,10 +19,11 @@ import { registerModelPages } from "./models.js";
 import { registerPlaygroundPages } from "./playground.js";
 import { registerUsagePages } from "./usage.js";
 
-export function registerConsolePages(router: express.Router, services: AtelierServices, jobs: JobService | undefined): void {
+export function registerConsolePages(router: express.Router, services: AtelierServices, jobs: JobService | undefined, setup: FirstAdminSetup): void {
   // One throttle for every password check, so a password change spends the sign-in budget.
   const loginThrottle = LoginThrottle.open(services.accounts);
-  registerSignInPages(router, services, loginThrottle);
+  registerSignInPages(router, services, loginThrottle, setup);
+  registerFirstAdminPage(router, services, setup);
   registerKeyPages(router, services, jobs);
   registerUserPages(router, services);
   registerAccountPages(router, services, loginThrottle);

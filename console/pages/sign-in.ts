@@ -6,7 +6,7 @@
 import type express from "express";
 import type { LoginThrottle } from "../../server/accounts/login-throttle.js";
 import type { AtelierServices } from "../../server/context.js";
-import { csrfField } from "../server/csrf.js";
+import type { FirstAdminSetup } from "../server/first-admin-setup.js";
 import { html } from "../server/html.js";
 import { redirect, registerPage } from "../server/pages.js";
 import { beginSession, endSession } from "../server/session-cookie.js";
@@ -19,7 +19,15 @@ function safeNext(next: string | undefined): string {
   return next && /^\/(?!\/)[^\\]*$/.test(next) && !next.startsWith("/sign-") ? next : "/keys";
 }
 
-function signInForm(next: string, email: string, error: string | null, signUpOpen: boolean) {
+/** Who to ask for an account: on a fresh install nobody yet, so how the first administrator is made. */
+function noAccountYet(signUpOpen: boolean, freshInstall: boolean) {
+  if (freshInstall) {
+    return html`<p class="muted">No account exists yet. To create the first administrator, open the setup link printed in the terminal where <code>npm start</code> runs, or run <code>npm run users -- create --email you@example.com --admin --password-stdin</code>.</p>`;
+  }
+  return html`<p class="muted">No account yet? ${signUpOpen ? html`<a href="/sign-up">Create one</a>.` : html`Ask an administrator for an invite.`}</p>`;
+}
+
+function signInForm(next: string, email: string, error: string | null, signUpOpen: boolean, freshInstall = false) {
   return html`
     ${errorSummary(error ? { form: error } : {})}
     <form method="post" action="/sign-in" class="form narrow">
@@ -28,7 +36,7 @@ function signInForm(next: string, email: string, error: string | null, signUpOpe
       ${field({ name: "password", label: "Password", type: "password", required: true, autocomplete: "current-password" })}
       <button type="submit" class="button">Sign in</button>
     </form>
-    <p class="muted">No account yet? ${signUpOpen ? html`<a href="/sign-up">Create one</a>.` : html`Ask an administrator for an invite.`}</p>`;
+    ${noAccountYet(signUpOpen, freshInstall)}`;
 }
 
 /** The throttle's refusal, for every form whose password check it counts. */
@@ -37,13 +45,13 @@ export function tooManyAttempts(retryAfterSeconds: number): string {
   return `Too many sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`;
 }
 
-export function registerSignInPages(router: express.Router, services: AtelierServices, throttle: LoginThrottle): void {
+export function registerSignInPages(router: express.Router, services: AtelierServices, throttle: LoginThrottle, setup: FirstAdminSetup): void {
   const signUpOpen = services.config.console.signUp === "open";
   registerPage(router, services, {
     path: "/sign-in",
     title: "Sign in",
     access: "public",
-    get: ({ user, query }) => (user ? redirect(safeNext(query.next)) : signInForm(safeNext(query.next), "", null, signUpOpen)),
+    get: async ({ user, query }) => (user ? redirect(safeNext(query.next)) : signInForm(safeNext(query.next), "", null, signUpOpen, await setup.isOpen())),
     post: async ({ req, res, form }) => {
       const email = (form.email ?? "").slice(0, 320);
       const password = (form.password ?? "").slice(0, 1024);

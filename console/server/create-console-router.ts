@@ -12,6 +12,7 @@ import { registerConsolePages } from "../pages/index.js";
 import { serveAssets } from "./assets.js";
 import { requireConsoleHost } from "./console-origin.js";
 import { requireCsrfToken, requireSameOrigin } from "./csrf.js";
+import { FirstAdminSetup } from "./first-admin-setup.js";
 import { errorPage } from "./pages.js";
 import { noStore, securityHeaders } from "./security-headers.js";
 import { loadSession } from "./session-cookie.js";
@@ -24,8 +25,11 @@ function isConsolePath(path: string): boolean {
   return !path.startsWith("/api/") && path !== "/api" && !path.startsWith("/trpc");
 }
 
-/** `jobs`: the router's jobs, for the Jobs pages and webhook signing secrets; absent, those are left out. */
-export function createConsoleRouter(services: AtelierServices, jobs?: JobService): express.Router {
+/**
+ * `jobs`: the router's jobs, for the Jobs pages and webhook signing secrets; absent, those are left
+ * out. `setup`: the first-administrator link the start banner prints (a fresh one, printed nowhere, when absent).
+ */
+export function createConsoleRouter(services: AtelierServices, jobs?: JobService, setup = new FirstAdminSetup(services.accounts)): express.Router {
   const router = express.Router();
   const consoleOnly = express.Router();
   const pages = express.Router();
@@ -40,7 +44,7 @@ export function createConsoleRouter(services: AtelierServices, jobs?: JobService
   pages.use(loadSession(services));
   pages.use(requireCsrfToken);
   pages.get("/", (_req, res) => res.redirect(303, res.locals.session ? "/keys" : "/sign-in"));
-  registerConsolePages(pages, services, jobs);
+  registerConsolePages(pages, services, jobs, setup);
 
   pages.use((error: unknown, req: Request, res: Response, next: NextFunction) => {
     if (res.headersSent) return next(error);

@@ -19,9 +19,9 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
-  // Invite links carry the code in the fragment (never sent to the server): move it into the form
-  // and drop it from the address bar and history.
-  const code = document.querySelector("[data-invite-code]");
+  // Invite and setup links carry their code in the fragment (never sent to the server): move it
+  // into the form and drop it from the address bar and history.
+  const code = document.querySelector("[data-link-code]");
   if (code && location.hash.length > 1) {
     code.value = decodeURIComponent(location.hash.slice(1));
     history.replaceState(null, "", location.pathname);

@@ -66,6 +66,11 @@ export interface StoredInvite {
 export interface AccountStorage {
   /** false when the email is taken. */
   insertUser(user: StoredUser): Promise<boolean>;
+  /**
+   * Inserts the user only if no user exists, atomically even against other routers sharing the
+   * database; false when one does.
+   */
+  insertFirstUser(user: StoredUser): Promise<boolean>;
   userById(id: string): Promise<StoredUser | null>;
   userByEmail(email: string): Promise<StoredUser | null>;
   listUsers(): Promise<StoredUser[]>;
@@ -233,6 +238,25 @@ export class AccountStore {
 
   /** Creates a user. Throws INVALID_INPUT for a bad field or an email already in use. */
   async createUser(input: NewUser): Promise<User> {
+    const stored = await this.newStoredUser(input);
+    if (!(await this.storage.insertUser(stored))) {
+      throw invalid([{ path: "email", message: "An account with this email already exists." }]);
+    }
+    return toUser(stored);
+  }
+
+  /**
+   * Creates the service's first account, an admin, only if no account exists yet: of any number of
+   * concurrent calls, on any router sharing the database, exactly one succeeds. Returns null when
+   * an account exists. Throws INVALID_INPUT for a bad field.
+   */
+  async createFirstAdmin(input: Omit<NewUser, "role" | "keyAllowance">): Promise<User | null> {
+    const stored = await this.newStoredUser({ ...input, role: "admin" });
+    return (await this.storage.insertFirstUser(stored)) ? toUser(stored) : null;
+  }
+
+  /** The row for a new user, its fields checked and its password hashed. Throws INVALID_INPUT for a bad field. */
+  private async newStoredUser(input: NewUser): Promise<StoredUser> {
     const email = normaliseEmail(input.email);
     const displayName = (input.displayName ?? "").trim() || email.split("@")[0]!;
     const issues: FieldIssue[] = [];
@@ -246,7 +270,7 @@ export class AccountStore {
     const allowanceIssue = allowanceProblem(input.keyAllowance ?? null);
     if (allowanceIssue) issues.push(allowanceIssue);
     if (issues.length > 0) throw invalid(issues);
-    const stored: StoredUser = {
+    return {
       id: newUserId(),
       email,
       displayName,
@@ -256,10 +280,6 @@ export class AccountStore {
       disabledAtMs: null,
       keyAllowance: input.keyAllowance ?? null,
     };
-    if (!(await this.storage.insertUser(stored))) {
-      throw invalid([{ path: "email", message: "An account with this email already exists." }]);
-    }
-    return toUser(stored);
   }
 
   async getUser(id: string): Promise<User | null> {

@@ -4,7 +4,8 @@
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
-import { openMigratedPool, queryReachable } from "../keys/postgres-pool.js";
+import { isDatabaseUnreachable, openMigratedPool, queryReachable } from "../keys/postgres-pool.js";
+import { storeUnavailable } from "../keys/store-unavailable.js";
 import { RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { changedUserColumns, readyRateLimiter, type AccountStorage, type RateLimiterOptions, type StoredInvite, type StoredSession, type StoredUser, type UserChanges, type UserRole } from "./account-store.js";
 
@@ -96,6 +97,35 @@ export class PostgresAccountStorage implements AccountStorage {
       [user.id, user.email, user.displayName, user.role, user.passwordHash, new Date(user.createdAtMs), date(user.disabledAtMs), user.keyAllowance],
     );
     return rowCount === 1;
+  }
+
+  /**
+   * Under READ COMMITTED two routers could both find the table empty and both insert, so the check
+   * and the insert run in one transaction holding a lock that admits one writer of the table at a time.
+   */
+  async insertFirstUser(user: StoredUser): Promise<boolean> {
+    let client: pg.PoolClient | undefined;
+    let failure: unknown;
+    try {
+      client = await this.pool.connect();
+      await client.query("BEGIN");
+      await client.query("LOCK TABLE atelier_users IN SHARE ROW EXCLUSIVE MODE");
+      const { rowCount } = await client.query(
+        `INSERT INTO atelier_users (id, email, display_name, role, password_hash, created_at, disabled_at, key_allowance)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM atelier_users)`,
+        [user.id, user.email, user.displayName, user.role, user.passwordHash, new Date(user.createdAtMs), date(user.disabledAtMs), user.keyAllowance],
+      );
+      await client.query("COMMIT");
+      return rowCount === 1;
+    } catch (error) {
+      failure = error;
+      await client?.query("ROLLBACK").catch(() => undefined);
+      if (isDatabaseUnreachable(error)) throw storeUnavailable("accounts", error);
+      throw error;
+    } finally {
+      // A connection that failed mid-transaction is dropped rather than handed to the next query.
+      client?.release(failure !== undefined);
+    }
   }
 
   async userById(id: string): Promise<StoredUser | null> {

@@ -106,6 +106,18 @@ export class SqliteAccountStorage implements AccountStorage {
     }
   }
 
+  async insertFirstUser(user: StoredUser): Promise<boolean> {
+    // One statement: SQLite takes the write lock before it reads, so no other writer slips in between.
+    return (
+      this.db
+        .prepare(
+          `INSERT INTO users (id, email, display_name, role, password_hash, created_at, disabled_at, key_allowance)
+           SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM users)`,
+        )
+        .run(user.id, user.email, user.displayName, user.role, user.passwordHash, user.createdAtMs, user.disabledAtMs, user.keyAllowance).changes > 0
+    );
+  }
+
   async userById(id: string): Promise<StoredUser | null> {
     const row = this.db.prepare<[string], UserRow>("SELECT * FROM users WHERE id = ?").get(id);
     return row ? userFromRow(row) : null;
