@@ -63,9 +63,9 @@ import { startContractFloor } from "./support/contract-floor.js";
 import { reportGoal } from "./support/goal-rows.js";
 
 const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
-const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "atelier-compact-x4", "espcn-x3"];
+const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "atelier-compact-x4", "atelier-compact-x2", "espcn-x3"];
 /** Models also measured as a self-ensemble of eight orientations (the others gain less or cost too much: README). */
-const ENSEMBLE_MODELS = ["lsdir-compact-x4", "atelier-compact-x4"];
+const ENSEMBLE_MODELS = ["lsdir-compact-x4", "atelier-compact-x4", "atelier-compact-x2"];
 const CROP = 256;
 /** Timed runs per measurement; the best is reported as well as the median, since other work may share the cores. */
 const SPEED_RUNS = 3;

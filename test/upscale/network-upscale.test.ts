@@ -45,6 +45,7 @@ describe.skipIf(!hasTestPhotos())("upscale networks on photographs", () => {
     { id: "lsdir-compact-x4", scale: 4, photo: "coffee.png", region: { left: 200, top: 120, width: 128, height: 128 }, beatsCentred: true },
     { id: "espcn-x3", scale: 3, photo: "astronaut.png", region: { left: 200, top: 160, width: 96, height: 96 }, beatsCentred: true },
     { id: "atelier-compact-x4", scale: 4, photo: "coffee.png", region: { left: 200, top: 120, width: 128, height: 128 }, beatsCentred: true },
+    { id: "atelier-compact-x2", scale: 2, photo: "coffee.png", region: { left: 200, top: 120, width: 96, height: 96 }, beatsCentred: true },
   ] as const;
 
   it.each(cases.filter((c) => mirrorHas(c.id)))(

@@ -128,7 +128,7 @@ describe("requestedModel", () => {
     expect(error.code).toBe("INVALID_INPUT");
     expect(error.httpStatus).toBe(400);
     expect(error.message).toBe(
-      `Unknown upscale model "${id}". Upscale models: lanczos, esrgan-thick, esrgan-medium, esrgan-slim, lsdir-compact-x4, atelier-compact-x4, espcn-x3.`,
+      `Unknown upscale model "${id}". Upscale models: lanczos, esrgan-thick, esrgan-medium, esrgan-slim, lsdir-compact-x4, atelier-compact-x4, atelier-compact-x2, espcn-x3.`,
     );
     expect(error.issues).toEqual([{ path: "model", message: expect.stringContaining(`but received "${id}"`) }]);
   });

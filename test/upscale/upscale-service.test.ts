@@ -194,7 +194,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     expect(unknown.status).toBe(400);
     const unknownBody = (await unknown.json()) as ErrorBody;
     expect(unknownBody.code).toBe("INVALID_INPUT");
-    expect(unknownBody.message).toMatch(/Upscale models: lanczos, esrgan-thick, esrgan-medium, esrgan-slim, lsdir-compact-x4, atelier-compact-x4, espcn-x3/);
+    expect(unknownBody.message).toMatch(/Upscale models: lanczos, esrgan-thick, esrgan-medium, esrgan-slim, lsdir-compact-x4, atelier-compact-x4, atelier-compact-x2, espcn-x3/);
 
     const unsupported = await service.post("/tools/upscale", { imageUrl: dataUrl(png), model: "espcn-x3", scale: 7 }, key);
     expect(unsupported.status).toBe(400);

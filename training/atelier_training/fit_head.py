@@ -17,7 +17,8 @@ at inference, so a margin of `margin` low-resolution pixels is left out of the f
 pulled towards the starting head by a ridge term (relative to the mean diagonal of the normal
 equations): with few crops the data alone would overfit them, while the published head already
 generalises. Several ridges are solved from the same sums; with --eval-photos the one with the best
-held-out RGB gain is kept (those photos are the tuning set, never the reporting one).
+held-out RGB gain is kept, or the starting head when none beats it (those photos are the tuning set,
+never the reporting one).
 """
 
 from __future__ import annotations
@@ -143,6 +144,9 @@ def main() -> None:
         if best is None or tried[str(ridge)]["gain_rgb"] > tried[str(best[0])]["gain_rgb"]:
             best = (ridge, solution)
     assert best is not None
+    if photos and tried[str(best[0])]["gain_rgb"] <= log["before"]["gain_rgb"]:  # type: ignore[index]
+        best = (float("inf"), prior)
+        tried["inf"] = log["before"]  # type: ignore[assignment]
     sums.set_head(best[1])
     log.update(samples=sums.samples, ridge=best[0], tried=tried)
     log.update(seconds=round(time.monotonic() - started, 1), cpu_seconds=round(time.process_time() - cpu_started, 1))

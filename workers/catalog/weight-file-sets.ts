@@ -63,6 +63,7 @@ export const WEIGHT_FILE_SETS: Record<string, WeightFileSet> = {
     urlBase: "https://raw.githubusercontent.com/lxfater/inpaint-web/91c88a074c04acea0b3e972baec2eefd72d817f7/public/models",
   },
   "atelier-compact-x4": { bundled: true, folder: "atelier-compact-x4" },
+  "atelier-compact-x2": { bundled: true, folder: "atelier-compact-x2" },
   "espcn-x3": {
     folder: "superres-espcn-x3",
     files: ["super_resolution.onnx"],

@@ -131,6 +131,12 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     "Atelier's own 4x network for clean photographs: the SRVGG compact network of 4xLSDIRCompactN3 with its last layer " +
       "refitted to bicubic-reduced photos (least squares on 23 freely licensed photographs). LSDIR compact's speed.",
   ),
+  atelierCompact(
+    2,
+    "Atelier compact 2x",
+    "Atelier's own 2x network for clean photographs: the body of Atelier compact 4x with a 2x head fitted to " +
+      "bicubic-reduced photos. About the work of reaching 2x through the 4x network, without its reduction.",
+  ),
   {
     id: "espcn-x3",
     task: "upscale",
