@@ -15,6 +15,7 @@ import type { User } from "../../server/accounts/account-store.js";
 import type { AtelierServices } from "../../server/context.js";
 import { hourlyAllowanceOf } from "../../server/quota/quota-charge.js";
 import type { JobService } from "../../jobs/job-service.js";
+import { consoleOrigin } from "../server/console-origin.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
@@ -124,7 +125,16 @@ function createForm(page: PageRequest, state: CreateFormState): Html {
   </section>`;
 }
 
-function newKeyPanel(name: string, secret: string): Html {
+/** Shell lines that set the variables every example, client and the CLI read, then call the API with the key. */
+function shellLines(secret: string, origin: string): string {
+  return [
+    `export ATELIER_API_KEY=${secret}`,
+    `export ATELIER_BASE_URL=${origin}`,
+    `curl -s "$ATELIER_BASE_URL/api/v1/jobs?limit=1" -H "Authorization: Bearer $ATELIER_API_KEY"`,
+  ].join("\n");
+}
+
+function newKeyPanel(name: string, secret: string, origin: string): Html {
   return html`<section class="panel panel-success" aria-labelledby="secret-heading" data-autofocus tabindex="-1">
     <h2 id="secret-heading">Key “${name}” created</h2>
     <p class="warning"><strong>Copy the key now.</strong> It is shown only this once; Atelier keeps only a hash of it and cannot show it again.</p>
@@ -134,7 +144,8 @@ function newKeyPanel(name: string, secret: string): Html {
       <button type="button" class="button" data-copy-target="new-key-secret">Copy</button>
       <span class="copy-status" role="status" aria-live="polite"></span>
     </div>
-    <p>Call the API with it: <code>curl -H "Authorization: Bearer $ATELIER_KEY" …</code></p>
+    <p>Use it from a shell; the examples in the README, the clients and the CLI read the same two variables:</p>
+    <pre class="code-block"><code id="new-key-shell">${shellLines(secret, origin)}</code></pre>
   </section>`;
 }
 
@@ -145,7 +156,7 @@ async function keysPage(page: PageRequest, state: CreateFormState, created?: { n
   return {
     status: Object.keys(state.errors).length > 0 ? 400 : 200,
     main: html`
-      ${created ? newKeyPanel(created.name, created.secret) : html``}
+      ${created ? newKeyPanel(created.name, created.secret, consoleOrigin(page.req, services.config.console.publicOrigin)) : html``}
       <p class="lead">${user!.role === "admin" ? "Every key on this service, yours, other users’ and those made with the keys CLI." : "Your keys for the Atelier API. Send one as Authorization: Bearer <key>."}</p>
       ${allowancePanel(allowance)}
       ${createForm(page, state)}

@@ -12,6 +12,7 @@ import type { AtelierServices } from "../../server/context.js";
 import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
 import { PLAYGROUND_OPERATIONS, playgroundOperation, type PlaygroundOperation } from "../playground/playground-operations.js";
 import { formFields, type FormField } from "../playground/schema-form.js";
+import { consoleOrigin } from "../server/console-origin.js";
 import { html, type Html } from "../server/html.js";
 import { registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
 import { keyPrefix } from "./keys.js";
@@ -147,8 +148,8 @@ async function operationPage(page: PageRequest): Promise<Html | PageResponse> {
     </section>
     <section aria-labelledby="playground-curl-heading" class="playground-output">
       <h2 id="playground-curl-heading">The same call with curl</h2>
-      <p class="hint">Set <code>ATELIER_API_KEY</code> to your key first; a chosen file is read from the current folder.</p>
-      <pre class="code-block"><code id="playground-curl">curl -sS -X POST '/api${operation.path}' -H "Authorization: Bearer $ATELIER_API_KEY" -H 'Content-Type: application/json' -d '{}'</code></pre>
+      <p class="hint" id="playground-curl-hint">Set the key and this service's address first (<code>export ATELIER_API_KEY=atl_…</code> and <code>export ATELIER_BASE_URL=${consoleOrigin(page.req, page.services.config.console.publicOrigin)}</code>); a chosen file is read from the current folder.</p>
+      <pre class="code-block"><code id="playground-curl">curl -sS -X POST "$ATELIER_BASE_URL/api${operation.path}" -H "Authorization: Bearer $ATELIER_API_KEY" -H 'Content-Type: application/json' -d '{}'</code></pre>
       <button type="button" class="button button-quiet" id="playground-copy-curl">Copy command</button>
     </section>`,
   };

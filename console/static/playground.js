@@ -87,7 +87,9 @@ if (form) {
       data = data.replace(JSON.stringify(marker).slice(1, -1), `data:${picked.type};base64,'"$(base64 -w0 ${shellQuote(fileName)})"'`);
     }
     return [
-      `curl -sS -X POST ${shellQuote(`${location.origin}/api${apiPath}`)} \\`,
+      // The address comes from ATELIER_BASE_URL, as in every other example, so the command works
+      // wherever the service runs. API paths are plain (letters, digits, "-", "/"): safe in double quotes.
+      `curl -sS -X POST "$ATELIER_BASE_URL/api${apiPath}" \\`,
       `  -H "Authorization: Bearer $ATELIER_API_KEY" \\`,
       `  -H 'Content-Type: application/json' \\`,
       `  -d ${data}`,

@@ -1,9 +1,12 @@
 /**
  * The console in a real headless Chromium, the way a person uses it: sign in, create a key, copy
- * the secret from the page, call the API with it, watch the page record the use, revoke it, and see
- * the API refuse it; a scoped key refused on another operation; the whole path by keyboard only;
+ * the secret from the page, call the API with it (also with the panel's shell lines, as printed),
+ * watch the page record the use, revoke it, and see the API refuse it; a scoped key refused on
+ * another operation; the whole path by keyboard only;
  * axe-core on every console page; screenshots at 1280 and 375 px in docs/screenshots/.
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium, tableOverflow } from "./support/console-browser.js";
@@ -80,6 +83,12 @@ describe.skipIf(skip)("console in a real browser", () => {
     await page.getByText("Copied to the clipboard.").waitFor();
     expect(await page.evaluate("navigator.clipboard.readText()")).toBe(secret);
     await screenshotWidths(page, "console-key-created");
+
+    // The panel's shell lines, pasted as printed, set the variables the examples and clients read and reach the API.
+    const shell = (await page.locator("#new-key-shell").textContent())!;
+    expect(shell).toContain(`export ATELIER_API_KEY=${secret}\nexport ATELIER_BASE_URL=${atelier.url}\n`);
+    const { stdout } = await promisify(execFile)("bash", ["-c", `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${shell}`], { env: { PATH: process.env.PATH } });
+    expect(JSON.parse(stdout)).toMatchObject({ object: "list", data: [] });
 
     const improved = await callApi("/prompt/improve", secret, { prompt: "a lighthouse at dusk" });
     expect(improved.status).toBe(200);

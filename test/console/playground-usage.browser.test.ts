@@ -100,11 +100,13 @@ describe.skipIf(skip)("playground", () => {
 
     // The page's curl command, run as printed (the file read from the current folder), gives the same result.
     const command = (await page.locator("#playground-curl").textContent())!;
-    expect(command).toContain(`${service.url}/api/v1/tools/upscale`);
+    expect(command).toContain(`"$ATELIER_BASE_URL/api/v1/tools/upscale"`);
+    expect(command).toContain(`"Authorization: Bearer $ATELIER_API_KEY"`);
+    expect(await page.locator("#playground-curl-hint").textContent()).toContain(`export ATELIER_BASE_URL=${service.url}`);
     expect(command).toContain("base64 -w0 'cat photo.png'");
     expect(command).not.toContain("outputFormat");
     // Asynchronously: the service answering curl runs in this process.
-    const { stdout: output } = await promisify(execFile)("bash", ["-c", command], { cwd: work, env: { ...process.env, ATELIER_API_KEY: memberKey }, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout: output } = await promisify(execFile)("bash", ["-c", command], { cwd: work, env: { ...process.env, ATELIER_API_KEY: memberKey, ATELIER_BASE_URL: service.url }, maxBuffer: 64 * 1024 * 1024 });
     const answer = JSON.parse(output) as { model: string; data: Array<{ width: number; height: number }> };
     expect(answer).toMatchObject({ model: "lanczos", data: [{ width: photo.width * 2, height: photo.height * 2 }] });
 
