@@ -1,7 +1,7 @@
 """Python client for Atelier, the self-hostable image-AI service.
 
     from atelier import Atelier
-    client = Atelier(api_key="atl_...", base_url="http://localhost:8080")
+    client = Atelier()  # key and address from ATELIER_API_KEY and ATELIER_BASE_URL
     result = client.tools.upscale("photo.jpg", scale=4)
     result.image.save("big.png")
 """
