@@ -35,6 +35,8 @@ import { JOB_OPERATIONS } from "../jobs/job-operations.js";
 
 const API_PREFIX = "/api";
 const TRPC_PREFIX = "/trpc";
+/** Where an API path lands when its `/api` prefix is forgotten (`/v1/tools/upscale`). */
+const UNPREFIXED_API = "/v1";
 /** The paths whose request bodies the body reader (json-body.ts) reads. */
 export const JSON_BODY_PREFIXES = [API_PREFIX, TRPC_PREFIX] as const;
 const OPENAPI_PATH = "/api/v1/openapi.json";
@@ -155,6 +157,12 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     if (route.method === "GET") app.get(route.path, traced);
     else app.post(route.path, traced);
   }
+
+  // An API path without its `/api` is a client's slip, not a console page: a JSON 404 naming the path meant.
+  app.use(UNPREFIXED_API, (req, res) => {
+    const path = req.originalUrl.split("?")[0]!;
+    sendError(res, new AtelierError("NOT_FOUND", `No such path. The API lives under ${API_PREFIX}: did you mean ${req.method} ${API_PREFIX}${path}?`));
+  });
 
   // The web console under `/` (its own router skips /api and /trpc paths); ATELIER_CONSOLE=off drops it.
   if (services.config.console.enabled) app.use(createConsoleRouter(services, jobs, ops.firstAdmin));
