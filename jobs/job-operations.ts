@@ -4,6 +4,7 @@
  */
 import type { z } from "zod";
 import type { OpenApiMeta } from "trpc-to-openapi";
+import { PRECHECKS, type Precheck } from "../server/procedures/prechecks.js";
 import { appRouter } from "../server/router.js";
 import { rawImageHeaderNames } from "./raw-image.js";
 
@@ -18,6 +19,8 @@ export interface JobOperation {
   returnsImages: boolean;
   /** The `X-Atelier-*` headers of its raw image answer (`Accept: image/*`); none when it returns no images. */
   rawImageHeaders: readonly string[];
+  /** The worker's checks made before the job is accepted, where the operation has any (server/procedures/prechecks.ts). */
+  precheck?: Precheck;
 }
 
 interface ProcedureInternals {
@@ -38,7 +41,15 @@ function collectOperations(): Map<string, JobOperation> {
     if (procedure._def.type !== "mutation" || openapi?.method !== "POST" || !input) continue;
     const fields = fieldsOf(procedure._def.output);
     const returnsImages = fields?.includes("data") === true;
-    operations.set(openapi.path, { restPath: openapi.path, procedurePath, input, returnsImages, rawImageHeaders: returnsImages ? rawImageHeaderNames(fields!) : [] });
+    const precheck = PRECHECKS[procedurePath];
+    operations.set(openapi.path, {
+      restPath: openapi.path,
+      procedurePath,
+      input,
+      returnsImages,
+      rawImageHeaders: returnsImages ? rawImageHeaderNames(fields!) : [],
+      ...(precheck ? { precheck } : {}),
+    });
   }
   return operations;
 }

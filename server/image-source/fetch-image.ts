@@ -87,6 +87,14 @@ export async function fetchImage(
   return withDeadline(options.timeoutMs, signal, (deadline) => fetchOverHttp(url, options, deadline));
 }
 
+/**
+ * Whether {@link fetchImage} takes `imageUrl`'s image from the URL itself (a `data:` URL, decoded in
+ * memory) rather than over the network; `urlBytes` as for fetchImage.
+ */
+export function isDataUrl(imageUrl: string, urlBytes?: Uint8Array): boolean {
+  return (urlBytes !== undefined && isTrimmedDataUrl(urlBytes)) || /^data:/i.test(imageUrl.trim());
+}
+
 // ---------------------------------------------------------------------------------------------
 // data: URLs
 

@@ -1,6 +1,10 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
-import { UpscaleQuality } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { UpscaleQuality, type UpscaleRequest } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { openImage } from "../../workers/image/open-image.js";
+import { assertUpscaleFits, checkUpscaleOptions } from "../../workers/upscale/upscale-request.js";
+import type { RequestContext } from "../context.js";
+import { isDataUrl } from "../image-source/fetch-image.js";
 import { UPSCALE_QUALITIES, type UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
 import { boundedInteger, imageUrlField, modelIdField, oneOf, outputFormatField, requestBody } from "../schemas/field-schemas.js";
 import { imageEnvelope } from "../schemas/response-schemas.js";
@@ -39,6 +43,34 @@ const PROTO_QUALITIES: Readonly<Record<QualityName, UpscaleQuality>> = {
   balanced: UpscaleQuality.UPSCALE_QUALITY_BALANCED,
   max: UpscaleQuality.UPSCALE_QUALITY_MAX,
 };
+
+export type UpscaleInput = z.output<typeof upscaleInput>;
+
+/** The worker request's fields other than the image. */
+function upscaleOptions(input: UpscaleInput): Omit<UpscaleRequest, "image"> {
+  return {
+    scale: input.scale,
+    model: input.model ?? "",
+    outputFormat: toProtoFormat(input.outputFormat),
+    quality: input.quality ? PROTO_QUALITIES[input.quality] : UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED,
+  };
+}
+
+/**
+ * The worker's checks that need no worker and no download (workers/upscale/upscale-request.ts), so
+ * a job is refused with the synchronous call's error before it is accepted: the quality and model
+ * options, and for an image sent as a data URL, the image itself (format, bytes, pixels) and the
+ * result's size. Whether a named model is installed, and an image behind an http(s) URL, are
+ * known only to the job.
+ */
+export async function precheckUpscale(input: UpscaleInput, ctx: RequestContext): Promise<void> {
+  checkUpscaleOptions(upscaleOptions(input));
+  if (!isDataUrl(input.imageUrl, ctx.bodyStringBytes?.(input.imageUrl))) return;
+  const image = await loadSourceImage(ctx, input.imageUrl);
+  const limits = ctx.services.config.images;
+  const { info } = await openImage(image.data, limits);
+  assertUpscaleFits(info.width, info.height, input.scale, limits);
+}
 
 export const upscaleOutput = z.object({
   ...imageEnvelope,
@@ -102,16 +134,7 @@ export const upscaleProcedure = meteredProcedure
   .output(upscaleOutput)
   .mutation(async ({ input, ctx }) => {
     const image = await loadSourceImage(ctx, input.imageUrl);
-    const result = await ctx.services.workers.upscale(
-      {
-        image,
-        scale: input.scale,
-        model: input.model ?? "",
-        outputFormat: toProtoFormat(input.outputFormat),
-        quality: input.quality ? PROTO_QUALITIES[input.quality] : UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED,
-      },
-      { signal: ctx.signal },
-    );
+    const result = await ctx.services.workers.upscale({ ...upscaleOptions(input), image }, { signal: ctx.signal });
     return {
       ...envelope(ctx, result.model),
       data: [await toImageResult(ctx, result.image)],

@@ -8,7 +8,6 @@
  * (422, 413), oversized output (413), `quality: "max"` predicted past the deadline (400).
  */
 import {
-  UpscaleQuality,
   UpscaleServiceService,
   type UpscaleRequest,
   type UpscaleResponse,
@@ -17,51 +16,18 @@ import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize, openImage, type OpenedImage } from "../image/open-image.js";
+import { openImage, type OpenedImage } from "../image/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
 import type { NetworkDependencies } from "./network-upscaler.js";
 import { modelEnsemble } from "./model-ensemble.js";
-import type { UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
-import { chooseByQuality, isClassical, requestedModel, upscalePath, type UpscaleChoice } from "./upscale-choice.js";
+import { chooseByQuality, isClassical, upscalePath, type UpscaleChoice } from "./upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
-import { LIMITS } from "../../core/limits.js";
+import { assertScale, assertUpscaleFits, checkUpscaleOptions } from "./upscale-request.js";
 
 export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models"> & Partial<Pick<WorkerContext, "config">>;
-
-const { min: MIN_SCALE, max: MAX_SCALE } = LIMITS.upscaleScale;
-
-function assertScale(scale: number): void {
-  if (!Number.isInteger(scale) || scale < MIN_SCALE || scale > MAX_SCALE) {
-    throw new AtelierError("INVALID_INPUT", `Expected integer between ${MIN_SCALE} and ${MAX_SCALE} for scale but received ${scale}.`, {
-      issues: [{ path: "scale", message: `Expected integer between ${MIN_SCALE} and ${MAX_SCALE} but received ${scale}.` }],
-    });
-  }
-}
-
-const QUALITY_NAMES: Readonly<Record<UpscaleQuality, QualityName | undefined>> = {
-  [UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED]: undefined,
-  [UpscaleQuality.UPSCALE_QUALITY_FAST]: "fast",
-  [UpscaleQuality.UPSCALE_QUALITY_BALANCED]: "balanced",
-  [UpscaleQuality.UPSCALE_QUALITY_MAX]: "max",
-  [UpscaleQuality.UNRECOGNIZED]: undefined,
-};
-
-/** The requested quality's name, undefined when unset; INVALID_INPUT for an unknown value or one set beside `model`. */
-function requestedQuality(request: UpscaleRequest): QualityName | undefined {
-  const name = QUALITY_NAMES[request.quality];
-  if (name === undefined && request.quality !== UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED) {
-    const message = `Expected one of fast, balanced, max for quality but received ${request.quality}.`;
-    throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "quality", message }] });
-  }
-  if (name !== undefined && request.model !== "") {
-    const message = `quality chooses the model, so it cannot be set together with model ("${request.model}"); send one of them.`;
-    throw new AtelierError("INVALID_INPUT", message, { issues: [{ path: "quality", message }] });
-  }
-  return name;
-}
 
 /** Upscales `source` with the chosen model along its path, averaged with the choice's second network if any. */
 export async function upscaleByChoice(
@@ -108,12 +74,11 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
   if (!request.image || request.image.data.byteLength === 0) {
     throw new AtelierError("INVALID_INPUT", "The request carries no image bytes.", { issues: [{ path: "image", message: "Required." }] });
   }
-  const quality = requestedQuality(request);
-  const requested = request.model === "" ? undefined : requestedModel(request.model, scale);
+  const { quality, requested } = checkUpscaleOptions(request);
   if (requested) deps.models.assertUsable(requested);
 
   const opened = await openImage(request.image.data, deps.limits);
-  assertOutputSize(opened.info.width * scale, opened.info.height * scale, deps.limits, "Use a smaller scale or a smaller image.");
+  assertUpscaleFits(opened.info.width, opened.info.height, scale, deps.limits);
   const choice: UpscaleChoice = requested
     ? { entry: requested, selfEnsemble: false }
     : chooseByQuality(quality ?? "balanced", scale, opened.info, deps.models, {
