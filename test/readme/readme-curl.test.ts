@@ -1,7 +1,8 @@
 /**
- * Every `curl` command of README.md, run as printed by the real curl (through bash, with `$KEY` set
- * to a real key) against a real server with the models the README says to pull. Only the origin
- * changes: the README's http://127.0.0.1:8080 becomes the test server's ephemeral port.
+ * Every `curl` command of README.md, run exactly as printed by the real curl (through bash) against a
+ * real server with the models the README says to pull, with the two variables the README has the
+ * reader export: ATELIER_API_KEY (a real key) and ATELIER_BASE_URL (the test server's address). No
+ * example may write the address itself, or it would break as soon as PORT changes.
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
@@ -14,7 +15,6 @@ import { hasMirrorModel } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
 const README = path.join(import.meta.dirname, "../../README.md");
-const README_ORIGIN = "http://127.0.0.1:8080";
 const available = ["cvae-quickdraw", "style-fast-ml5", "portrait-seg-mediapipe-selfie"].every((folder) => hasMirrorModel(folder));
 
 /** The README's shell blocks that call the API, continuation lines joined. */
@@ -44,23 +44,26 @@ afterAll(async () => {
 describe.runIf(available)("README curl examples", () => {
   const blocks = curlBlocks(fs.readFileSync(README, "utf8"));
 
-  it("finds the examples, each aimed at the documented origin", () => {
+  it("finds the examples, each aimed at $ATELIER_BASE_URL with no address of its own", () => {
     const commands = blocks.flatMap(curlCommands);
     expect(commands.length).toBeGreaterThanOrEqual(7);
-    for (const command of commands) expect(command).toContain(README_ORIGIN);
+    for (const command of commands) {
+      expect(command).toMatch(/"\$ATELIER_BASE_URL\//);
+      // Single-quoted parts are request bodies, whose URLs (an image to fetch) are data, not the address.
+      expect(command.replace(/'[^']*'/g, "''")).not.toMatch(/:\/\/|127\.0\.0\.1|localhost/);
+    }
   });
 
   // A block runs as a reader would paste it: in order, in one shell (a later line may use what an
   // earlier one set, such as $JOB), in a scratch folder for the files it writes. `curl` is wrapped
   // with --fail-with-body so any error status fails the block; the commands themselves are untouched.
   it.each(blocks.map((block) => [curlCommands(block)[0]!.slice(0, 80), block]))("runs the block starting %s… and every call succeeds", async (_label, block) => {
-    const printed = block.replaceAll(README_ORIGIN, service.url);
-    const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${printed}`;
+    const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${block}`;
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-readme-"));
     try {
       const { stdout } = await promisify(execFile)("bash", ["-c", script], {
         cwd,
-        env: { ...process.env, KEY: key },
+        env: { ...process.env, ATELIER_API_KEY: key, ATELIER_BASE_URL: service.url },
         maxBuffer: 64 * 1024 * 1024,
         timeout: 120_000,
       });
