@@ -24,12 +24,14 @@ let child: ChildProcess | undefined;
 let output = "";
 let browser: Browser;
 
-/** Resolves once `pattern` appears in the process's output (stdout and stderr). */
-function outputMatching(pattern: RegExp): Promise<RegExpExecArray> {
+/** Resolves once `pattern` appears in the process's output (stdout and stderr); fails, showing the output, after `waitMs`. */
+function outputMatching(pattern: RegExp, waitMs = 45_000): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${pattern} in the output of npm start:\n${output}`)), waitMs);
     const check = () => {
       const match = pattern.exec(output);
       if (match) {
+        clearTimeout(timer);
         child!.stdout!.off("data", check);
         child!.stderr!.off("data", check);
         resolve(match);
@@ -86,7 +88,8 @@ function occurrences(text: string, part: string): number {
 describe("the first administrator of a fresh `npm start`, in a browser", () => {
   it("prints the console's URL and a setup link once; the link creates the administrator, signs them in on the keys page, then is done", async () => {
     const [, url] = await outputMatching(/^Atelier is listening on (\S+) /m);
-    const [, link] = await outputMatching(LINK_LINE);
+    // The banner is one write: its setup line follows at once.
+    const [, link] = await outputMatching(LINK_LINE, 5_000);
     expect(output).toContain(`\n  Console:   ${url}/\n`);
     const setupUrl = new URL(link!);
     expect(setupUrl.origin).toBe(url);
