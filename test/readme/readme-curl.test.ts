@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel } from "../support/test-assets.js";
@@ -27,6 +28,11 @@ function curlBlocks(markdown: string): string[] {
 /** Every `curl` invocation in a block, including those inside `$(...)`. */
 function curlCommands(block: string): string[] {
   return [...block.matchAll(/(?:^|\$\()\s*(curl [^\n]*)/gm)].map((match) => match[1]!);
+}
+
+/** The image files a block uploads (`-F image=@photo.jpg`): a reader has their own at hand. */
+function uploadedFiles(block: string): string[] {
+  return [...block.matchAll(/(?:-F|--form)\s+["']?[\w.-]+=@([\w.-]+)/g)].map((match) => match[1]!);
 }
 
 let service: TestService;
@@ -55,12 +61,15 @@ describe.runIf(available)("README curl examples", () => {
   });
 
   // A block runs as a reader would paste it: in order, in one shell (a later line may use what an
-  // earlier one set, such as $JOB), in a scratch folder for the files it writes. `curl` is wrapped
-  // with --fail-with-body so any error status fails the block; the commands themselves are untouched.
+  // earlier one set, such as $JOB), in a scratch folder holding the images it uploads (a small
+  // picture under each name) and the files it writes. `curl` is wrapped with --fail-with-body so any
+  // error status fails the block; the commands themselves are untouched.
   it.each(blocks.map((block) => [curlCommands(block)[0]!.slice(0, 80), block]))("runs the block starting %s… and every call succeeds", async (_label, block) => {
     const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${block}`;
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-readme-"));
+    const uploads = uploadedFiles(block);
     try {
+      for (const file of uploads) await sharp({ create: { width: 16, height: 16, channels: 3, background: "#dc5a28" } }).toFile(path.join(cwd, file));
       const { stdout } = await promisify(execFile)("bash", ["-c", script], {
         cwd,
         env: { ...process.env, ATELIER_API_KEY: key, ATELIER_BASE_URL: service.url },
@@ -68,7 +77,7 @@ describe.runIf(available)("README curl examples", () => {
         timeout: 120_000,
       });
       // Something came back: printed, or saved by `-o` into the scratch folder.
-      const saved = fs.readdirSync(cwd).map((file) => fs.statSync(path.join(cwd, file)).size);
+      const saved = fs.readdirSync(cwd).filter((file) => !uploads.includes(file)).map((file) => fs.statSync(path.join(cwd, file)).size);
       expect(stdout.length + saved.reduce((sum, size) => sum + size, 0)).toBeGreaterThan(0);
     } finally {
       fs.rmSync(cwd, { recursive: true, force: true });
