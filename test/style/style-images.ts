@@ -92,3 +92,37 @@ export async function photoPixels(file: string | Buffer, size?: { width: number;
 export function png(image: RawImage): Promise<Buffer> {
   return sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } }).png().toBuffer();
 }
+
+/** A colour's bin: 8 levels per channel, so strokes of one hue and shade share a bin. */
+function colourBin(image: RawImage, pixel: number): number {
+  const at = pixel * image.channels;
+  return ((image.data[at]! >> 5) << 6) | ((image.data[at + 1]! >> 5) << 3) | (image.data[at + 2]! >> 5);
+}
+
+/** The colour bins a painting uses, each holding at least one pixel in a thousand: a style's palette. */
+export function palette(painting: RawImage): Set<number> {
+  const pixels = painting.width * painting.height;
+  const counts = new Map<number, number>();
+  for (let p = 0; p < pixels; p++) {
+    const bin = colourBin(painting, p);
+    counts.set(bin, (counts.get(bin) ?? 0) + 1);
+  }
+  return new Set([...counts].filter(([, count]) => count >= pixels / 1000).map(([bin]) => bin));
+}
+
+/** The share of `image`'s pixels whose colour is in `colours` (a palette()). */
+export function shareInPalette(image: RawImage, colours: Set<number>): number {
+  const pixels = image.width * image.height;
+  let inside = 0;
+  for (let p = 0; p < pixels; p++) if (colours.has(colourBin(image, p))) inside++;
+  return inside / pixels;
+}
+
+/** True when every pixel of the image has the first pixel's colour (a blank image). */
+export function isOneColour(image: RawImage): boolean {
+  const first = image.data.subarray(0, image.channels);
+  for (let i = image.channels; i < image.width * image.height * image.channels; i++) {
+    if (image.data[i] !== first[i % image.channels]) return false;
+  }
+  return true;
+}
