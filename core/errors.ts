@@ -62,6 +62,11 @@ const KINDS = {
     description: "The body is not parseable JSON.",
     example: "The request body is not valid JSON.",
   },
+  MALFORMED_MULTIPART: {
+    http: 400, trpc: "PARSE_ERROR", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "image-input",
+    description: "A `multipart/form-data` body that cannot be read as a form (no boundary, a cut-off or malformed part), or a part the operation does not take or takes once; the message names the parts it takes.",
+    example: "Unexpected file part \"photo\". This operation takes the file part image and the fields scale, model, quality, outputFormat, webhookUrl.",
+  },
   INVALID_IMAGE_URL: {
     http: 400, trpc: "BAD_REQUEST", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "image-input",
     description: "`imageUrl` is not an accepted URL, or points at an address the server refuses to fetch.",
@@ -113,7 +118,7 @@ const KINDS = {
   },
   UNSUPPORTED_MEDIA_TYPE: {
     http: 415, trpc: "UNSUPPORTED_MEDIA_TYPE", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "body",
-    description: "The body is not sent as `application/json`.",
+    description: "The body is not sent as `application/json` (or, for an operation that takes an image, as `multipart/form-data`).",
     example: "Send the request body as JSON with `Content-Type: application/json` (received text/plain).",
   },
   IMAGE_UNDECODABLE: {

@@ -9,6 +9,8 @@ export interface ImageFormat {
   name: string;
   /** `format` as sharp's metadata reports it. */
   sharpFormat: string;
+  /** Its media type, as a data URL of it names it. */
+  mimeType: string;
   /** True when the first bytes of a file are this format's signature. */
   matches: (bytes: Uint8Array) => boolean;
 }
@@ -26,14 +28,14 @@ function isAvif(bytes: Uint8Array): boolean {
 }
 
 export const ACCEPTED_IMAGE_FORMATS: readonly ImageFormat[] = [
-  { name: "PNG", sharpFormat: "png", matches: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
-  { name: "JPEG", sharpFormat: "jpeg", matches: (b) => startsWith(b, [0xff, 0xd8, 0xff]) },
-  { name: "WebP", sharpFormat: "webp", matches: (b) => b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WEBP" },
-  { name: "GIF", sharpFormat: "gif", matches: (b) => ["GIF87a", "GIF89a"].includes(ascii(b, 0, 6)) },
+  { name: "PNG", sharpFormat: "png", mimeType: "image/png", matches: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
+  { name: "JPEG", sharpFormat: "jpeg", mimeType: "image/jpeg", matches: (b) => startsWith(b, [0xff, 0xd8, 0xff]) },
+  { name: "WebP", sharpFormat: "webp", mimeType: "image/webp", matches: (b) => b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 12) === "WEBP" },
+  { name: "GIF", sharpFormat: "gif", mimeType: "image/gif", matches: (b) => ["GIF87a", "GIF89a"].includes(ascii(b, 0, 6)) },
   // Classic and BigTIFF, either byte order.
-  { name: "TIFF", sharpFormat: "tiff", matches: (b) => [[0x49, 0x49, 0x2a, 0], [0x4d, 0x4d, 0, 0x2a], [0x49, 0x49, 0x2b, 0], [0x4d, 0x4d, 0, 0x2b]].some((s) => startsWith(b, s)) },
+  { name: "TIFF", sharpFormat: "tiff", mimeType: "image/tiff", matches: (b) => [[0x49, 0x49, 0x2a, 0], [0x4d, 0x4d, 0, 0x2a], [0x49, 0x49, 0x2b, 0], [0x4d, 0x4d, 0, 0x2b]].some((s) => startsWith(b, s)) },
   // libvips reads AVIF through its HEIF loader; only the AV1 brands are accepted.
-  { name: "AVIF", sharpFormat: "heif", matches: isAvif },
+  { name: "AVIF", sharpFormat: "heif", mimeType: "image/avif", matches: isAvif },
 ];
 
 /** "PNG, JPEG, WebP, GIF, TIFF or AVIF", for messages and API descriptions. */

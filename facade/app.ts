@@ -22,15 +22,18 @@ import { sendError } from "./error-responses.js";
 import { earlyAuthenticatedKeys, earlyAuthentication } from "./early-authentication.js";
 import { headAsGet } from "./head-as-get.js";
 import { noStoreAnswers } from "./no-store.js";
-import { bodyStringBytes, jsonBodies } from "./json-body.js";
+import { jsonBodies } from "./json-body.js";
+import { bodyStringBytes } from "./body-strings.js";
+import { LargeBodies } from "./large-bodies.js";
+import { multipartBodies } from "./multipart-body.js";
+import { uploadForms } from "./upload-forms.js";
 import { sendTrpcError, sendTrpcRequestError } from "./trpc-error-response.js";
 import { limitTrpcBatches, trpcCallsOf } from "./trpc-batch.js";
-import { buildOpenApiDocument } from "./openapi-document.js";
+import { servedOpenApiDocument } from "./served-openapi-document.js";
 import { assignRequestId, requestIdOf } from "./request-id.js";
 import { restHandler, restRoutes } from "./rest-routes.js";
 import { jobRoutes, jobSubmissions } from "./jobs-routes.js";
 import type { JobService } from "../jobs/job-service.js";
-import { documentJobs } from "../jobs/openapi-jobs.js";
 import { JOB_OPERATIONS } from "../jobs/job-operations.js";
 
 const API_PREFIX = "/api";
@@ -100,7 +103,8 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   app.use(refuseWhileDraining(ops.readiness));
 
   // Key and quota from the headers, then the body within its limits (facade/json-body.ts), for both transports.
-  const bodies = jsonBodies(services.config.http);
+  const largeBodies = new LargeBodies(services.config.http.maxConcurrentLargeBodies);
+  const bodies = jsonBodies(services.config.http, largeBodies);
   app.use(TRPC_PREFIX, limitTrpcBatches(sendTrpcRequestError), earlyAuthentication(services, trpcCallsOf, sendTrpcError), bodies(sendTrpcError));
   const trpcHandler = createExpressMiddleware({
     router: appRouter,
@@ -116,7 +120,10 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
     inRequestTrace(res, () => void trpcHandler(req, res, next));
   });
 
-  const document = documentJobs(buildOpenApiDocument(version));
+  const document = servedOpenApiDocument(version);
+  // The image operations also take their body as a multipart form, with the image as a file.
+  const forms = new Map([...uploadForms(document)].map(([path, form]) => [`${API_PREFIX}${path}`, form]));
+  const formBodies = multipartBodies({ ...services.config.http, maxImageBytes: services.config.images.maxBytes }, forms, largeBodies);
   const operations = restRoutes(API_PREFIX);
   const routes = new Map<string, string[]>();
   for (const { path, method } of operations) routes.set(path, [...(routes.get(path) ?? []), method]);
@@ -125,7 +132,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   });
 
   if (jobs) app.use(API_PREFIX, jobRoutes(services, jobs, contextFor));
-  // Unknown paths, wrong methods and non-JSON bodies are refused before the body is read.
+  // Unknown paths, wrong methods and bodies of other media types are refused before the body is read.
   app.use(API_PREFIX, (req, res, next) => {
     const path = req.originalUrl.split("?")[0]!.replace(/\/+$/, "");
     const methods = path === OPENAPI_PATH ? ["GET"] : routes.get(path);
@@ -138,7 +145,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   });
   const restFailure = (_req: Request, res: Response, error: AtelierError) => sendError(res, error);
   const restOperations = new Map(operations.map((route) => [`${route.method} ${route.path}`, route.procedure]));
-  app.use(API_PREFIX, earlyAuthentication(services, (req) => [restOperations.get(`${req.method} ${req.originalUrl.split("?")[0]!.replace(/\/+$/, "")}`) ?? ""], restFailure), bodies(restFailure));
+  app.use(API_PREFIX, earlyAuthentication(services, (req) => [restOperations.get(`${req.method} ${req.originalUrl.split("?")[0]!.replace(/\/+$/, "")}`) ?? ""], restFailure), formBodies(restFailure, bodies(restFailure)));
   // trpc-to-openapi spreads the body into an object, which would turn `[1]` or `"text"` into
   // `{"0": ...}`; a body that is not an object is refused here with a plain message instead.
   app.use(API_PREFIX, (req, res, next) => {

@@ -4,7 +4,7 @@
  * - the media type must mean JSON in UTF-8 (any case, `charset=utf-8`/`utf8` or none): else 415;
  * - a declared length over the body limit is refused (413) before a byte is read, and reading stops
  *   at the limit for bodies that do not declare one;
- * - large bodies (over {@link LARGE_BODY_BYTES}) are read a few at a time: beyond
+ * - large bodies (over LARGE_BODY_BYTES) are read a few at a time (large-bodies.ts): beyond
  *   `maxConcurrentLargeBodies` the next one is refused with 503 and Retry-After, unread;
  * - nesting deeper than {@link MAX_JSON_DEPTH} is refused (400) before JSON.parse builds it;
  * - text that is not UTF-8 or not JSON is 400 MALFORMED_JSON.
@@ -20,12 +20,12 @@ import { AtelierError } from "../core/errors.js";
 import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "./json-body-scanner.js";
 import { sendOwedContinue } from "./expect-continue.js";
 import { refuseUnreadBody } from "./refuse-unread-body.js";
+import { keepBodyStrings } from "./body-strings.js";
+import { LARGE_BODY_BYTES, LargeBodies } from "./large-bodies.js";
 
 /** Writes a refusal in the transport's error shape (REST or tRPC). */
 export type SendFailure = (req: Request, res: Response, error: AtelierError) => void;
 
-/** Bodies above this many bytes count against the concurrent large-body limit. */
-export const LARGE_BODY_BYTES = 1024 * 1024;
 /** Deepest nesting of arrays and objects accepted; request bodies here are at most a few levels deep. */
 export const MAX_JSON_DEPTH = 32;
 /** Strings at least this long (in bytes) are kept out of JSON.parse's text (see parseScannedJson). */
@@ -65,11 +65,10 @@ const malformed = () => new AtelierError("MALFORMED_JSON", "The request body is 
 const tooDeep = () => new AtelierError("INVALID_INPUT", `Invalid request: the body is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects.`);
 
 /**
- * The body reader; `sendFailure` writes refusals. One reader (and one count of large bodies) can
- * serve several mounts, each with its own `sendFailure`.
+ * The body reader; `sendFailure` writes refusals. One reader (and one count of large bodies, which
+ * other readers may share) can serve several mounts, each with its own `sendFailure`.
  */
-export function jsonBodies(limits: JsonBodyLimits) {
-  let largeBodiesReading = 0;
+export function jsonBodies(limits: JsonBodyLimits, largeBodies = new LargeBodies(limits.maxConcurrentLargeBodies)) {
   return (sendFailure: SendFailure) => (req: Request, res: Response, next: NextFunction): void => {
     const sendError = (_res: Response, error: AtelierError) => sendFailure(req, res, error);
     // Answers `error` now; the rest of the upload is thrown away unparsed (refuse-unread-body.ts).
@@ -83,16 +82,9 @@ export function jsonBodies(limits: JsonBodyLimits) {
     const tooLarge = () => new AtelierError("PAYLOAD_TOO_LARGE", `The request body is over this server's limit of ${limits.maxBodyBytes} bytes (ATELIER_MAX_BODY_BYTES).`);
     if (declared !== undefined && declared > limits.maxBodyBytes) return refuseUnread(res, tooLarge());
 
-    let holdsLargeSlot = false;
-    const takeLargeSlot = (): boolean => {
-      if (holdsLargeSlot) return true;
-      if (largeBodiesReading >= limits.maxConcurrentLargeBodies) return false;
-      largeBodiesReading++;
-      holdsLargeSlot = true;
-      return true;
-    };
-    const busy = () =>
-      new AtelierError("OVERLOADED", `The server is reading ${limits.maxConcurrentLargeBodies} large request bodies already (ATELIER_MAX_CONCURRENT_LARGE_BODIES). Retry shortly.`, { retryAfterSeconds: 1 });
+    let giveBackLargeSlot: (() => void) | undefined;
+    const takeLargeSlot = (): boolean => (giveBackLargeSlot ??= largeBodies.take()) !== undefined;
+    const busy = () => largeBodies.busy();
     if (declared !== undefined && declared > LARGE_BODY_BYTES && !takeLargeSlot()) return refuseUnread(res, busy());
 
     // A declared length is the body's length (node's HTTP parser holds the client to it): the
@@ -106,8 +98,7 @@ export function jsonBodies(limits: JsonBodyLimits) {
     const finish = (outcome: () => void) => {
       if (done) return;
       done = true;
-      if (holdsLargeSlot) largeBodiesReading--;
-      holdsLargeSlot = false;
+      giveBackLargeSlot?.();
       req.off("data", onData);
       outcome();
     };
@@ -160,27 +151,10 @@ export function jsonBodies(limits: JsonBodyLimits) {
           } catch {
             return sendError(res, malformed());
           }
-          res.locals.bodyStrings = spans.flatMap((span, index) => (span.ascii ? [{ text: texts[index]!, bytes: body.subarray(span.start, span.end) }] : []));
+          keepBodyStrings(res, spans.flatMap((span, index) => (span.ascii ? [{ text: texts[index]!, bytes: body.subarray(span.start, span.end) }] : [])));
           next();
         });
       }),
     );
   };
-}
-
-/** A long ASCII string of a request body, and its bytes there (one byte per character). */
-interface BodyString {
-  text: string;
-  bytes: Buffer;
-}
-
-/**
- * The bytes of `text` when it is one of this request's long ASCII body strings itself (not merely an
- * equal string: strings are compared by identity first, and only those of the same length are
- * compared at all). Reading them instead of the string's characters spares the router the copy of a
- * 20 MB string in one go (see longStringTexts).
- */
-export function bodyStringBytes(res: Response, text: string): Buffer | undefined {
-  const kept = (res.locals.bodyStrings as BodyString[] | undefined) ?? [];
-  return kept.find((entry) => entry.text.length === text.length && entry.text === text)?.bytes;
 }

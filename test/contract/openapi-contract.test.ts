@@ -179,6 +179,8 @@ async function provoke(path: string, method: string, operation: Operation, code:
       return send(path, { method, body: success, contentType: "text/plain", key });
     case "MALFORMED_JSON":
       return send(path, { method, body: "{", contentType: json, key });
+    case "MALFORMED_MULTIPART":
+      return send(path, { method, body: "--x\r\n", contentType: "multipart/form-data", key });
     case "PAYLOAD_TOO_LARGE":
       return send(path, { method, body: JSON.stringify({ padding: "x".repeat(MAX_BODY_BYTES) }), contentType: json, key });
     default:
@@ -232,6 +234,31 @@ describe.runIf(available)("the served OpenAPI document as a contract", () => {
       if (operation.security?.length) expect(response.headers.get("x-ratelimit-remaining"), `${what}: rate-limit headers`).toMatch(/^\d+$/);
       expect(body).toBeTypeOf("object");
     }
+  }, 300_000);
+
+  it("answers every success example sent as the multipart form the document offers beside JSON", async () => {
+    let forms = 0;
+    for (const [path, method, operation] of operations()) {
+      const multipart = operation.requestBody?.content["multipart/form-data"];
+      if (!multipart) continue;
+      forms += 1;
+      const what = `${method.toUpperCase()} ${path} success example as multipart/form-data`;
+      const fields = (resolve(multipart.schema) as { properties: Record<string, Schema> }).properties;
+      const json = operation.requestBody!.content["application/json"]!;
+      const jsonFields = (resolve(json.schema) as { properties: Record<string, Schema> }).properties;
+      // The form's file part that stands for a JSON field of another name (`image` for `imageUrl`).
+      const filePart = Object.keys(fields).find((name) => !(name in jsonFields));
+      expect(fields[filePart ?? ""], `${what}: a file part of its own`).toMatchObject({ type: "string", format: "binary" });
+      const body = new FormData();
+      for (const [name, value] of Object.entries(json.examples!.success!.value as Record<string, unknown>)) {
+        if (name in fields) body.append(name, typeof value === "string" ? value : JSON.stringify(value));
+        else body.append(filePart!, new Blob([Buffer.from(String(value).split(",")[1]!, "base64")]), "example.png");
+      }
+      const response = await fetch(`${service.url}/api${path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${key}` }, body });
+      await expectDocumented(operation, response, what);
+      expect(response.status, what).toBe(200);
+    }
+    expect(forms, "operations that take an image offer a form").toBeGreaterThanOrEqual(3);
   }, 300_000);
 
   it("answers every error example with its status and code, as documented", async () => {
