@@ -141,7 +141,8 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
         throw new AtelierError("INVALID_INPUT", `Invalid request: ${message}`, { issues: [{ path: "webhookUrl", message }] });
       }
     }
-    parseOrThrow(operation.input, input);
+    // What can be checked before any work is, so a job that cannot succeed is never accepted (nor charged).
+    await operation.precheck?.(parseOrThrow(operation.input, input), ctx);
     // Without Prefer the client waits as for the synchronous call (the worker deadline); a webhook
     // alone means it does not wait at all.
     const waitMs =
@@ -205,6 +206,19 @@ const listQuery = z.strictObject({
   cursor: z.string().max(100).optional(),
   limit: z.coerce.number({ error: "Expected integer between 1 and 100 for limit" }).int().min(1).max(100).default(20),
 });
+
+/** What `GET /v1/jobs/{id}/events` takes besides `lastEventId` (read on its own, as the header's stand-in). */
+const eventsQuery = z.object({
+  include: z.enum(["result"], { error: "Expected result for include" }).optional(),
+});
+
+/**
+ * The `result` event's data: where the job and its result are. The result itself (20 MB of base64
+ * for an upscale) comes only with `?include=result`, as `result`.
+ */
+function resultEventLinks(id: string): { status: "succeeded"; jobUrl: string; resultUrl: string } {
+  return { status: "succeeded", jobUrl: jobLocation(id), resultUrl: `${jobLocation(id)}/result` };
+}
 
 function lastEventIdOf(req: Request): number {
   const raw = req.get("last-event-id") ?? (typeof req.query.lastEventId === "string" ? req.query.lastEventId : undefined);
@@ -277,9 +291,10 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
     `${JOBS_PATH}/:id/events`,
     handle(async (req, res, ctx) => {
       const job = await ownJobHolding("events", req, res, ctx);
+      const { include } = parseOrThrow(eventsQuery, req.query);
       res.status(200);
       res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-      // The stream carries the result: never stored (facade/no-store.ts), nor transformed by a proxy.
+      // The stream may carry the result: never stored (facade/no-store.ts), nor transformed by a proxy.
       res.setHeader("Cache-Control", `${NO_STORE}, no-transform`);
       res.setHeader("X-Accel-Buffering", "no");
       res.flushHeaders();
@@ -290,13 +305,18 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
           res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
           return;
         }
+        const links = resultEventLinks(job.id);
+        if (include !== "result") {
+          res.write(`id: ${event.id}\nevent: result\ndata: ${JSON.stringify(links)}\n\n`);
+          return;
+        }
         // The result as the job answers it, its images read from the store a chunk at a time as the client takes them.
         const current = await jobs.store.get(job.id);
         const images = current && (await jobs.resultImages(current));
         // Purged meanwhile (the images gone), as once purged: null.
-        const result = images ? (current?.result ?? null) : null;
+        const data = { ...links, result: images ? (current?.result ?? null) : null };
         res.write(`id: ${event.id}\nevent: result\ndata: `);
-        if (await writePieces(res, (await jsonPieces(result, images ?? undefined)) ?? [JSON.stringify(result)])) res.write("\n\n");
+        if (await writePieces(res, (await jsonPieces(data, images ?? undefined)) ?? [JSON.stringify(data)])) res.write("\n\n");
       };
       let chain = Promise.resolve();
       try {

@@ -108,7 +108,12 @@ const WEBHOOK_URL_PROPERTY = {
   description: "Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.",
 };
 
-function decorateJobOperation(operation: Json): void {
+/** Said of an operation whose requests are checked before they are accepted as jobs (JobOperation.precheck). */
+const PRECHECKED =
+  " The options (all but whether a named model is installed) and an image sent as a data URL (its format, its size, the result's size) are checked before the job is accepted: " +
+  "a request the synchronous call refuses for them is refused the same way, with its status and body, and no job is made.";
+
+function decorateJobOperation(operation: Json, prechecked: boolean): void {
   operation.parameters = [...((operation.parameters as unknown[]) ?? []), ...JOB_POST_PARAMETERS];
   const responses = (operation.responses ??= {}) as Record<string, Json>;
   const ok = responses["200"];
@@ -122,7 +127,7 @@ function decorateJobOperation(operation: Json): void {
     ok.content = { ...(ok.content as Json), ...rawImageContent };
   }
   if (ok) ok.headers = { ...(ok.headers as Json), "Idempotent-Replayed": responseHeader("Idempotent-Replayed") };
-  responses["202"] = jobAccepted;
+  responses["202"] = prechecked ? { ...jobAccepted, description: `${jobAccepted.description}${PRECHECKED}` } : jobAccepted;
   for (const code of ["JOB_CONFLICT", "IDEMPOTENCY_MISMATCH", "TOO_MANY_JOBS"] as const) addError(responses, code);
   if (images) {
     const success = ((operation.requestBody as Json | undefined)?.content as Record<string, { examples?: Record<string, { value?: Json }> }> | undefined)?.["application/json"]?.examples?.success?.value;
@@ -215,18 +220,36 @@ const JOBS_PATHS: Record<string, Json> = {
       summary: "Follow a job (Server-Sent Events)",
       description:
         "`status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` " +
-        "(the synchronous body) or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. Every event has an `id`; reconnect with " +
-        "`Last-Event-ID` (or `?lastEventId=`) to resume after it.",
+        "or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. The `result` event says where the result is: " +
+        '`{"status": "succeeded", "jobUrl": "/api/v1/jobs/{id}", "resultUrl": "/api/v1/jobs/{id}/result"}`; fetch either for the result ' +
+        "(the job's `result` is the synchronous body). With `?include=result` it also carries that body as `result` (null once purged): " +
+        "for an image operation, the whole image as a data URL. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.",
       parameters: [
         jobIdParameter,
         headerParameter("Last-Event-ID"),
+        {
+          name: "include",
+          in: "query",
+          required: false,
+          schema: { type: "string", enum: ["result"] },
+          description: "`result`: the `result` event carries the synchronous body too, as `result` (an image operation's image as a data URL, megabytes of base64).",
+        },
       ],
       responses: {
         "200": {
           description: "An event stream.",
-          content: { "text/event-stream": { schema: { type: "string" }, example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } },
+          content: {
+            "text/event-stream": {
+              schema: { type: "string" },
+              example:
+                'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' +
+                'id: 2\nevent: status\ndata: {"status":"running"}\n\n' +
+                'id: 3\nevent: status\ndata: {"status":"succeeded"}\n\n' +
+                'id: 4\nevent: result\ndata: {"status":"succeeded","jobUrl":"/api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw","resultUrl":"/api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw/result"}\n\n',
+            },
+          },
         },
-        ...errors([...JOB_ERRORS, "TOO_MANY_STREAMS"]),
+        ...errors([...JOB_ERRORS, "INVALID_INPUT", "TOO_MANY_STREAMS"]),
       },
     },
   },
@@ -254,7 +277,7 @@ const JOBS_PATHS: Record<string, Json> = {
 export function documentJobs(document: OpenAPIObject): OpenAPIObject {
   for (const operation of JOB_OPERATIONS.values()) {
     const post = (document.paths?.[operation.restPath] as Record<string, Json> | undefined)?.post;
-    if (post) decorateJobOperation(post);
+    if (post) decorateJobOperation(post, operation.precheck !== undefined);
   }
   Object.assign((document.paths ??= {}), JOBS_PATHS);
   const { schemas } = z.toJSONSchema(jobComponentSchemas, { uri: (id) => `#/components/schemas/${id}`, io: "output" });

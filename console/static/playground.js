@@ -319,14 +319,17 @@ if (form) {
     let current = job;
     try {
       let final;
+      let succeeded = false;
       await streamEvents(job.id, key, signal, (type, data) => {
         if (type === "progress") showProgress((current = { ...current, status: "running", progress: data }));
         else if (type === "status") {
           current = { ...current, status: data.status };
           if (!FINISHED.has(data.status)) showProgress(current);
-        } else if (type === "result") final = { ...current, status: "succeeded", result: data };
+        } else if (type === "result") succeeded = true;
         else if (type === "error") final = { ...current, error: data, status: FINISHED.has(current.status) ? current.status : "failed" };
       });
+      // The result event says where the result is; the job carries it.
+      if (succeeded) return await getJob(job.id, key, signal);
       if (final) return final;
     } catch (error) {
       if (signal.aborted) throw error;

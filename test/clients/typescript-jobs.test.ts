@@ -96,7 +96,7 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(rotated.secret).not.toBe(first.secret);
   });
 
-  it("streams a finished job's events ending with its result, and resumes after a Last-Event-ID", async (context) => {
+  it("streams a finished job's events ending with where its result is, and resumes after a Last-Event-ID", async (context) => {
     if (!served) return context.skip();
     const job = await client.jobs.create("prompts.improve", { prompt: "a cat on a roof" });
     await job.wait();
@@ -105,7 +105,9 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(events.length).toBeGreaterThanOrEqual(2);
     const last = events.at(-1)!;
     expect(last.event).toBe("result");
-    expect(last.data).toMatchObject({ original: "a cat on a roof" });
+    expect(last.data).toEqual({ status: "succeeded", jobUrl: `/api/v1/jobs/${job.id}`, resultUrl: `/api/v1/jobs/${job.id}/result` });
+    // The result is the job's, fetched after the event.
+    expect((await client.jobs.get(job.id)).data.result).toMatchObject({ original: "a cat on a roof" });
     const resumed: JobEvent[] = [];
     for await (const event of job.events({ lastEventId: events[0]!.id! })) resumed.push(event);
     expect(resumed.map((event) => event.id)).toEqual(events.slice(1).map((event) => event.id));
@@ -130,10 +132,10 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
   });
 
   it("a failed job throws the class the synchronous call throws (BadRequestError for INVALID_INPUT)", async () => {
-    // quality chooses the model, so naming both is invalid input, found by the worker rather than the router.
-    const body = { image: png, scale: 2, model: "lanczos", quality: "max" } as const;
-    const sync = await client.tools.upscale(body).catch((caught: unknown) => caught);
-    const job = await client.jobs.create("tools.upscale", body);
+    // A style the catalog does not know is invalid input found by the worker, once the job runs.
+    const body = { image: png, style: "picasso" } as const;
+    const sync = await client.tools.styleTransfer(body).catch((caught: unknown) => caught);
+    const job = await client.jobs.create("tools.styleTransfer", body);
     const inJob = await job.wait().catch((caught: unknown) => caught);
     expect(sync).toBeInstanceOf(BadRequestError);
     expect(inJob).toBeInstanceOf(BadRequestError);

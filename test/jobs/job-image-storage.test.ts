@@ -45,9 +45,9 @@ const imageFiles = (dataDir: string, id: string) => {
   return fs.existsSync(folder) ? fs.readdirSync(folder).sort() : [];
 };
 
-/** The `data:` of an event stream's `result` event. */
+/** The `data:` of an event stream's `result` event, asked to carry the result. */
 async function resultEvent(service: TestService, key: string, id: string): Promise<unknown> {
-  const text = await (await call(service, "GET", `/jobs/${id}/events`, key)).text();
+  const text = await (await call(service, "GET", `/jobs/${id}/events?include=result`, key)).text();
   const event = text.split("\n\n").find((block) => block.includes("event: result"))!;
   return JSON.parse(event.split("\n").find((line) => line.startsWith("data: "))!.slice("data: ".length));
 }
@@ -87,7 +87,7 @@ describe("a job's images in the SQLite store", () => {
     expect({ ...result, id: "", created: 0 }).toEqual({ ...synchronous, id: "", created: 0 });
     const raw = await call(service, "GET", `/jobs/${submitted.id}/result`, key);
     expect(Buffer.from(await raw.arrayBuffer()).equals(bytesOfDataUrl(result.data[0]!.url))).toBe(true);
-    expect(await resultEvent(service, key, submitted.id)).toEqual(result);
+    expect(await resultEvent(service, key, submitted.id)).toEqual({ status: "succeeded", jobUrl: `/api/v1/jobs/${submitted.id}`, resultUrl: `/api/v1/jobs/${submitted.id}/result`, result });
     const replay = await service.post("/tools/upscale", body, key, { prefer: "wait=30", "idempotency-key": "stored-images-1" });
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(await replay.json()).toEqual(result);

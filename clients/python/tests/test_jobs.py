@@ -38,12 +38,15 @@ def test_job_wait_reports_progress_and_returns_the_sync_result(client: Atelier, 
         client.jobs.cancel(job.id)
 
 
-def test_events_end_with_the_result_and_resume(client: Atelier) -> None:
+def test_events_end_with_where_the_result_is_and_resume(client: Atelier) -> None:
     job = client.jobs.create("prompts.improve", prompt="a cat on a roof")
     assert isinstance(job.wait(), PromptImproveResult)
     events = list(client.jobs.events(job.id))
     assert len(events) >= 2
-    assert events[-1].event == "result" and events[-1].data["original"] == "a cat on a roof"
+    assert events[-1].event == "result"
+    assert events[-1].data == {"status": "succeeded", "jobUrl": f"/api/v1/jobs/{job.id}", "resultUrl": f"/api/v1/jobs/{job.id}/result"}
+    # The result is the job's, fetched after the event.
+    assert client.jobs.get(job.id).state.result["original"] == "a cat on a roof"
     first = events[0].id
     assert first is not None
     resumed = list(client.jobs.events(job.id, last_event_id=first))
@@ -67,10 +70,10 @@ def test_cancel_a_queued_job(client: Atelier, png: bytes) -> None:
 
 
 def test_a_failed_job_raises_what_the_synchronous_call_raises(client: Atelier, png: bytes) -> None:
-    # quality chooses the model, so naming both is invalid input: found by the worker, not the router.
+    # A style the catalog does not know is invalid input found by the worker, once the job runs.
     with pytest.raises(BadRequestError) as sync:
-        client.tools.upscale(png, scale=2, model="lanczos", quality="max")
-    job = client.jobs.create("tools.upscale", image=png, scale=2, model="lanczos", quality="max")
+        client.tools.style_transfer(png, style="picasso")
+    job = client.jobs.create("tools.style_transfer", image=png, style="picasso")
     with pytest.raises(BadRequestError) as in_job:
         job.wait()
     assert (in_job.value.status, in_job.value.code, in_job.value.message) == (sync.value.status, sync.value.code, sync.value.message)

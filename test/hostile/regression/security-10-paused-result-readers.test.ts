@@ -155,7 +155,7 @@ describe("paused readers of a multi-MB result", () => {
 
     const readers = [
       ...(await openReaders(READERS_PER_KIND, `/v1/jobs/${id}/result`, key, "\r\n\r\n")),
-      ...(await openReaders(READERS_PER_KIND, `/v1/jobs/${id}/events`, key, "event: result\ndata: ")),
+      ...(await openReaders(READERS_PER_KIND, `/v1/jobs/${id}/events?include=result`, key, "event: result\ndata: ")),
       ...(await openReaders(READERS_PER_KIND, `/v1/jobs/${id}`, key, "\r\n\r\n")),
     ];
     try {
@@ -179,7 +179,7 @@ describe("paused readers of a multi-MB result", () => {
     const { key, id } = jobs[1]!;
     for (const [path, marker] of [
       [`/v1/jobs/${id}/result`, "\r\n\r\n"],
-      [`/v1/jobs/${id}/events`, "event: result\ndata: "],
+      [`/v1/jobs/${id}/events?include=result`, "event: result\ndata: "],
     ] as const) {
       const readers = await openReaders(CAP, path, key, marker);
       try {

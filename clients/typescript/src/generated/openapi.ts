@@ -119,7 +119,7 @@ export interface paths {
         };
         /**
          * Follow a job (Server-Sent Events)
-         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` (the synchronous body) or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
+         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. The `result` event says where the result is: `{"status": "succeeded", "jobUrl": "/api/v1/jobs/{id}", "resultUrl": "/api/v1/jobs/{id}/result"}`; fetch either for the result (the job's `result` is the synchronous body). With `?include=result` it also carries that body as `result` (null once purged): for an image operation, the whole image as a data URL. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
          */
         get: operations["jobs-events"];
         put?: never;
@@ -1071,7 +1071,10 @@ export interface operations {
     };
     "jobs-events": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `result`: the `result` event carries the synchronous body too, as `result` (an image operation's image as a data URL, megabytes of base64). */
+                include?: "result";
+            };
             header?: {
                 /**
                  * @description Resume after this event id.
@@ -1100,8 +1103,31 @@ export interface operations {
                      * @example id: 1
                      *     event: status
                      *     data: {"status":"queued"}
+                     *
+                     *     id: 2
+                     *     event: status
+                     *     data: {"status":"running"}
+                     *
+                     *     id: 3
+                     *     event: status
+                     *     data: {"status":"succeeded"}
+                     *
+                     *     id: 4
+                     *     event: result
+                     *     data: {"status":"succeeded","jobUrl":"/api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw","resultUrl":"/api/v1/jobs/job_3q2xv0aAT8m1b7KpZk9dWw/result"}
                      */
                     "text/event-stream": string;
+                };
+            };
+            /** @description `INVALID_INPUT`: A field is missing, of the wrong type or out of range; `issues` lists each bad field. */
+            400: {
+                headers: {
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description `UNAUTHORIZED`: No API key, or a key that is unknown or revoked. */
@@ -2201,7 +2227,7 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
-                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
+                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x2` (scales 2 to 4; native x2), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
                     model?: string;
                     /**
                      * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
@@ -2275,7 +2301,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. The options (all but whether a named model is installed) and an image sent as a data URL (its format, its size, the result's size) are checked before the job is accepted: a request the synchronous call refuses for them is refused the same way, with its status and body, and no job is made. */
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
