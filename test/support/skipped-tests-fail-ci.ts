@@ -6,7 +6,7 @@
  * lists every skipped or todo test with the notice its file printed, and sets a failing exit code.
  */
 import type { UserConsoleLog } from "vitest";
-import type { Reporter, TestCase, TestModule, Vitest } from "vitest/node";
+import type { Reporter, TestCase, TestModule, TestSpecification, Vitest } from "vitest/node";
 
 /** The notices the skip helpers print (test-assets.ts, redis-server.ts, postgres-server.ts, ...). */
 const skipNotice = /SKIPPED|\[notice\]/;
@@ -18,6 +18,13 @@ export class SkippedTestsFailCi implements Reporter {
   onInit(vitest: Vitest): void {
     // `-t pattern` skips the tests it does not match on purpose; those are not a vanished dependency.
     this.filteredByName = vitest.config.testNamePattern !== undefined;
+  }
+
+  onTestRunStart(specifications: ReadonlyArray<TestSpecification>): void {
+    // So do `file.test.ts:LINE` and the other filters within a file.
+    this.filteredByName ||= specifications.some(
+      (spec) => spec.testLines?.length || spec.testIds?.length || spec.testTagsFilter?.length || spec.testNamePattern,
+    );
   }
 
   onUserConsoleLog(log: UserConsoleLog): void {
