@@ -15,6 +15,7 @@ import { freeLoopbackPort } from "../support/free-port.js";
 import { gradientPng } from "../support/test-images.js";
 import type { TestService } from "../support/test-service.js";
 import { clientModelsAvailable, startClientTestService } from "./client-service.js";
+import { startFaultProxy } from "./fault-proxy.js";
 
 const execFileAsync = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -95,6 +96,26 @@ describe.runIf(clientModelsAvailable())("the published package and its atelier c
     const cutout = await atelier("remove-background", "photo.png", "--replacement", "white", "--model", "portrait-selfie", "-o", "cutout.png");
     expect(cutout.code, cutout.stderr).toBe(0);
     expect(fs.existsSync(path.join(tmp, "cutout.png"))).toBe(true);
+  });
+
+  it("uploads image files as multipart forms: the input, and a background given as --replacement @file", async () => {
+    fs.writeFileSync(path.join(tmp, "backdrop.png"), await gradientPng(8, 8));
+    // The proxy in front of the service records what arrived.
+    const proxy = await startFaultProxy(service.url);
+    try {
+      const upscaled = await atelier("upscale", "photo.png", "-o", "form.png", "--base-url", proxy.url);
+      expect(upscaled.code, upscaled.stderr).toBe(0);
+      const replaced = await atelier("remove-background", "photo.png", "--replacement", "@backdrop.png", "--model", "portrait-selfie", "-o", "replaced.png", "--json", "--base-url", proxy.url);
+      expect(replaced.code, replaced.stderr).toBe(0);
+      expect(JSON.parse(replaced.stdout)).toMatchObject({ replacement: "image", data: [{ width: 24, height: 16 }] });
+      const posts = proxy.seen.filter((request) => request.method === "POST");
+      expect(posts.map((request) => [request.url, request.headers["content-type"]?.split(";")[0]])).toEqual([
+        ["/api/v1/tools/upscale", "multipart/form-data"],
+        ["/api/v1/tools/background-remove", "multipart/form-data"],
+      ]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("improve prints the improved prompt, --json the whole response; models lists the catalog", async () => {

@@ -101,6 +101,41 @@ describe.runIf(clientModelsAvailable())("TypeScript client against a real Atelie
       expect(second.data[0]).toMatchObject({ width: 96, height: 64 });
     });
 
+    it("sends local images as a multipart form with the file as it is, and URLs in JSON, with the same answers", async () => {
+      const file = path.join(tmp, "form.png");
+      fs.writeFileSync(file, png);
+      const reference = await client.tools.upscale({ imageUrl: dataUrl(png), scale: 3, model: "lanczos" });
+      const forms = [file, png, new Blob([png]), pathToFileURL(file)];
+      for (const image of [...forms, dataUrl(png), reference.data[0]!]) {
+        const result = await viaProxy().tools.upscale({ image, scale: 3, model: "lanczos" });
+        if (image !== reference.data[0]) expect(result.data[0]!.url).toBe(reference.data[0]!.url);
+      }
+      const types = posts().map((request) => request.headers["content-type"]!.split(";")[0]);
+      expect(types).toEqual([...forms.map(() => "multipart/form-data"), "application/json", "application/json"]);
+      // What the server read from a form is the JSON request: a style's fields and flags included.
+      const styled = await viaProxy().tools.styleTransfer({ image: png, style: "candy-lite", strength: 0.5, preserveColors: true });
+      const styledJson = await client.tools.styleTransfer({ imageUrl: dataUrl(png), style: "candy-lite", strength: 0.5, preserveColors: true });
+      expect(styled.data[0]!.url).toBe(styledJson.data[0]!.url);
+    });
+
+    it("tools.removeBackground takes a replacement image as a second file, or inline beside an image URL", async () => {
+      const backdrop = await gradientPng(8, 8);
+      const reference = await client.tools.removeBackground({ imageUrl: dataUrl(png), replacement: dataUrl(backdrop), model: "portrait-selfie" });
+      expect(reference.replacement).toBe("image");
+      const asFiles = await viaProxy().tools.removeBackground({ image: png, replacement: backdrop, model: "portrait-selfie" });
+      const besideUrl = await viaProxy().tools.removeBackground({ image: dataUrl(png), replacement: new Blob([backdrop]), model: "portrait-selfie" });
+      const previous = await viaProxy().tools.removeBackground({ image: png, replacement: { url: dataUrl(backdrop) }, model: "portrait-selfie" });
+      for (const result of [asFiles, besideUrl, previous]) expect(result.data[0]!.url).toBe(reference.data[0]!.url);
+      expect(posts().map((request) => request.headers["content-type"]!.split(";")[0])).toEqual(["multipart/form-data", "application/json", "multipart/form-data"]);
+    });
+
+    it("jobs.create sends a local image as a form too", async () => {
+      const job = await viaProxy().jobs.create("tools.upscale", { image: png, scale: 2, model: "lanczos" });
+      const result = await job.wait();
+      expect(result.data[0]).toMatchObject({ width: 48, height: 32 });
+      expect(posts()[0]!.headers["content-type"]).toMatch(/^multipart\/form-data; boundary=/);
+    });
+
     it("saves a result to a file, and sends JPEG bytes with their own media type", async () => {
       const jpeg = await sharp(png).jpeg().toBuffer();
       const result = await client.tools.upscale({ image: jpeg, scale: 3, outputFormat: "webp" });

@@ -1,7 +1,7 @@
 /**
  * Regenerates src/generated/openapi.ts.
  *
- *   tsx clients/typescript/scripts/generate-types.ts                       # from facade/openapi-document.ts
+ *   tsx clients/typescript/scripts/generate-types.ts                       # from facade/served-openapi-document.ts
  *   tsx clients/typescript/scripts/generate-types.ts http://host:8080      # from a running server
  *
  * The first form builds the document the server would serve, without starting one; the second
@@ -21,10 +21,9 @@ async function loadDocument(origin: string | undefined): Promise<object> {
     if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
     return (await response.json()) as object;
   }
-  // Composed as facade/app.ts serves it; the coverage test compares the result with the served document.
-  const { buildOpenApiDocument } = await import("../../../facade/openapi-document.js");
-  const { documentJobs } = await import("../../../jobs/openapi-jobs.js");
-  return documentJobs(buildOpenApiDocument("0.0.0"));
+  // As facade/app.ts serves it; the coverage test compares the result with the served document.
+  const { servedOpenApiDocument } = await import("../../../facade/served-openapi-document.js");
+  return servedOpenApiDocument("0.0.0");
 }
 
 const document = await loadDocument(process.argv[2]);

@@ -43,6 +43,7 @@ export interface ApiRequest extends RequestOptions {
   method: "GET" | "POST" | "DELETE";
   path: string;
   query?: Record<string, string | number | undefined>;
+  /** Sent as JSON; a FormData as `multipart/form-data` (fetch writes its Content-Type with the boundary). */
   body?: unknown;
   /** Statuses not to retry for this request even though they usually are (e.g. 409 on cancel). */
   noRetryStatuses?: number[];
@@ -107,7 +108,7 @@ export class HttpClient {
     return {
       accept: "application/json",
       ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-      ...(request.body === undefined ? {} : { "content-type": "application/json" }),
+      ...(request.body === undefined || request.body instanceof FormData ? {} : { "content-type": "application/json" }),
       ...this.options.defaultHeaders,
       ...extra,
       ...request.headers,
@@ -133,7 +134,7 @@ export class HttpClient {
       let response: Response;
       let bytes: Uint8Array | undefined;
       try {
-        ({ response, bytes } = await this.attempt(url, { method: request.method, headers, body: request.body === undefined ? null : JSON.stringify(request.body) }, timeout, request.signal, stream));
+        ({ response, bytes } = await this.attempt(url, { method: request.method, headers, body: bodyOf(request) }, timeout, request.signal, stream));
       } catch (error) {
         if (!(error instanceof APIConnectionError) || retriesLeft <= 0) throw error;
         await this.wait(backoffMs(attempt), request.signal);
@@ -209,6 +210,12 @@ export class HttpClient {
       signal?.removeEventListener("abort", onAbort);
     }
   }
+}
+
+/** What fetch sends: a form as it is (each attempt writes it anew), anything else as JSON. */
+function bodyOf(request: ApiRequest): string | FormData | null {
+  if (request.body === undefined) return null;
+  return request.body instanceof FormData ? request.body : JSON.stringify(request.body);
 }
 
 /** fetch says only "fetch failed"; the reason (ECONNREFUSED, "bad port", ...) is in its cause. */

@@ -1,6 +1,7 @@
 /**
- * Whatever the caller has (a path, bytes, a Blob, a URL or a data URL) as the `imageUrl` the API
- * takes: remote URLs and data URLs pass through; local content is sent inline as a data URL.
+ * Whatever the caller has (a path, bytes, a Blob, a URL or a data URL) as a request carries it:
+ * remote URLs, data URLs and previous results as the URL the JSON body takes ({@link toImagePart});
+ * local content as a file for a multipart form, or inline as a data URL ({@link toImageUrl}).
  */
 import { toBase64 } from "./base64.js";
 import { files } from "./platform.js";
@@ -54,4 +55,31 @@ export async function toImageUrl(input: ImageInput): Promise<string> {
   }
   if (typeof input === "object" && input !== null && typeof (input as { url?: unknown }).url === "string") return (input as { url: string }).url;
   throw new TypeError("An image must be a path, a URL, a data URL, a Uint8Array/Buffer, an ArrayBuffer, a Blob or a previous result image.");
+}
+
+/** An image as a request carries it: a URL for the JSON body, or local content as a file part of a multipart form. */
+export type ImagePart = { url: string } | { file: Blob; filename: string };
+
+/** The last segment of a path, for a file part's name (without Node's `path`, for browsers). */
+const baseName = (filePath: string) => filePath.split(/[\\/]/).pop() || "image";
+
+const bytesPart = (bytes: Uint8Array, filename: string, type = sniffImageType(bytes)): ImagePart => ({ file: new Blob([bytes as Uint8Array<ArrayBuffer>], { type }), filename });
+
+/** {@link ImageInput} as a {@link ImagePart}: the same split as {@link toImageUrl}, without making local content a data URL. */
+export async function toImagePart(input: ImageInput): Promise<ImagePart> {
+  if (typeof input === "string") {
+    if (isRemote(input)) return { url: input };
+    if (/^file:/i.test(input)) return toImagePart(new URL(input));
+    return bytesPart(await files(`Reading ${input}`).readFile(input), baseName(input));
+  }
+  if (input instanceof URL) {
+    if (input.protocol !== "file:") return { url: input.href };
+    const access = files(`Reading ${input.href}`);
+    const filePath = access.pathOfFileURL(input);
+    return bytesPart(await access.readFile(filePath), baseName(filePath));
+  }
+  if (input instanceof Uint8Array) return bytesPart(input, "image");
+  if (input instanceof ArrayBuffer) return bytesPart(new Uint8Array(input), "image");
+  if (typeof Blob !== "undefined" && input instanceof Blob) return { file: input, filename: (input as { name?: string }).name || "image" };
+  return { url: await toImageUrl(input) };
 }

@@ -25,8 +25,15 @@ export type Model = ModelList["data"][number];
 export type Liveness = JsonResponse<paths["/healthz"]["get"]>;
 export type Readiness = JsonResponse<paths["/readyz"]["get"]>;
 
-/** A request that takes a source image: `image` is anything {@link ImageInput} accepts. */
+/**
+ * A request that takes a source image: `image` is anything {@link ImageInput} accepts. Local content
+ * (a path, bytes, a Blob, a `file:` URL) is sent as a multipart form with the file as it is; a URL
+ * goes in the JSON body as `imageUrl`.
+ */
 export type WithImage<R extends { imageUrl: string }> = Omit<R, "imageUrl"> & ({ image: ImageInput; imageUrl?: never } | { imageUrl: string; image?: never });
+
+/** Background removal's params: `replacement` is text (a colour, a URL, `blur`, a description) or an image, as `image` is. */
+export type BackgroundRemoveParams = WithImage<Omit<BackgroundRemoveRequest, "replacement"> & { replacement?: string | Exclude<ImageInput, string> }>;
 
 /** An image response, its `data` entries as {@link AtelierImage}s. */
 export type WithImages<R extends { data: unknown[] }> = Omit<R, "data"> & { data: AtelierImage[] };
@@ -42,6 +49,6 @@ export interface OperationTypes {
   "images.generate": { params: GenerateRequest; result: WithImages<GenerateResponse> };
   "tools.upscale": { params: WithImage<UpscaleRequest>; result: WithImages<UpscaleResponse> };
   "tools.styleTransfer": { params: WithImage<StyleTransferRequest>; result: WithImages<StyleTransferResponse> };
-  "tools.removeBackground": { params: WithImage<BackgroundRemoveRequest>; result: WithImages<BackgroundRemoveResponse> };
+  "tools.removeBackground": { params: BackgroundRemoveParams; result: WithImages<BackgroundRemoveResponse> };
   "prompts.improve": { params: PromptImproveRequest; result: PromptImproveResponse };
 }

@@ -13,6 +13,7 @@
  * the file named by -o (default: a name derived from the input); `--json` prints the response.
  */
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { Atelier, AtelierError, RateLimitError, type AtelierImage, type JobOperation } from "../node.js";
 import { Progress } from "./progress.js";
@@ -23,11 +24,13 @@ Commands:
   generate <prompt>             Text to image        (--model, --width, --height, --seed, --steps, --negative)
   upscale <image>               Enlarge an image     (--scale 2..8, --model, --quality fast|balanced|max)
   style <image> --style <id>    Paint in a style     (--strength 0..1, --preserve-colors)
-  remove-background <image>     Cut out the subject  (--replacement <colour|url|blur|text>, --model, --only-mask)
+  remove-background <image>     Cut out the subject  (--replacement <colour|url|blur|text|@file>, --model, --only-mask)
   improve <prompt>              Improve a prompt     (--style, --mood, --variants, --seed)
   models                        List models          (--task <task>)
 
-An <image> is a file path, an http(s) URL or a data URL.
+An <image> is a file path, an http(s) URL or a data URL. A file is uploaded as it is (a
+multipart/form-data form); a URL is sent for the server to fetch. --replacement @photo.jpg
+uploads photo.jpg as the new background.
 
 Options:
   -o, --output <file>    Where to write the image (default: derived from the input)
@@ -126,7 +129,9 @@ function plan(command: string, positionals: string[], values: Values): Plan | un
     }
     case "remove-background": {
       const input = one(positionals, "image");
-      const params = defined({ image: input, replacement: values.replacement, model: values.model, onlyMask: values["only-mask"], outputFormat });
+      // `@file` names a picture for the background, as curl's -F does; any other text is sent as it is.
+      const replacement = values.replacement?.startsWith("@") ? pathToFileURL(path.resolve(values.replacement.slice(1))) : values.replacement;
+      const params = defined({ image: input, replacement, model: values.model, onlyMask: values["only-mask"], outputFormat });
       return { label: "Removing the background", operation: "tools.removeBackground", params, input, suffix: "cutout" };
     }
   }

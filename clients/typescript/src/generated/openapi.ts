@@ -1692,6 +1692,33 @@ export interface operations {
                      */
                     webhookUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The source image as a file (multipart form of `imageUrl`): PNG, JPEG, WebP, GIF, TIFF or AVIF, at most ATELIER_MAX_IMAGE_BYTES (25 MiB by default). Its type is read from its bytes; the part's Content-Type and file name are not used.
+                     */
+                    image: string;
+                    /** @description Segmentation model id (beyond the spec), one of the catalog's: `isnet-general` (any subject), `portrait-selfie` (people only), `portrait-sinet` (people only). Default: the best installed general model, else a people model (the response then carries a `note`). */
+                    model?: string;
+                    /**
+                     * @description Return the matte alone as a grayscale image, 255 = subject (beyond the spec). Not combinable with `replacement`.
+                     * @default false
+                     */
+                    onlyMask?: boolean;
+                    /**
+                     * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
+                     * @default png
+                     * @enum {string}
+                     */
+                    outputFormat?: "png" | "jpeg" | "webp";
+                    /** @description What goes behind the subject, read in this order. Empty or absent: transparent cutout. A CSS colour (`white`, `#00ff00`, `#0f08`, `rgb(0 128 255)`, `hsl(120 100% 25%)`, `transparent`): solid fill. An `http(s)://` or `data:image/...` URL: that image, scaled to cover, under the same rules as `imageUrl` (a data URL may be longer than the 2000 characters other text is limited to). `blur` or `blur(12px)` (Gaussian sigma 1 to 100 source pixels): the original background blurred. Any other text: a scene described in words, drawn by a photographic text-to-image model (503 when none is installed). */
+                    replacement?: string;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
+                };
             };
         };
         responses: {
@@ -1974,6 +2001,39 @@ export interface operations {
                      */
                     webhookUrl?: string;
                 };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The source image as a file (multipart form of `imageUrl`): PNG, JPEG, WebP, GIF, TIFF or AVIF, at most ATELIER_MAX_IMAGE_BYTES (25 MiB by default). Its type is read from its bytes; the part's Content-Type and file name are not used.
+                     */
+                    image: string;
+                    /**
+                     * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
+                     * @default png
+                     * @enum {string}
+                     */
+                    outputFormat?: "png" | "jpeg" | "webp";
+                    /**
+                     * @description Keep the original colours and transfer only texture and shading: the result takes its chroma (YCbCr Cb and Cr) from the original and its luma from the painting, matched to the original's mean brightness and contrast (beyond the spec; default false).
+                     * @default false
+                     */
+                    preserveColors?: boolean;
+                    /**
+                     * @description How much of the painting shows over the original, 0 (the original unchanged) to 1 (full style), mixed per pixel at full resolution (beyond the spec; default 1).
+                     * @default 1
+                     */
+                    strength?: number;
+                    /**
+                     * @description Style id: one of the `style-transfer` records of `GET /api/v1/models` (`la-muse`, `mathura`, `matilde-perez`, `matta`, `rain-princess`, `scream`, `udnie`, `wave`, `wreck`, `candy-lite`, `mosaic-lite`, `rain-princess-lite`, `udnie-lite`). An unknown id answers 400 listing them; a style not installed, or disabled for its non-commercial licence (ATELIER_DISABLE_NON_COMMERCIAL), answers 503.
+                     * @example udnie
+                     */
+                    style: string;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
+                };
             };
         };
         responses: {
@@ -2227,6 +2287,36 @@ export interface operations {
                      * @example https://upload.wikimedia.org/wikipedia/commons/3/3f/JPEG_example_flower.jpg
                      */
                     imageUrl: string;
+                    /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x2` (scales 2 to 4; native x2), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
+                    model?: string;
+                    /**
+                     * @description Encoding of the returned image: `png` (default, lossless, keeps transparency), `jpeg` (quality 92, transparency flattened onto white) or `webp` (quality 90, keeps transparency).
+                     * @default png
+                     * @enum {string}
+                     */
+                    outputFormat?: "png" | "jpeg" | "webp";
+                    /**
+                     * @description How much time to spend for how much fidelity when `model` is omitted (beyond the spec; not allowed together with `model`). `fast`: the fast default network, run once. `balanced` (default): a stronger, slower way (LSDIR as a self-ensemble of eight orientations at x2, ESRGAN thick at x4) when its predicted time fits the server's time budget (ATELIER_UPSCALE_TIME_BUDGET_MS, 10 s by default), else `fast`. `max`: the way with the highest measured fidelity for the scale, LSDIR as a self-ensemble of eight at x2 and x4 (about 8 times LSDIR's time), whatever the budget; other scales get the `balanced` choice. `max` answers 400 when its predicted time would not finish within the worker deadline (with the defaults about 3.5 MP of output at x2, 14 MP at x4) and 503 when LSDIR is not installed. `steps` in the response says what ran.
+                     * @enum {string}
+                     */
+                    quality?: "fast" | "balanced" | "max";
+                    /**
+                     * @description Enlargement factor for both sides, 2 to 8 (default 2). The output must stay within the server's pixel limit (16.8 MP by default).
+                     * @default 2
+                     */
+                    scale?: number;
+                    /**
+                     * Format: uri
+                     * @description Beyond the spec: an http(s) URL to POST the finished job to (see the callback). Makes the request a job (202) unless `Prefer: wait` is sent.
+                     */
+                    webhookUrl?: string;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The source image as a file (multipart form of `imageUrl`): PNG, JPEG, WebP, GIF, TIFF or AVIF, at most ATELIER_MAX_IMAGE_BYTES (25 MiB by default). Its type is read from its bytes; the part's Content-Type and file name are not used.
+                     */
+                    image: string;
                     /** @description Upscale model id (beyond the spec), one of the catalog's: `lanczos` (scales 2 to 8; native x2, x3, x4, x5, x6, x7, x8), `esrgan-thick` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-medium` (scales 2 to 8; native x2, x3, x4, x8), `esrgan-slim` (scales 2 to 8; native x2, x3, x4, x8), `lsdir-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x4` (scales 2 to 8; native x4), `atelier-compact-x2` (scales 2 to 4; native x2), `espcn-x3` (scales 2 to 6; native x3). Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); `model` in the response names the one that ran. An unknown id or a scale the model cannot reach is a 400; a model that is not installed a 503 naming the install command (`GET /api/v1/models` shows what is installed). */
                     model?: string;
                     /**

@@ -6,7 +6,7 @@
 import { APIUserAbortError, AtelierError, errorFromResponse } from "../errors.js";
 import type { HttpClient, RequestOptions, ResponseMeta } from "../http-client.js";
 import { sleep, metaOf } from "../http-client.js";
-import { toImageUrl } from "../image-input.js";
+import { imageRequestBody } from "../image-request.js";
 import { TERMINAL_JOB_STATUSES, type JobData, type JobEvent, type JobList, type JobProgress, type ListJobsParams, type WebhookSecret } from "../jobs-types.js";
 import { fillPath, pathOf, type JobOperation } from "../operations.js";
 import { withImages, withMeta } from "../result.js";
@@ -111,8 +111,8 @@ export class Jobs {
    * with it queued; `params` are that method's.
    */
   async create<Op extends JobOperation>(operation: Op, params: OperationTypes[Op]["params"], options: RequestOptions = {}): Promise<Job<OperationTypes[Op]["result"]>> {
-    const { image, ...rest } = params as Record<string, unknown>;
-    const body = image === undefined ? rest : { ...rest, imageUrl: await toImageUrl(image as never) };
+    const fields = params as Record<string, unknown>;
+    const body = fields.image === undefined && fields.imageUrl === undefined ? fields : await imageRequestBody(fields);
     const { response, body: bytes } = await this.http.send({
       ...options,
       method: "POST",

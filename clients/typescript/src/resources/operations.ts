@@ -2,12 +2,12 @@
 import { metaOf, type HttpClient, type RequestOptions, type ResponseMeta } from "../http-client.js";
 import type { JobData } from "../jobs-types.js";
 import { Job, type Jobs } from "./jobs.js";
-import { toImageUrl } from "../image-input.js";
+import { imageRequestBody } from "../image-request.js";
 import { pathOf, type ClientMethodName } from "../operations.js";
 import { withImages, withMeta } from "../result.js";
 import type {
   APIResult,
-  BackgroundRemoveRequest,
+  BackgroundRemoveParams,
   BackgroundRemoveResponse,
   GenerateRequest,
   GenerateResponse,
@@ -60,13 +60,6 @@ abstract class Resource {
   }
 }
 
-/** Resolves `image` (path, bytes, Blob, URL) into the `imageUrl` the API takes. */
-async function withImageUrl<R extends { imageUrl: string }>(params: WithImage<R>): Promise<R> {
-  const { image, ...rest } = params as { image?: Parameters<typeof toImageUrl>[0]; imageUrl?: string };
-  if (image === undefined && rest.imageUrl === undefined) throw new TypeError("Pass the source image as `image` (a path, bytes, Blob or URL) or `imageUrl`.");
-  return { ...rest, imageUrl: image === undefined ? rest.imageUrl : await toImageUrl(image) } as R;
-}
-
 export class Images extends Resource {
   /** Text to image (`POST /api/v1/generate`). Only `prompt` is required. */
   generate(params: GenerateRequest, options?: RequestOptions): Promise<APIResult<WithImages<GenerateResponse>>> {
@@ -77,17 +70,17 @@ export class Images extends Resource {
 export class Tools extends Resource {
   /** Enlarges an image (`POST /api/v1/tools/upscale`). */
   async upscale(params: WithImage<UpscaleRequest>, options?: RequestOptions): Promise<APIResult<WithImages<UpscaleResponse>>> {
-    return this.postImage<UpscaleResponse>("tools.upscale", await withImageUrl(params), options);
+    return this.postImage<UpscaleResponse>("tools.upscale", await imageRequestBody(params), options);
   }
 
   /** Paints an image in a style (`POST /api/v1/tools/style-transfer`). */
   async styleTransfer(params: WithImage<StyleTransferRequest>, options?: RequestOptions): Promise<APIResult<WithImages<StyleTransferResponse>>> {
-    return this.postImage<StyleTransferResponse>("tools.styleTransfer", await withImageUrl(params), options);
+    return this.postImage<StyleTransferResponse>("tools.styleTransfer", await imageRequestBody(params), options);
   }
 
-  /** Removes or replaces the background (`POST /api/v1/tools/background-remove`). */
-  async removeBackground(params: WithImage<BackgroundRemoveRequest>, options?: RequestOptions): Promise<APIResult<WithImages<BackgroundRemoveResponse>>> {
-    return this.postImage<BackgroundRemoveResponse>("tools.removeBackground", await withImageUrl(params), options);
+  /** Removes or replaces the background (`POST /api/v1/tools/background-remove`); `replacement` may be an image of the caller's. */
+  async removeBackground(params: BackgroundRemoveParams, options?: RequestOptions): Promise<APIResult<WithImages<BackgroundRemoveResponse>>> {
+    return this.postImage<BackgroundRemoveResponse>("tools.removeBackground", await imageRequestBody(params), options);
   }
 }
 
