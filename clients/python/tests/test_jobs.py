@@ -46,7 +46,8 @@ def test_events_end_with_where_the_result_is_and_resume(client: Atelier) -> None
     assert events[-1].event == "result"
     assert events[-1].data == {"status": "succeeded", "jobUrl": f"/api/v1/jobs/{job.id}", "resultUrl": f"/api/v1/jobs/{job.id}/result"}
     # The result is the job's, fetched after the event.
-    assert client.jobs.get(job.id).state.result["original"] == "a cat on a roof"
+    result = client.jobs.get(job.id).state.result
+    assert result is not None and result["original"] == "a cat on a roof"
     first = events[0].id
     assert first is not None
     resumed = list(client.jobs.events(job.id, last_event_id=first))
