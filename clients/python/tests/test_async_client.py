@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from pathlib import Path
 from typing import Any, Coroutine
@@ -36,6 +37,20 @@ def test_every_operation(base_url: str, api_key: str, png: bytes, png_path: Path
         assert improved.original == "a cat on a roof"
         assert any(model.id == "lanczos" and model.installed for model in models.data)
         assert upscaled.rate_limit is not None and upscaled.rate_limit.limit == 100
+
+    run(main())
+
+
+def test_local_images_go_as_a_multipart_form(base_url: str, api_key: str, png: bytes, png_path: Path, proxy: FaultProxy) -> None:
+    async def main() -> None:
+        async with AsyncAtelier(api_key=api_key, base_url=base_url) as direct:
+            reference = await direct.tools.upscale("data:image/png;base64," + base64.b64encode(png).decode("ascii"), scale=3, model="lanczos")
+        async with AsyncAtelier(api_key=api_key, base_url=proxy.url) as client:
+            upscaled = await client.tools.upscale(png_path, scale=3, model="lanczos")
+            replaced = await client.tools.remove_background(png, replacement=png_path, model="portrait-selfie")
+        assert upscaled.image.url == reference.image.url
+        assert replaced.replacement == "image"
+        assert [request["headers"]["content-type"].split(";")[0] for request in proxy.posts()] == ["multipart/form-data"] * 2
 
     run(main())
 

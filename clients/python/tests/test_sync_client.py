@@ -18,12 +18,14 @@ from atelier import (
     BadRequestError,
     ConflictError,
     GenerateResult,
+    Image,
     ImageInput,
     InternalServerError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitError,
     ServiceUnavailableError,
+    UpscaleResult,
 )
 
 from conftest import FaultProxy
@@ -51,6 +53,46 @@ def test_upscale_takes_every_kind_of_input(client: Atelier, png: bytes, png_path
         assert (result.image.width, result.image.height) == (48, 32)
     again = client.tools.upscale(client.tools.upscale(png).image, scale=2)
     assert (again.image.width, again.image.height) == (96, 64)
+
+
+def _content_types(proxy: FaultProxy) -> List[str]:
+    return [request["headers"]["content-type"].split(";")[0] for request in proxy.posts()]
+
+
+def test_local_images_go_as_a_multipart_form_and_urls_as_json(client: Atelier, api_key: str, png: bytes, png_path: Path, proxy: FaultProxy) -> None:
+    data_url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    reference = client.tools.upscale(data_url, scale=3, model="lanczos")
+    styled = client.tools.style_transfer(data_url, style="candy-lite", strength=0.5, preserve_colors=True)
+    local: List[ImageInput] = [str(png_path), png_path, png, io.BytesIO(png), png_path.as_uri()]
+    with Atelier(api_key=api_key, base_url=proxy.url) as observed:
+        for source in [*local, data_url, reference.image]:
+            result = observed.tools.upscale(source, scale=3, model="lanczos")
+            if source is not reference.image:
+                assert result.image.url == reference.image.url
+        # What the server read from the form is the JSON request, numbers and flags included.
+        assert observed.tools.style_transfer(png, style="candy-lite", strength=0.5, preserve_colors=True).image.url == styled.image.url
+    assert _content_types(proxy) == ["multipart/form-data"] * len(local) + ["application/json"] * 2 + ["multipart/form-data"]
+
+
+def test_remove_background_takes_a_replacement_image(client: Atelier, api_key: str, png: bytes, png_path: Path, proxy: FaultProxy) -> None:
+    data_url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    reference = client.tools.remove_background(data_url, replacement=data_url, model="portrait-selfie")
+    assert reference.replacement == "image"
+    with Atelier(api_key=api_key, base_url=proxy.url) as observed:
+        as_files = observed.tools.remove_background(png, replacement=png_path, model="portrait-selfie")
+        beside_url = observed.tools.remove_background(data_url, replacement=png, model="portrait-selfie")
+        result_image = observed.tools.remove_background(png_path, replacement=Image(url=data_url, mime_type="image/png", width=24, height=16), model="portrait-selfie")
+    for result in (as_files, beside_url, result_image):
+        assert result.image.url == reference.image.url
+    assert _content_types(proxy) == ["multipart/form-data", "application/json", "multipart/form-data"]
+
+
+def test_jobs_send_a_local_image_as_a_form(api_key: str, png: bytes, proxy: FaultProxy) -> None:
+    with Atelier(api_key=api_key, base_url=proxy.url) as observed:
+        job = observed.jobs.create("tools.upscale", image=png, scale=2, model="lanczos")
+        result = job.wait()
+    assert isinstance(result, UpscaleResult) and (result.image.width, result.image.height) == (48, 32)
+    assert _content_types(proxy) == ["multipart/form-data"]
 
 
 def test_file_object_and_save(client: Atelier, png_path: Path, tmp_path: Path) -> None:
@@ -127,10 +169,14 @@ def test_a_large_upload_refused_unread_gets_its_answer(base_url: str, client: At
     with Atelier(api_key="atl_wrong", base_url=base_url) as wrong, pytest.raises(AuthenticationError) as caught:
         wrong.tools.upscale(large, scale=2)
     assert (caught.value.status, caught.value.code) == (401, "UNAUTHORIZED")
-    # 31 MiB of bytes is a 41 MiB data URL, over the server's default 40 MiB body limit.
+    # Bytes go as a multipart form: 31 MiB is refused as the file passes the 25 MiB image limit, the
+    # rest of the upload taken and thrown away; 41 MiB is over the 40 MiB body limit from its length.
     with pytest.raises(BadRequestError) as too_large:
         client.tools.upscale(PNG_SIGNATURE + bytes(31 * 2**20), scale=2)
-    assert (too_large.value.status, too_large.value.code) == (413, "PAYLOAD_TOO_LARGE")
+    assert (too_large.value.status, too_large.value.code) == (413, "IMAGE_TOO_LARGE")
+    with pytest.raises(BadRequestError) as over_body:
+        client.tools.upscale(PNG_SIGNATURE + bytes(41 * 2**20), scale=2)
+    assert (over_body.value.status, over_body.value.code) == (413, "PAYLOAD_TOO_LARGE")
     assert client.prompts.improve("a lighthouse").original == "a lighthouse"
 
 

@@ -23,7 +23,7 @@ from ._errors import (
     RateLimitError,
     ServiceUnavailableError,
 )
-from ._images import Image, ImageInput, to_image_url
+from ._images import Image, ImageInput, ReplacementImage, to_image_url
 from ._models import (
     BackgroundRemoveResult,
     GenerateResult,
@@ -88,6 +88,7 @@ __all__ = [
     "RateLimitError",
     "RawImage",
     "Readiness",
+    "ReplacementImage",
     "ResponseMeta",
     "Result",
     "ServiceUnavailableError",

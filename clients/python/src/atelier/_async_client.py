@@ -13,7 +13,7 @@ import httpx
 
 from ._core import Call, Settings, build_request, json_body, raise_for, retry_delay
 from ._errors import APIConnectionError, APITimeoutError, AtelierError
-from ._images import ImageInput, to_image_url
+from ._images import ImageInput, ReplacementImage, image_request
 from ._jobs_common import is_terminal, job_event, outcome
 from ._models import (
     BackgroundRemoveResult,
@@ -191,8 +191,8 @@ class AsyncTools(_Resource):
         default: a stronger way when it fits the server's time budget) or ``"max"`` (the strongest way,
         a self-ensemble of eight orientations, whatever the budget; 400 when it would not finish in time).
         """
-        body = json_body(image_url=to_image_url(image), scale=scale, model=model, quality=quality, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
-        return await self._client._run(Call("POST", path_of("tools.upscale"), _parser(UpscaleResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        body, files = image_request(json_body(scale=scale, model=model, quality=quality, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body), image)
+        return await self._client._run(Call("POST", path_of("tools.upscale"), _parser(UpscaleResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     async def style_transfer(
         self,
@@ -209,14 +209,14 @@ class AsyncTools(_Resource):
         idempotency_key: Optional[str] = None,
     ) -> StyleTransferResult:
         """Paints an image in a style (``POST /api/v1/tools/style-transfer``)."""
-        body = json_body(image_url=to_image_url(image), style=style, strength=strength, preserve_colors=preserve_colors, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
-        return await self._client._run(Call("POST", path_of("tools.style_transfer"), _parser(StyleTransferResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        body, files = image_request(json_body(style=style, strength=strength, preserve_colors=preserve_colors, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body), image)
+        return await self._client._run(Call("POST", path_of("tools.style_transfer"), _parser(StyleTransferResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     async def remove_background(
         self,
         image: ImageInput,
         *,
-        replacement: Optional[str] = None,
+        replacement: Optional[Union[str, ReplacementImage]] = None,
         model: Optional[str] = None,
         only_mask: Optional[bool] = None,
         output_format: Optional[str] = None,
@@ -226,9 +226,12 @@ class AsyncTools(_Resource):
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> BackgroundRemoveResult:
-        """Removes or replaces the background (``POST /api/v1/tools/background-remove``)."""
-        body = json_body(image_url=to_image_url(image), replacement=replacement, model=model, only_mask=only_mask, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
-        return await self._client._run(Call("POST", path_of("tools.remove_background"), _parser(BackgroundRemoveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        """Removes or replaces the background (``POST /api/v1/tools/background-remove``).
+
+        ``replacement`` is text (a colour, a URL, ``blur``, a description) or an image of yours (bytes,
+        a ``pathlib.Path``, a file object, a Pillow image, a result image)."""
+        body, files = image_request(json_body(model=model, only_mask=only_mask, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body), image, replacement)
+        return await self._client._run(Call("POST", path_of("tools.remove_background"), _parser(BackgroundRemoveResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 
 class AsyncPrompts(_Resource):
@@ -327,10 +330,14 @@ class AsyncJobs(_Resource):
 
     async def create(self, operation: str, image: Optional[ImageInput] = None, **params: Any) -> AsyncJob:
         """Starts ``operation`` (``"tools.upscale"``, ``"images.generate"`` ...) as a job with that method's parameters."""
+        replacement = params.pop("replacement", None)
         body = json_body(**params)
+        files = None
         if image is not None:
-            body["imageUrl"] = to_image_url(image)
-        response = await self._client._send(Call("POST", path_of(operation), lambda r: r, body, headers={"prefer": "respond-async"}))
+            body, files = image_request(body, image, replacement)
+        elif replacement is not None:
+            body["replacement"] = replacement
+        response = await self._client._send(Call("POST", path_of(operation), lambda r: r, body, files, headers={"prefer": "respond-async"}))
         if response.status_code != 202:
             raise AtelierError(f"The server answered {response.status_code} instead of 202 Accepted: it does not run jobs.", status=response.status_code, code="JOBS_UNSUPPORTED")
         return AsyncJob(self, JobState.from_json(response.json(), ResponseMeta.of(response)))

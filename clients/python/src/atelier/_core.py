@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Generic, Mapping, Optional, Tuple, TypeV
 import httpx
 
 from ._errors import AtelierError, error_from_response
+from ._images import FilePart, form_fields
 from ._models import camel_case
 from ._operations import ROOT_PATHS
 from ._retry import DEFAULT_MAX_RETRY_AFTER, is_retryable_code, is_retryable_status, retry_after_seconds
@@ -70,6 +71,8 @@ class Call(Generic[R]):
     path: str
     parse: Callable[[httpx.Response], R]
     body: Optional[Dict[str, Any]] = None
+    files: Optional[Dict[str, FilePart]] = None
+    """With files, the body goes as a multipart form: its fields as text, beside these files."""
     query: Optional[Dict[str, Any]] = None
     headers: Dict[str, str] = field(default_factory=dict)
     timeout: Optional[float] = None
@@ -87,10 +90,11 @@ def build_request(http: Union[httpx.Client, httpx.AsyncClient], settings: Settin
         headers["idempotency-key"] = call.idempotency_key or str(uuid.uuid4())
     headers.update(call.headers)
     query = {key: value for key, value in (call.query or {}).items() if value is not None}
+    content: Dict[str, Any] = {"json": call.body} if call.files is None else {"data": form_fields(call.body or {}), "files": call.files}
     return http.build_request(
         call.method,
         settings.base_url + ("" if call.path in ROOT_PATHS else "/api") + call.path,
-        json=call.body,
+        **content,
         params=query or None,
         headers=headers,
         timeout=settings.timeout if call.timeout is None else call.timeout,

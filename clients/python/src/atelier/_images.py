@@ -1,17 +1,19 @@
 """Images in and out: whatever the caller has (a path, bytes, a file object, a URL, a Pillow image)
-as the ``imageUrl`` the API takes, and response images with helpers to get bytes or save them."""
+as a request carries it (a URL in the JSON body, or local content as a file of a multipart form),
+and response images with helpers to get bytes or save them."""
 
 from __future__ import annotations
 
 import base64
 import importlib
 import io
+import json
 import os
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Mapping, Protocol, Union, runtime_checkable
+from typing import IO, Any, Dict, Mapping, Optional, Protocol, Tuple, Union, runtime_checkable
 
 
 
@@ -92,30 +94,99 @@ def bytes_to_data_url(data: bytes) -> str:
     return f"data:{sniff_image_type(data)};base64,{base64.b64encode(data).decode('ascii')}"
 
 
-def to_image_url(image: ImageInput) -> str:
-    """The ``imageUrl`` for any :data:`ImageInput`: URLs pass through, local content goes inline."""
+ReplacementImage = Union["os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes], Image, PillowImage]
+"""An image for ``remove_background``'s ``replacement``: an :data:`ImageInput` but a string (a string
+there is text: a colour, a URL, ``blur``, a description)."""
+
+FilePart = Tuple[str, bytes, str]
+"""A multipart form's file part as httpx takes it: file name, bytes, media type."""
+
+
+def _local_file(image: ImageInput) -> Optional[Tuple[str, bytes]]:
+    """Local content as (file name, bytes); None for an image the API takes as a URL."""
     if isinstance(image, Image):
-        return image.url
+        return None
     if isinstance(image, str):
         lowered = image[:8].lower()
         if lowered.startswith(("http://", "https://", "data:")):
-            return image
-        if lowered.startswith("file:"):
-            return bytes_to_data_url(Path(urllib.request.url2pathname(urllib.parse.urlparse(image).path)).read_bytes())
-        return bytes_to_data_url(Path(image).read_bytes())
+            return None
+        path = Path(urllib.request.url2pathname(urllib.parse.urlparse(image).path)) if lowered.startswith("file:") else Path(image)
+        return path.name, path.read_bytes()
     if isinstance(image, os.PathLike):
-        return bytes_to_data_url(Path(image).read_bytes())
+        path = Path(image)
+        return path.name, path.read_bytes()
     if isinstance(image, (bytes, bytearray, memoryview)):
-        return bytes_to_data_url(bytes(image))
+        return "image", bytes(image)
     if isinstance(image, PillowImage):
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
-        return bytes_to_data_url(buffer.getvalue())
+        return "image.png", buffer.getvalue()
     if hasattr(image, "read"):
         data = image.read()
         if not isinstance(data, bytes):
             raise TypeError("A file object must be opened in binary mode ('rb').")
-        return bytes_to_data_url(data)
+        name = getattr(image, "name", None)
+        return (Path(name).name if isinstance(name, str) else "image"), data
     raise TypeError(
         "An image must be a path, an http(s) or data URL, bytes, a binary file object, a result image or a Pillow image."
     )
+
+
+def to_image_url(image: ImageInput) -> str:
+    """The ``imageUrl`` for any :data:`ImageInput`: URLs pass through, local content goes inline as a data URL."""
+    local = _local_file(image)
+    if local is not None:
+        return bytes_to_data_url(local[1])
+    return image.url if isinstance(image, Image) else str(image)
+
+
+def to_image_part(image: ImageInput) -> Union[str, FilePart]:
+    """A URL for the JSON body, or local content as a file part (sent as it is, without base64)."""
+    local = _local_file(image)
+    if local is None:
+        return to_image_url(image)
+    name, data = local
+    return name, data, sniff_image_type(data)
+
+
+def _file_of_data_url(url: str) -> Optional[FilePart]:
+    """A base64 data URL as the file it holds; None for any other URL."""
+    header, sep, payload = url.partition(",")
+    if not url[:5].lower() == "data:" or not sep or not header.lower().endswith(";base64"):
+        return None
+    return "replacement", base64.b64decode(payload), header[5:].split(";")[0]
+
+
+def image_request(
+    body: Dict[str, Any], image: ImageInput, replacement: Optional[Union[str, ReplacementImage]] = None
+) -> Tuple[Dict[str, Any], Optional[Dict[str, FilePart]]]:
+    """The JSON body with ``imageUrl``, or, for a local image, a multipart form: the fields and the files.
+
+    The form carries the file as it is, which spares base64 (a third more bytes, and the encoding on
+    both sides). ``replacement`` text is a field like the others; an image there is a second file of
+    the form, or a data URL beside an image URL (the form has no ``imageUrl``)."""
+    if isinstance(replacement, str):
+        body["replacement"] = replacement
+    source = to_image_part(image)
+    backdrop = None if replacement is None or isinstance(replacement, str) else to_image_part(replacement)
+    if isinstance(source, str):
+        body["imageUrl"] = source
+        if backdrop is not None:
+            body["replacement"] = backdrop if isinstance(backdrop, str) else bytes_to_data_url(backdrop[1])
+        return body, None
+    files: Dict[str, FilePart] = {"image": source}
+    if isinstance(backdrop, str):
+        # A data URL is longer than a form field may be: its bytes go as a file.
+        as_file = _file_of_data_url(backdrop)
+        if as_file is None:
+            body["replacement"] = backdrop
+        else:
+            files["replacement"] = as_file
+    elif backdrop is not None:
+        files["replacement"] = backdrop
+    return body, files
+
+
+def form_fields(body: Mapping[str, Any]) -> Dict[str, str]:
+    """A body's fields as a form's text: strings as they are, anything else as its JSON (``true``, ``0.8``)."""
+    return {name: value if isinstance(value, str) else json.dumps(value) for name, value in body.items()}
