@@ -71,9 +71,9 @@ describe("upscalePath", () => {
 
 describe("defaultModel", () => {
   it.each([
-    [2, "lsdir-compact-x4"],
+    [2, "atelier-compact-x2"],
     [3, "lsdir-compact-x4"],
-    [4, "lsdir-compact-x4"],
+    [4, "atelier-compact-x4"],
     [5, "lsdir-compact-x4"],
     [6, "esrgan-thick"],
     [7, "esrgan-thick"],
@@ -107,7 +107,7 @@ describe("defaultModel", () => {
     expect(defaultModel(2, photo, installed(), 0).entry.id).toBe(CLASSICAL_MODEL);
     expect(defaultModel(2, { width: MIN_NETWORK_SIDE - 1, height: 500 }, () => true, 0).entry.id).toBe(CLASSICAL_MODEL);
     expect(defaultModel(2, { width: 500, height: MIN_NETWORK_SIDE - 1 }, () => true, 0).entry.id).toBe(CLASSICAL_MODEL);
-    expect(defaultModel(2, { width: MIN_NETWORK_SIDE, height: MIN_NETWORK_SIDE }, () => true, 0).entry.id).toBe("lsdir-compact-x4");
+    expect(defaultModel(2, { width: MIN_NETWORK_SIDE, height: MIN_NETWORK_SIDE }, () => true, 0).entry.id).toBe("atelier-compact-x2");
   });
 
   it("lists only upscale models that exist, each list ending with Lanczos", () => {
@@ -181,28 +181,31 @@ describe("the strongest way the time budget affords", () => {
     expect(defaultModel(2, medium, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
     expect(defaultModel(4, medium, everything, budget)).toEqual({ entry: entry("esrgan-thick"), selfEnsemble: false });
     // 640x480 is 1.2 MP out at x2 and 4.9 MP at x4: both predicted over the default budget.
-    expect(defaultModel(2, photo, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
-    expect(defaultModel(4, photo, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+    expect(defaultModel(2, photo, everything, budget)).toEqual({ entry: entry("atelier-compact-x2"), selfEnsemble: false });
+    expect(defaultModel(4, photo, everything, budget)).toEqual({ entry: entry("atelier-compact-x4"), selfEnsemble: false });
   });
 
   it.each([2, 4])("x%i: takes each upgrade just within the budget and the next way just over it", (scale) => {
     const upgrades = AFFORDABLE_UPGRADES[scale]!;
     upgrades.forEach((way, i) => {
+      // A way at an earlier way's rate is the fallback when that one's partner is not installed (tested below).
+      if (upgrades.slice(0, i).some((earlier) => earlier.msPerOutputMegapixel === way.msPerOutputMegapixel)) return;
       const within = Math.floor(predictedUpgradeMs(way, scale, small));
       const taken = defaultModel(scale, small, everything, within + 1);
       expect(taken.entry.id).toBe(way.id);
       expect(taken.selfEnsemble).toBe(way.selfEnsemble);
       expect(taken.averagedWith?.entry.id).toBe(way.averagedWith?.id);
-      const next = upgrades[i + 1];
+      // The next way that fits: one at the same rate (a fallback for another partner) does not.
+      const next = upgrades.slice(i + 1).find((candidate) => predictedUpgradeMs(candidate, scale, small) <= within - 1);
       const over = defaultModel(scale, small, everything, within - 1);
       if (next) expect([over.entry.id, over.averagedWith?.entry.id]).toEqual([next.id, next.averagedWith?.id]);
-      else expect(over).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+      else expect(over).toEqual({ entry: entry(DEFAULT_PREFERENCE[scale]![0]!), selfEnsemble: false });
     });
   });
 
   it("keeps the fast default where no upgrade is listed, without a budget, or when the upgrade is not installed", () => {
     expect(defaultModel(3, small, everything, budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
-    expect(defaultModel(4, small, everything, 0).entry.id).toBe("lsdir-compact-x4");
+    expect(defaultModel(4, small, everything, 0).entry.id).toBe("atelier-compact-x4");
     expect(defaultModel(2, small, everything, 0).selfEnsemble).toBe(false);
     expect(defaultModel(4, small, installed("lsdir-compact-x4", "esrgan-medium"), budget).entry.id).toBe("lsdir-compact-x4");
     expect(defaultModel(2, small, installed("esrgan-medium"), budget)).toEqual({ entry: entry("esrgan-medium"), selfEnsemble: false });
@@ -212,6 +215,18 @@ describe("the strongest way the time budget affords", () => {
   it("skips a model ensemble one of whose networks is not installed", () => {
     expect(defaultModel(2, small, installed("lsdir-compact-x4"), budget)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: true });
     expect(defaultModel(4, small, installed("esrgan-thick"), budget)).toEqual({ entry: entry("esrgan-thick"), selfEnsemble: false });
+    // Without LSDIR, thick is averaged with Atelier's own networks, which ship with Atelier.
+    expect(defaultModel(2, small, installed("esrgan-thick", "atelier-compact-x2"), budget)).toEqual({
+      entry: entry("atelier-compact-x2"),
+      selfEnsemble: true,
+      averagedWith: { entry: entry("esrgan-thick"), selfEnsemble: false, path: { nativeScale: 4, finalResample: "reduce" } },
+    });
+    expect(defaultModel(2, { width: 320, height: 320 }, installed("esrgan-thick", "atelier-compact-x2"), budget)).toEqual({ entry: entry("atelier-compact-x2"), selfEnsemble: true });
+    expect(defaultModel(4, small, installed("esrgan-thick", "atelier-compact-x4"), budget)).toEqual({
+      entry: entry("esrgan-thick"),
+      selfEnsemble: false,
+      averagedWith: { entry: entry("atelier-compact-x4"), selfEnsemble: true, path: { nativeScale: 4, finalResample: "none" } },
+    });
   });
 
   it("lists only upscale models that can reach the factor, with a positive rate", () => {
@@ -238,7 +253,7 @@ describe("the quality a request asks for", () => {
   const small = { width: 256, height: 256 };
 
   it("fast ignores the budget, balanced uses it, max takes the strongest way whatever the budget", () => {
-    expect(chooseByQuality("fast", 2, small, everything, settings)).toEqual({ entry: entry("lsdir-compact-x4"), selfEnsemble: false });
+    expect(chooseByQuality("fast", 2, small, everything, settings)).toEqual({ entry: entry("atelier-compact-x2"), selfEnsemble: false });
     expect(chooseByQuality("balanced", 2, small, everything, settings)).toEqual(x2Ensemble);
     expect(chooseByQuality("max", 2, photo, everything, { ...settings, timeBudgetMs: 0 })).toEqual(x2Ensemble);
     expect(chooseByQuality("max", 4, photo, everything, settings)).toEqual(x4Ensemble);

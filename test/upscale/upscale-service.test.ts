@@ -125,17 +125,19 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     return json;
   }
 
-  it("x4 by default runs LSDIR natively and returns the photo 4x larger", async () => {
+  it("x4 by default runs Atelier's own x4 network natively and returns the photo 4x larger", async () => {
     const png = await photoPng({ left: 180, top: 80, width: 64, height: 48 });
     const body = await ok({ imageUrl: dataUrl(png), scale: 4 });
-    expect(body).toMatchObject({ model: "lsdir-compact-x4", scale: 4, nativeScale: 4, steps: ["lsdir-compact-x4 x4"] });
+    expect(body).toMatchObject({ model: "atelier-compact-x4", scale: 4, nativeScale: 4, steps: ["atelier-compact-x4 x4"] });
     expect(body.data[0]).toMatchObject({ mimeType: "image/png", width: 256, height: 192 });
     const { info } = await decoded(body);
     expect([info.width, info.height, info.channels]).toEqual([256, 192, 3]);
   });
 
-  it("x2 by default runs LSDIR at x4 and reduces with Lanczos, saying so", async () => {
-    const body = await ok({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 })), scale: 2 });
+  it("x2 by default runs Atelier's own x2 network natively; LSDIR named runs at x4 and reduces with Lanczos, saying so", async () => {
+    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
+    expect(await ok({ imageUrl, scale: 2 })).toMatchObject({ model: "atelier-compact-x2", scale: 2, nativeScale: 2, steps: ["atelier-compact-x2 x2"] });
+    const body = await ok({ imageUrl, scale: 2, model: "lsdir-compact-x4" });
     expect(body).toMatchObject({ model: "lsdir-compact-x4", scale: 2, nativeScale: 4, steps: ["lsdir-compact-x4 x4", "lanczos3 to x2"] });
     expect(body.data[0]).toMatchObject({ width: 96, height: 80 });
   });
@@ -161,7 +163,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     }
     const png = await sharp(rgba, { raw: { width: 48, height: 48, channels: 4 } }).png().toBuffer();
     const body = await ok({ imageUrl: dataUrl(png), scale: 4 });
-    expect(body.steps).toEqual(["lsdir-compact-x4 x4", "alpha: lanczos3 x4"]);
+    expect(body.steps).toEqual(["atelier-compact-x4 x4", "alpha: lanczos3 x4"]);
     const out = await decoded(body);
     expect(out.info.channels).toBe(4);
     for (const [x, y] of [[0, 0], [191, 0], [0, 191], [191, 191], [10, 10]]) expect(out.data[(y! * 192 + x!) * 4 + 3], `alpha at ${x},${y}`).toBe(0);
@@ -214,7 +216,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     expect([out.metadata.channels, out.metadata.space, out.metadata.hasAlpha]).toEqual([2, "b-w", true]);
   });
 
-  it('quality "max" averages LSDIR as a self-ensemble with ESRGAN thick, "fast" and the default (budget 0 here) run LSDIR once, and the outputs differ', async () => {
+  it('quality "max" averages LSDIR as a self-ensemble with ESRGAN thick, "fast" and the default (budget 0 here) run the fast default once, and the outputs differ', async () => {
     const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
     const max = await ok({ imageUrl, scale: 2, quality: "max" });
     expect(max).toMatchObject({
@@ -223,7 +225,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
       steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2", "esrgan-thick x4", "lanczos3 to x2", "mean of both"],
     });
     const fast = await ok({ imageUrl, scale: 2, quality: "fast" });
-    expect(fast.steps).toEqual(["lsdir-compact-x4 x4", "lanczos3 to x2"]);
+    expect(fast.steps).toEqual(["atelier-compact-x2 x2"]);
     expect((await ok({ imageUrl, scale: 2, quality: "balanced" })).steps).toEqual(fast.steps);
     const [ensembled, once] = [(await decoded(max)).data, (await decoded(fast)).data];
     expect(ensembled.length).toBe(once.length);
@@ -319,10 +321,12 @@ describe.skipIf(!hasTestPhotos())("POST /api/v1/tools/upscale with no pulled mod
     expect(body.message).toMatch(/npm run models -- pull lsdir-compact-x4/);
   });
 
-  it("defaults to the best model that is installed: the npm ESRGAN models, else Lanczos", async () => {
+  it("defaults to the best model that is installed: Atelier's own (shipped with it), the npm ESRGAN models, else Lanczos", async () => {
     const png = await photoPng({ left: 180, top: 80, width: 40, height: 32 });
     const call = async (scale: number) => (await (await service.post("/tools/upscale", { imageUrl: dataUrl(png), scale }, key)).json()) as UpscaleBody;
-    expect(await call(2)).toMatchObject({ model: "esrgan-medium", nativeScale: 2, steps: ["esrgan-medium x2"] });
+    expect(await call(2)).toMatchObject({ model: "atelier-compact-x2", nativeScale: 2, steps: ["atelier-compact-x2 x2"] });
+    expect(await call(3)).toMatchObject({ model: "esrgan-medium", nativeScale: 3, steps: ["esrgan-medium x3"] });
+    expect(await call(4)).toMatchObject({ model: "atelier-compact-x4", nativeScale: 4, steps: ["atelier-compact-x4 x4"] });
     expect(await call(5)).toMatchObject({ model: "lanczos", nativeScale: 5, steps: ["lanczos3 x5"] });
     const x6 = await call(6);
     expect(x6).toMatchObject({ model: "esrgan-thick", nativeScale: 8, steps: ["esrgan-thick x8", "lanczos3 to x6"] });

@@ -22,8 +22,12 @@ import type { UpscaleQuality } from "../../core/upscale-quality.js";
 const THICK_X4_MS = 4703;
 /** LSDIR's x4 network, per native-output megapixel. */
 const LSDIR_MS = 528;
+/** Atelier's own x4 network: LSDIR compact's architecture and operators, refitted weights, so LSDIR's rate. */
+const ATELIER_X4_MS = LSDIR_MS;
 /** LSDIR as a self-ensemble of eight at x2: its x4 output is 4 times the x2 one, and eight runs. */
 const LSDIR_ENSEMBLE_X2_MS = LSDIR_MS * 4 * 8;
+/** Atelier's own x2 network runs the same body on the same input as LSDIR reaching x2 through x4. */
+const ATELIER_ENSEMBLE_X2_MS = LSDIR_MS * 4 * 8;
 
 /** A network run once or as a self-ensemble. */
 export interface NetworkRun {
@@ -70,9 +74,17 @@ export interface AffordableUpgrade extends NetworkRun {
  *   alone (+1.49, worst +0.36; JPEG +0.88, worst -0.09), ahead of ESRGAN thick through x4 (+0.96, worst
  *   +0.35) and LSDIR alone (+0.72, worst -0.53 on the cat's fur). ESRGAN thick's own x2 network loses
  *   to Lanczos (-0.21), and averaging it in gains nothing (+1.49), so the ensemble takes its x4 one.
+ *   Where LSDIR is not pulled, the same ensemble and self-ensemble with Atelier's own x2 network (always
+ *   installed) in LSDIR's place, at the same cost: they beat the fast default on clean and JPEG
+ *   inputs, but lose to LSDIR's on JPEG ones, so they do not replace them.
  * - x4: a model ensemble, ESRGAN thick averaged with LSDIR as a self-ensemble (+1.16, worst +0.04; JPEG
  *   +0.83, worst +0.22); then ESRGAN thick alone (+0.59, worst -0.01; JPEG +0.31, worst +0.01) rather
- *   than LSDIR as a self-ensemble (+0.81, worst -0.44 on the rocket); LSDIR alone gains +0.08.
+ *   than LSDIR as a self-ensemble (+0.81, worst -0.44 on the rocket); LSDIR alone gains +0.08. Where
+ *   LSDIR is not pulled, ESRGAN thick averaged with Atelier's own x4 network as a self-ensemble (always
+ *   installed) comes before thick alone: it beats thick alone on clean and JPEG inputs, tuning and
+ *   reporting photos. It does not replace LSDIR in the first ensemble: it gains a little on clean
+ *   inputs but loses on JPEG ones (it was fitted to clean reductions; docs/upscale-atelier-compact.md).
+ *   Last, Atelier's x4 network as a self-ensemble: cheaper than thick, and ahead of the fast default.
  * Both networks' errors differ (different architectures and training), so their mean beats the better
  * one by 0.3 to 0.6 dB and lifts the worst photo. On the reporting photos, never tuned on, the
  * ensembles gave x4 +0.71 (worst +0.14) against thick's +0.32, and x2 as the README says.
@@ -90,11 +102,25 @@ export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpg
       averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 },
       msPerOutputMegapixel: LSDIR_ENSEMBLE_X2_MS + THICK_X4_MS * 4,
     },
+    {
+      id: "atelier-compact-x2",
+      selfEnsemble: true,
+      averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 },
+      msPerOutputMegapixel: ATELIER_ENSEMBLE_X2_MS + THICK_X4_MS * 4,
+    },
     { id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: LSDIR_ENSEMBLE_X2_MS },
+    { id: "atelier-compact-x2", selfEnsemble: true, msPerOutputMegapixel: ATELIER_ENSEMBLE_X2_MS },
   ],
   4: [
     { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "lsdir-compact-x4", selfEnsemble: true }, msPerOutputMegapixel: THICK_X4_MS + LSDIR_MS * 8 },
+    {
+      id: "esrgan-thick",
+      selfEnsemble: false,
+      averagedWith: { id: "atelier-compact-x4", selfEnsemble: true },
+      msPerOutputMegapixel: THICK_X4_MS + ATELIER_X4_MS * 8,
+    },
     { id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: THICK_X4_MS },
+    { id: "atelier-compact-x4", selfEnsemble: true, msPerOutputMegapixel: ATELIER_X4_MS * 8 },
   ],
 };
 
@@ -153,12 +179,16 @@ export const CLASSICAL_MODEL = "lanczos";
  * slim beat the off-centre libvips lanczos3 they were first ranked against at x2 to x4 only (not from
  * x5), and do not beat the centred Lanczos-3 at x2, so they come last, at x2 to x4.
  *
+ * Atelier's own networks lead at x2 and x4: at LSDIR's cost they beat it on clean and on JPEG inputs,
+ * tuning and reporting photos alike (docs/upscale-atelier-compact.md), and they ship with Atelier.
+ * The other factors are not measured with them yet.
+ *
  * Every list ends with Lanczos, which is always installed.
  */
 export const DEFAULT_PREFERENCE: Readonly<Record<number, readonly string[]>> = {
-  2: ["lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
+  2: ["atelier-compact-x2", "lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
   3: ["lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
-  4: ["lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
+  4: ["atelier-compact-x4", "lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
   5: ["lsdir-compact-x4", "espcn-x3", CLASSICAL_MODEL],
   6: ["esrgan-thick", "lsdir-compact-x4", "espcn-x3", CLASSICAL_MODEL],
   7: ["esrgan-thick", "lsdir-compact-x4", CLASSICAL_MODEL],
