@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import net from "node:net";
+import fc from "fast-check";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installedModelsDir } from "../support/installed-models.js";
@@ -325,6 +326,40 @@ describe("malformed forms", () => {
     const prompt = await postForm("/prompt/improve", { prompt: "a cat" });
     expect((await errorOf(prompt, 415, "UNSUPPORTED_MEDIA_TYPE")).message).toMatch(/application\/json/);
   });
+
+  it("answers any form, however mangled, in JSON with a status of its own, and never falls over", async () => {
+    const part = fc.record({
+      name: fc.constantFrom<string | undefined>("image", "replacement", "scale", "onlyMask", "x", "", undefined),
+      filename: fc.option(fc.constantFrom("a.png", "", "../../etc/passwd", "\u00e9.png"), { nil: undefined }),
+      content: fc.oneof(fc.constant(photo), fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)), fc.constantFrom(Buffer.from("2"), Buffer.from("true"))),
+    });
+    const form = fc.record({
+      path: fc.constantFrom("/tools/upscale", "/tools/background-remove", "/tools/style-transfer"),
+      parts: fc.array(part, { maxLength: 4 }),
+      cut: fc.option(fc.nat(), { nil: undefined }),
+      noise: fc.option(fc.uint8Array({ minLength: 1, maxLength: 40 }), { nil: undefined }),
+    });
+    await fc.assert(
+      fc.asyncProperty(form, async ({ path, parts, cut, noise }) => {
+        const pieces = parts.flatMap(({ name, filename, content }) => {
+          const disposition = ["form-data", ...(name === undefined ? [] : [`name="${name}"`]), ...(filename === undefined ? [] : [`filename="${filename}"`])].join("; ");
+          return [Buffer.from(`--b\r\nContent-Disposition: ${disposition}\r\n\r\n`), content, Buffer.from("\r\n")];
+        });
+        let body = Buffer.concat([...pieces, Buffer.from("--b--\r\n")]);
+        if (noise) body = Buffer.concat([body.subarray(0, (cut ?? 0) % (body.length + 1)), Buffer.from(noise), body.subarray((cut ?? 0) % (body.length + 1))]);
+        else if (cut !== undefined) body = body.subarray(0, cut % (body.length + 1));
+        const response = await fetch(`${service.url}/api/v1${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "multipart/form-data; boundary=b" },
+          body,
+        });
+        const answer = (await response.json()) as { code?: string };
+        expect([200, 400, 413, 422, 503]).toContain(response.status);
+        if (response.status !== 200) expect(answer.code).toMatch(/^[A-Z_]+$/);
+      }),
+      { numRuns: 60, seed: 11 },
+    );
+  }, 120_000);
 
   it("keeps serving after every refusal", async () => {
     await answerOf(await postForm("/tools/upscale", { image: photo }));
