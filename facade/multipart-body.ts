@@ -131,6 +131,7 @@ function readForm(
       },
     });
   } catch {
+    giveBackLargeSlot?.();
     return refuseUnread(malformed("The multipart/form-data Content-Type has no boundary parameter; let the HTTP client set the header for the form it sends."));
   }
 
@@ -189,7 +190,12 @@ function readForm(
     if (!once(name)) return;
     const image = new UploadedImage(name, declared === undefined ? undefined : Math.min(declared, limits.maxImageBytes));
     images.set(field, image);
-    stream.on("data", guarded((chunk: Buffer) => image.write(chunk)));
+    stream.on(
+      "data",
+      guarded((chunk: Buffer) => {
+        if (!done) image.write(chunk);
+      }),
+    );
     stream.on("limit", () => refuse(new AtelierError("IMAGE_TOO_LARGE", `The file in part ${JSON.stringify(name)} is larger than the limit of ${limits.maxImageBytes} bytes (ATELIER_MAX_IMAGE_BYTES).`)));
   };
 
@@ -226,7 +232,7 @@ function readForm(
           urls.push(url);
         }
       } catch (error) {
-        return refuseRead(error as AtelierError);
+        return refuseRead(asAtelierError(error));
       }
       keepBodyStrings(res, urls);
       req.body = body;

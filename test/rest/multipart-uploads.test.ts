@@ -278,6 +278,27 @@ describe("limits", () => {
     }
   });
 
+  it("gives the place for a large body back when it refuses the form from its headers", async () => {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const refused = await new Promise<string>((resolve) => {
+        const socket = net.connect(service.port, "127.0.0.1");
+        let received = "";
+        socket.on("error", () => {});
+        socket.on("data", (chunk: Buffer) => {
+          received += chunk.toString("latin1");
+          if (received.includes('"requestId"')) {
+            socket.destroy();
+            resolve(received);
+          }
+        });
+        socket.write(`POST /api/v1/tools/upscale HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: multipart/form-data\r\nContent-Length: 1500000\r\n\r\n`);
+      });
+      expect(refused).toMatch(/^HTTP\/1\.1 400 [\s\S]*"code":"MALFORMED_MULTIPART"/);
+    }
+    // The one place (ATELIER_MAX_CONCURRENT_LARGE_BODIES=1) is free for the next large body.
+    await answerOf(await postForm("/tools/upscale", { image: pngOf(1_200_000) }));
+  });
+
   it("answers a text field over 16 KiB with 400 naming it", async () => {
     const body = await errorOf(await postForm("/tools/background-remove", { image: photo, replacement: "a".repeat(17 * 1024) }), 400, "INVALID_INPUT");
     expect(body.issues).toEqual([{ path: "replacement", message: expect.stringMatching(/at most 16384 bytes/) as unknown }]);
