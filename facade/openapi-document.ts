@@ -33,7 +33,7 @@ const errorSchema = z
 
 const TAGS = [
   { name: "generation", description: "Text to image." },
-  { name: "tools", description: "Operations on an image given by URL: upscaling, style transfer, background removal and replacement." },
+  { name: "tools", description: "Operations on an image given by URL or sent as a file: upscaling, style transfer, background removal and replacement." },
   { name: "prompt", description: "Prompt improvement." },
   { name: "models", description: "The model catalog: what this server can run and how an operator installs the rest." },
   { name: "health", description: "Liveness and readiness for load balancers and orchestrators, at the root of the server." },
@@ -54,7 +54,8 @@ const INFO_DESCRIPTION =
   "Self-hosted image AI: generation, upscaling, style transfer, background removal and prompt improvement. " +
   "Authenticate with `Authorization: Bearer <API key>` (an operator creates keys with `npm run keys -- create`). " +
   "Every key has an hourly quota (100 requests by default), and the keys of one console user also share that user's hourly allowance; responses carry the tighter of the two in `RateLimit` headers. " +
-  "Images are sent as `imageUrl` (an `http(s)://` URL the server fetches, or a `data:image/...;base64,` URL) and returned as data URLs.\n\n" +
+  "Images are sent as `imageUrl` (an `http(s)://` URL the server fetches, or a `data:image/...;base64,` URL), or as a file in the `image` part of a `multipart/form-data` form " +
+  "(every operation that takes an image takes its body as such a form too, its other fields as form fields), and returned as data URLs.\n\n" +
   "Every error is JSON (the `Error` schema) with one of these codes:\n\n| Status | Code | Meaning |\n|---|---|---|\n" +
   Object.entries(ERROR_KINDS)
     .filter(([, kind]) => kind.scope !== "unseen")
