@@ -2,16 +2,16 @@
  * SIGTERM to a real `npm start` process while a request is running: readiness turns 503 at once,
  * new connections are refused, the running request gets its full 200, and the process exits 0.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import readline from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { openApiKeyStore } from "../../server/keys/open-api-key-store.js";
 import { bytesOfDataUrl, gradientPng } from "../support/test-images.js";
 import { makeDataDir } from "../support/test-service.js";
+import { mainProcessEnv, startMainProcess } from "../support/main-process.js";
 
 const dataDir = makeDataDir();
 let child: ChildProcess | undefined;
@@ -39,32 +39,17 @@ async function startSlowImageServer(png: Buffer) {
 
 describe("graceful shutdown of a real service process", () => {
   it("finishes the request in flight with a full 200, refuses new work, and exits 0", async () => {
-    const env = {
-      ...process.env,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      LOG_LEVEL: "info",
-      ATELIER_DATA_DIR: dataDir,
-      ATELIER_METRICS_PORT: "0",
-      ATELIER_PROVISION_MODELS: "false",
+    const env = mainProcessEnv(dataDir, {
       ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1",
       ATELIER_SHUTDOWN_GRACE_MS: "20000",
-    };
+    });
     const keys = await openApiKeyStore(loadConfig(env));
     const { key } = await keys.create({ name: "shutdown", hourlyLimit: null });
     await keys.close();
 
-    child = spawn(process.execPath, ["--import", "tsx", "facade/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
-    const output: string[] = [];
-    const url = await new Promise<string>((resolve, reject) => {
-      readline.createInterface({ input: child!.stdout! }).on("line", (line) => {
-        output.push(line);
-        const match = /^Atelier is listening on (\S+)/.exec(line);
-        if (match) resolve(match[1]!);
-      });
-      child!.once("exit", (code) => reject(new Error(`service exited with ${code}: ${output.join("\n")}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
+    const started = await startMainProcess(env);
+    child = started.child;
+    const { url, output, exited } = started;
 
     const png = await gradientPng(40, 30);
     const slow = await startSlowImageServer(png);

@@ -8,16 +8,16 @@
  * drippers still drip; each attempt ends at ATELIER_WEBHOOK_TIMEOUT_MS; SIGTERM then cuts off the
  * attempts still running when the short grace period ends (to be retried) and the process exits 0.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
-import readline from "node:readline";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../core/config.js";
 import { MAX_IN_FLIGHT } from "../../../jobs/webhooks/webhook-deliverer.js";
 import { openApiKeyStore } from "../../../server/keys/open-api-key-store.js";
 import { makeDataDir } from "../../support/test-service.js";
+import { mainProcessEnv, startMainProcess } from "../../support/main-process.js";
 
 /** Long beside the good receiver's normal time, short beside the test's. */
 const ATTEMPT_DEADLINE_MS = 6_000;
@@ -98,20 +98,13 @@ interface Webhook {
 
 describe("security item 2: slow webhook receivers", () => {
   it("never hold another key's webhooks, end at the attempt deadline, and are cut off at the end of the shutdown grace period", async () => {
-    const env = {
-      ...process.env,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      LOG_LEVEL: "info",
-      ATELIER_DATA_DIR: dataDir,
-      ATELIER_METRICS_PORT: "0",
-      ATELIER_PROVISION_MODELS: "false",
+    const env = mainProcessEnv(dataDir, {
       ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1",
       ATELIER_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_DEADLINE_MS),
       // No retry within the test: every attempt seen is a first one.
       ATELIER_WEBHOOK_RETRY_BASE_MS: "600000",
       ATELIER_SHUTDOWN_GRACE_MS: "1000",
-    };
+    });
     const keys = await openApiKeyStore(loadConfig(env));
     const hostile = (await keys.create({ name: "dripping receivers", hourlyLimit: null })).key;
     const other = (await keys.create({ name: "good receiver", hourlyLimit: null })).key;
@@ -131,17 +124,9 @@ describe("security item 2: slow webhook receivers", () => {
     await new Promise<void>((resolve) => good.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => good.close(resolve)));
 
-    child = spawn(process.execPath, ["--import", "tsx", "facade/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
-    const output: string[] = [];
-    const url = await new Promise<string>((resolve, reject) => {
-      readline.createInterface({ input: child!.stdout! }).on("line", (line) => {
-        output.push(line);
-        const match = /^Atelier is listening on (\S+)/.exec(line);
-        if (match) resolve(match[1]!);
-      });
-      child!.once("exit", (code) => reject(new Error(`service exited with ${code}: ${output.join("\n")}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
+    const started = await startMainProcess(env);
+    child = started.child;
+    const { url, output, exited } = started;
     const submit = async (key: string, webhookUrl: string): Promise<string> => {
       const response = await fetch(`${url}/api/v1/prompt/improve`, {
         method: "POST",

@@ -6,10 +6,9 @@
  * many event streams and result downloads open: one more is 429 with `Retry-After`, and a place
  * frees up when a stream closes.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
-import readline from "node:readline";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../core/config.js";
@@ -17,6 +16,7 @@ import { seededRandom } from "../../../core/seeded-random.js";
 import { openApiKeyStore } from "../../../server/keys/open-api-key-store.js";
 import { dataUrl } from "../../support/test-images.js";
 import { makeDataDir } from "../../support/test-service.js";
+import { mainProcessEnv, startMainProcess } from "../../support/main-process.js";
 
 const MiB = 1024 * 1024;
 /** Readers of each kind (raw result, event stream, job lookup) in the memory test. */
@@ -99,32 +99,19 @@ async function api(path: string, key: string, init: RequestInit = {}): Promise<R
 }
 
 beforeAll(async () => {
-  const env = {
-    ...process.env,
-    HOST: "127.0.0.1",
-    PORT: "0",
+  const env = mainProcessEnv(dataDir, {
     LOG_LEVEL: "warn",
-    ATELIER_DATA_DIR: dataDir,
-    ATELIER_METRICS_PORT: "0",
-    ATELIER_PROVISION_MODELS: "false",
     ATELIER_CONSOLE: "off",
     ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY: String(CAP),
     ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY: String(CAP),
-  };
+  });
   const keys = await openApiKeyStore(loadConfig(env));
   const made = [(await keys.create({ name: "memory", hourlyLimit: null })).key, (await keys.create({ name: "cap", hourlyLimit: null })).key];
   await keys.close();
 
-  child = spawn(process.execPath, ["--import", "tsx", "facade/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
-  const output: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    readline.createInterface({ input: child!.stdout! }).on("line", (line) => {
-      output.push(line);
-      const match = /^Atelier is listening on (\S+)/.exec(line);
-      if (match) resolve(match[1]!);
-    });
-    child!.once("exit", (code) => reject(new Error(`service exited with ${code}: ${output.join("\n")}`)));
-  });
+  const started = await startMainProcess(env);
+  child = started.child;
+  const { url } = started;
   port = Number(new URL(url).port);
 
   const imageUrl = dataUrl(await noisePng(400));
