@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { UpscaleQuality, type UpscaleRequest } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { openImage } from "../../workers/image/open-image.js";
 import { assertUpscaleFits, checkUpscaleOptions } from "../../workers/upscale/upscale-request.js";
 import type { RequestContext } from "../context.js";
 import { isDataUrl } from "../image-source/fetch-image.js";
@@ -68,6 +67,9 @@ export async function precheckUpscale(input: UpscaleInput, ctx: RequestContext):
   if (!isDataUrl(input.imageUrl, ctx.bodyStringBytes?.(input.imageUrl))) return;
   const image = await loadSourceImage(ctx, input.imageUrl);
   const limits = ctx.services.config.images;
+  // Loaded only here: a router reads an image's header only for this check, so a router whose
+  // jobs never carry an inline image never loads sharp (test/facade/router-imports.test.ts).
+  const { openImage } = await import("../../workers/image/open-image.js");
   const { info } = await openImage(image.data, limits);
   assertUpscaleFits(info.width, info.height, input.scale, limits);
 }

@@ -31,6 +31,9 @@ const ROUTER_SIDE_OF_WORKERS = [
   /^workers\/models\/(model-store|model-installer|fetch-weight-file|hub-files)\.ts$/,
   /^workers\/prompt\/(style-presets|mood-presets|catalog-details)\.ts$/,
   /^workers\/generation\/diffusion\/export-layout\.ts$/,
+  // The upscale request's own checks, which the router runs before accepting a job.
+  /^workers\/upscale\/(upscale-request|upscale-choice)\.ts$/,
+  /^workers\/image\/image-limits\.ts$/,
 ];
 /** Packages that belong to the workers: their entry points must not be loaded by a router. */
 const WORKER_PACKAGES = ["onnxruntime-node", "onnxruntime-common", "sharp", "onnx-proto", "compromise", "@imgly/background-removal-node"];

@@ -45,14 +45,16 @@ describe.skipIf(!hasClipMerges())("jobs with step progress (tiny diffusion worke
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = await readEvents(response);
     expect(events.map((event) => event.event)).toEqual(["status", "status", "progress", "progress", "progress", "progress", "progress", "status", "result"]);
-    expect(events.map((event) => (event.data as { status?: string }).status).filter(Boolean)).toEqual(["queued", "running", "succeeded"]);
+    expect(events.filter((event) => event.event === "status").map((event) => (event.data as { status: string }).status)).toEqual(["queued", "running", "succeeded"]);
     expect(events.filter((event) => event.event === "progress").map((event) => (event.data as { step: number }).step)).toEqual([1, 2, 3, 4, 5]);
     expect(events.filter((event) => event.event === "progress").map((event) => (event.data as { stage: string }).stage)).toEqual(Array(5).fill("denoising"));
     const ids = events.map((event) => event.id);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
-    const final = events.at(-1)!.data as { seed: number; data: { url: string }[] };
+    // The result event says where the result is; asked for, it carries the result itself.
+    expect(events.at(-1)!.data).toEqual({ status: "succeeded", jobUrl: `/api/v1/jobs/${job.id}`, resultUrl: `/api/v1/jobs/${job.id}/result` });
     const stored = await finishedJob(service, key, job.id);
-    expect(final).toEqual(stored.result);
+    const inline = await readEvents(await call(service, "GET", `/jobs/${job.id}/events?include=result`, key));
+    expect((inline.at(-1)!.data as { result: unknown }).result).toEqual(stored.result);
 
     const resumed = await readEvents(await call(service, "GET", `/jobs/${job.id}/events`, key, { "last-event-id": String(ids[4]) }));
     expect(resumed.map((event) => event.id)).toEqual(ids.slice(5));

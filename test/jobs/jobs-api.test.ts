@@ -68,10 +68,11 @@ describe("Prefer: respond-async", () => {
   });
 
   it("records a failed job's error body exactly as the synchronous error", async () => {
-    const body = { imageUrl: `data:image/png;base64,${Buffer.from("not an image").toString("base64")}`, scale: 2 };
-    const job = await submitAsync(service, "/tools/upscale", body, key);
+    // A style the catalog does not know is invalid input found by the worker, once the job runs.
+    const body = { imageUrl: dataUrl(png), style: "picasso" };
+    const job = await submitAsync(service, "/tools/style-transfer", body, key);
     const done = await finishedJob(service, key, job.id);
-    const sync = await service.post("/tools/upscale", body, key);
+    const sync = await service.post("/tools/style-transfer", body, key);
     const syncBody = (await sync.json()) as { code: string; message: string };
     expect(done.status).toBe("failed");
     expect(done.error).toMatchObject({ code: syncBody.code, message: syncBody.message, status: sync.status });
@@ -80,13 +81,14 @@ describe("Prefer: respond-async", () => {
 });
 
 describe("upscale jobs carry quality", () => {
-  it("to the worker: quality beside a model fails the job with the synchronous error, quality alone runs", async () => {
+  it("quality beside a model is refused before a job is made, with the synchronous error; quality alone runs", async () => {
     const refused = { imageUrl: dataUrl(png), scale: 2, model: "lanczos", quality: "max" };
-    const failed = await finishedJob(service, key, (await submitAsync(service, "/tools/upscale", refused, key)).id);
-    const sync = (await (await service.post("/tools/upscale", refused, key)).json()) as { code: string; message: string };
-    expect(sync.message).toMatch(/quality chooses the model/);
-    expect(failed.status).toBe("failed");
-    expect(failed.error).toMatchObject({ code: sync.code, message: sync.message });
+    const asJob = await service.post("/tools/upscale", refused, key, { prefer: "respond-async" });
+    const sync = await service.post("/tools/upscale", refused, key);
+    const syncBody = (await sync.json()) as { code: string; message: string };
+    expect(syncBody.message).toMatch(/quality chooses the model/);
+    expect(asJob.status).toBe(sync.status);
+    expect(await asJob.json()).toMatchObject({ code: syncBody.code, message: syncBody.message });
     const done = await finishedJob(service, key, (await submitAsync(service, "/tools/upscale", { imageUrl: dataUrl(png), scale: 2, quality: "fast" }, key)).id);
     expect(done.result).toMatchObject({ model: "lanczos", steps: ["lanczos3 x2"] });
   });

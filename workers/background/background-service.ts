@@ -10,7 +10,8 @@ import {
   type RemoveBackgroundResponse,
 } from "../../gen/atelier/background/v1/background_service.js";
 import { unaryHandler } from "../grpc-handler.js";
-import { assertOutputSize, openImage } from "../image/open-image.js";
+import { assertOutputSize } from "../image/image-limits.js";
+import { openImage } from "../image/open-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { chooseModel } from "./choose-model.js";
 import { runRemoval, type FillRequest } from "./remove-background.js";

@@ -19,7 +19,7 @@ import { entriesForTask } from "../catalog/model-catalog.js";
 import { abortSignalFor, unaryHandler } from "../grpc-handler.js";
 import { reportProgress } from "../work-progress.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize } from "../image/open-image.js";
+import { assertOutputSize } from "../image/image-limits.js";
 import { rawImagePipeline } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { assertValidRequest, generationParams } from "./generation-request.js";

@@ -91,12 +91,3 @@ export async function renderPipeline(image: Sharp): Promise<{ data: Buffer; info
   }
 }
 
-/** Refuses, before any work, an output over the configured pixel limit. */
-export function assertOutputSize(width: number, height: number, limits: ImageLimits, hint: string): void {
-  if (width * height > limits.maxOutputPixels) {
-    throw new AtelierError(
-      "OUTPUT_TOO_LARGE",
-      `The result would be ${width}x${height} (${megapixels(width * height)}), over this server's limit of ${megapixels(limits.maxOutputPixels)} (ATELIER_MAX_OUTPUT_PIXELS). ${hint}`,
-    );
-  }
-}

@@ -23,7 +23,8 @@ import {
 import { unaryHandler } from "../grpc-handler.js";
 import { splitAlpha } from "../image/alpha.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize, openImage } from "../image/open-image.js";
+import { assertOutputSize } from "../image/image-limits.js";
+import { openImage } from "../image/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { blendWithOriginal } from "./blend-strength.js";
