@@ -26,10 +26,11 @@ beforeAll(async () => {
   // Lanczos x4 to 2000x2000 takes over a second on two cores: long enough to be killed mid-call.
   slowImage = dataUrl(await gradientPng(500, 500));
 });
+// Closing waits for the router's channels to the killed and restarted workers: generous on a loaded machine.
 afterAll(async () => {
   await service?.close();
   await Promise.all([first?.shutdown(0), second?.shutdown(0)]);
-});
+}, 180_000);
 
 const slowUpscale = (key: string) => service.post("/tools/upscale", { imageUrl: slowImage, scale: 4, model: "lanczos" }, key);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
