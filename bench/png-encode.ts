@@ -35,7 +35,7 @@ import { PNG_OPTIONS } from "../workers/image/encode-image.js";
 import { openImage } from "../workers/image/open-image.js";
 import { encodePng, type DeflateStrategy } from "../workers/image/png-encoder.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../workers/image/raw-image.js";
-import { catalogEntry } from "../workers/catalog/model-catalog.js";
+import { catalogEntry } from "../models/catalog/model-catalog.js";
 import { restyle } from "../workers/style/style-service.js";
 import { STYLE_ENTRIES } from "../workers/style/style-request.js";
 import { DEFAULT_STYLE_SETTINGS } from "../workers/style/style-settings.js";

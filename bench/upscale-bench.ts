@@ -43,8 +43,8 @@ import { parseArgs } from "node:util";
 import ort from "onnxruntime-node";
 import sharp from "sharp";
 import { loadConfig } from "../core/config.js";
-import { catalogEntry } from "../workers/catalog/model-catalog.js";
-import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
+import { catalogEntry } from "../models/catalog/model-catalog.js";
+import type { CatalogEntry } from "../models/catalog/catalog-types.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
 import { encodeImage } from "../workers/image/encode-image.js";
 import { serviceSessionOptions } from "../workers/onnx/onnx-runtime.js";
@@ -432,7 +432,7 @@ async function classicalSpeed(): Promise<void> {
 
 async function tfjsComparison(bench: BenchModels): Promise<void> {
   const { loadReferenceModel, registerUpscalerJsLayers, useTfjsCpu, tf } = await import("../test/convert/tfjs-reference.js");
-  const { esrganModelDir } = await import("../workers/convert/upscalerjs-esrgan.js");
+  const { esrganModelDir } = await import("../models/convert/upscalerjs-esrgan.js");
   await useTfjsCpu();
   const cases = [
     { variant: "slim", scale: 2, size: 64 },
@@ -676,7 +676,7 @@ const bench = await benchModels(MODEL_IDS);
 function commit(): string {
   try {
     const head = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
-    const status = execFileSync("git", ["status", "--porcelain", "--", "workers/upscale", "workers/catalog", "workers/onnx", "bench"], { encoding: "utf8" });
+    const status = execFileSync("git", ["status", "--porcelain", "--", "workers/upscale", "models/catalog", "workers/onnx", "bench"], { encoding: "utf8" });
     const changed = status.split("\n").filter((line) => line.length > 3).map((line) => line.slice(3));
     return changed.length > 0 ? `${head} with uncommitted changes to ${changed.join(", ")}` : head;
   } catch {

@@ -8,12 +8,12 @@ import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../core/config.js";
 import { modelMirror } from "../test/support/test-assets.js";
-import { catalogEntry } from "../workers/catalog/model-catalog.js";
-import type { CatalogEntry } from "../workers/catalog/catalog-types.js";
-import { modelConverters } from "../workers/models/model-converters.js";
-import { pullModel } from "../workers/models/model-installer.js";
-import { ModelLoader } from "../workers/models/model-loader.js";
-import { ModelStore } from "../workers/models/model-store.js";
+import { catalogEntry } from "../models/catalog/model-catalog.js";
+import type { CatalogEntry } from "../models/catalog/catalog-types.js";
+import { modelConverters } from "../models/convert/model-converters.js";
+import { pullModel } from "../models/store/model-installer.js";
+import { ModelLoader } from "../workers/model-loader.js";
+import { ModelStore } from "../models/store/model-store.js";
 import { ModelRuntime } from "../workers/onnx/onnx-runtime.js";
 
 export interface BenchModels {

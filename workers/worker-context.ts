@@ -2,7 +2,7 @@
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
 import type { ImageLimits } from "./image/image-limits.js";
-import type { ModelLoader } from "./models/model-loader.js";
+import type { ModelLoader } from "./model-loader.js";
 import type { ModelRuntime } from "./onnx/onnx-runtime.js";
 import type { WorkQueue } from "./work-queue.js";
 

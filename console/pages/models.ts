@@ -10,7 +10,7 @@ import { AtelierError, ERROR_KINDS } from "../../core/errors.js";
 import type { AtelierServices, RequestContext } from "../../server/context.js";
 import type { InstallJob } from "../../server/model-installs/model-installs.js";
 import { appRouter } from "../../server/router.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { currentUser, registerPage, requireAdmin, requireSession, type PageRequest } from "../server/pages.js";

@@ -9,7 +9,7 @@
  */
 import type express from "express";
 import type { AtelierServices } from "../../server/context.js";
-import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
+import { MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
 import { PLAYGROUND_OPERATIONS, playgroundOperation, type PlaygroundOperation } from "../playground/playground-operations.js";
 import { formFields, type FormField } from "../playground/schema-form.js";
 import { consoleOrigin } from "../server/console-origin.js";

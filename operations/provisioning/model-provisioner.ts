@@ -7,12 +7,12 @@
 import type { AtelierConfig } from "../../core/config.js";
 import type { Logger } from "../../core/logger.js";
 import { setProvisioningProbe } from "../../observability/metrics.js";
-import { catalogEntry, weightSize, type CatalogEntry } from "../../workers/catalog/model-catalog.js";
-import { modelConverters } from "../../workers/models/model-converters.js";
-import { cleanStaging, pullModel } from "../../workers/models/model-installer.js";
-import { ModelStore } from "../../workers/models/model-store.js";
+import { catalogEntry, weightSize, type CatalogEntry } from "../../models/catalog/model-catalog.js";
+import { modelConverters } from "../../models/convert/model-converters.js";
+import { cleanStaging, pullModel } from "../../models/store/model-installer.js";
+import { ModelStore } from "../../models/store/model-store.js";
 import type { ReadinessCheck } from "../health/readiness.js";
-import { arrivalsIn } from "./arriving-models.js";
+import { arrivalsIn } from "../../models/store/arriving-models.js";
 import { STARTER_MODELS } from "./starter-models.js";
 
 export type ModelState = "pending" | "downloading" | "installed" | "failed";

@@ -9,12 +9,12 @@
 import PQueue from "p-queue";
 import { AtelierError } from "../../core/errors.js";
 import type { Logger } from "../../core/logger.js";
-import { catalogEntry, unpinnedFiles, weightSize } from "../../workers/catalog/model-catalog.js";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
-import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
-import type { HubClient } from "../../workers/models/hub-files.js";
-import { cleanStaging, pullModel, removeModel, type ModelConverters } from "../../workers/models/model-installer.js";
-import { ModelStore } from "../../workers/models/model-store.js";
+import { catalogEntry, unpinnedFiles, weightSize } from "../../models/catalog/model-catalog.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
+import type { HubClient } from "../../models/store/hub-files.js";
+import { cleanStaging, pullModel, removeModel, type ModelConverters } from "../../models/store/model-installer.js";
+import { ModelStore } from "../../models/store/model-store.js";
 
 export type InstallState = "queued" | "running" | "installed" | "failed" | "cancelled";
 
@@ -154,7 +154,7 @@ export class ModelInstalls {
         from: this.options.from,
         hub: this.options.hub,
         // Loaded with the first install: a router whose workers run elsewhere carries no converter code.
-        converters: this.options.converters ?? (await import("../../workers/models/model-converters.js")).modelConverters,
+        converters: this.options.converters ?? (await import("../../models/convert/model-converters.js")).modelConverters,
         signal,
         onProgress: ({ file, receivedBytes, totalBytes }) => {
           files.set(file, { received: receivedBytes, total: totalBytes });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GENERATION_OPTIONS, type GenerationOption } from "../../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type GenerationOption } from "../../models/catalog/catalog-types.js";
 
 const isGenerationOption = (value: string): value is GenerationOption => (GENERATION_OPTIONS as readonly string[]).includes(value);
 import { publicProcedure } from "./procedure-bases.js";

@@ -15,14 +15,14 @@ import { removeBackground } from "../../workers/background/background-service.js
 import { chooseModel } from "../../workers/background/choose-model.js";
 import { RESULT_DEFLATE, runRemoval } from "../../workers/background/remove-background.js";
 import { SEGMENTATION_MODELS, segmentationEntry, subjectsOf } from "../../workers/background/segmentation-models.js";
-import { catalogEntry, entriesForTask } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry, entriesForTask } from "../../models/catalog/model-catalog.js";
 import { mergeAlpha } from "../../workers/image/alpha.js";
 import { openImage } from "../../workers/image/open-image.js";
 import * as pngEncoder from "../../workers/image/png-encoder.js";
 import type { PngEncodeOptions } from "../../workers/image/png-encoder.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
-import { ModelLoader } from "../../workers/models/model-loader.js";
-import { ModelStore } from "../../workers/models/model-store.js";
+import { ModelLoader } from "../../workers/model-loader.js";
+import { ModelStore } from "../../models/store/model-store.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
 import { installedModelsDir } from "../support/installed-models.js";

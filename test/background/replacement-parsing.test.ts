@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import type { ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GENERATION_OPTIONS } from "../../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS } from "../../models/catalog/catalog-types.js";
 import { describeReplacement, generationSize, parseReplacement } from "../../server/background/index.js";
 
 describe("parseReplacement", () => {

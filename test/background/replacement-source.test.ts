@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GENERATION_OPTIONS } from "../../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS } from "../../models/catalog/catalog-types.js";
 import type { Image } from "../../gen/atelier/image/v1/image.js";
 import { BACKGROUND_NEGATIVE_PROMPT, parseReplacement, photographicGenerator, resolveReplacement } from "../../server/background/index.js";
 import type { RequestContext } from "../../server/context.js";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import { ModelInstalls, type InstallJob } from "../../server/model-installs/model-installs.js";
-import { catalogEntry, weightSize } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry, weightSize } from "../../models/catalog/model-catalog.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
 
 const MODEL = "espcn-x3";

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import type { Browser } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
+import { MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
 import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
 import { describeViolations, signIn, watchProblems, type SignedInPage, WIDTHS } from "./signed-in-browser.js";

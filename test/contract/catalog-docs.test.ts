@@ -1,7 +1,7 @@
 /** The document names every catalogued model on the field that takes it: the lists come from the catalog. */
 import { describe, expect, it } from "vitest";
 import { buildOpenApiDocument } from "../../facade/openapi-document.js";
-import { entriesForTask, type ModelTask } from "../../workers/catalog/model-catalog.js";
+import { entriesForTask, type ModelTask } from "../../models/catalog/model-catalog.js";
 
 type Body = { requestBody: { content: { "application/json": { schema: { properties: Record<string, { description: string }> } } } } };
 const document = buildOpenApiDocument("test") as unknown as { paths: Record<string, { post: Body }> };

@@ -6,10 +6,10 @@
 import fs from "node:fs/promises";
 import onnxProto from "onnx-proto";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ConvertedOnnxModel } from "../../workers/convert/converted-model.js";
-import { convertKerasToOnnx } from "../../workers/convert/keras-to-onnx.js";
-import { permuteTensor } from "../../workers/convert/permute-tensor.js";
-import { readTfjsLayersModel } from "../../workers/convert/tfjs-layers-model.js";
+import type { ConvertedOnnxModel } from "../../models/convert/converted-model.js";
+import { convertKerasToOnnx } from "../../models/convert/keras-to-onnx.js";
+import { permuteTensor } from "../../models/convert/permute-tensor.js";
+import { readTfjsLayersModel } from "../../models/convert/tfjs-layers-model.js";
 import { hasMirrorModel, mirrorPath } from "../support/test-assets.js";
 import { maxAbsDifference, seededUniform, seededUniformGenerator } from "./numeric.js";
 import { onnxSession, runOnnxOutput } from "./onnx-run.js";

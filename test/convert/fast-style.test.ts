@@ -5,11 +5,11 @@
  */
 import fs from "node:fs/promises";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ConvertedOnnxModel } from "../../workers/convert/converted-model.js";
-import { readDeeplearnCheckpoint } from "../../workers/convert/deeplearn-checkpoint.js";
-import { FAST_STYLE_SIGNATURE, buildFastStyleOnnx } from "../../workers/convert/fast-style-checkpoint-to-onnx.js";
-import { permuteTensor } from "../../workers/convert/permute-tensor.js";
-import type { WeightTensor } from "../../workers/convert/tfjs-layers-model.js";
+import type { ConvertedOnnxModel } from "../../models/convert/converted-model.js";
+import { readDeeplearnCheckpoint } from "../../models/convert/deeplearn-checkpoint.js";
+import { FAST_STYLE_SIGNATURE, buildFastStyleOnnx } from "../../models/convert/fast-style-checkpoint-to-onnx.js";
+import { permuteTensor } from "../../models/convert/permute-tensor.js";
+import type { WeightTensor } from "../../models/convert/tfjs-layers-model.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, testPhoto } from "../support/test-assets.js";
 import { maxAbsDifference } from "./numeric.js";
 import { onnxSession, runOnnxOutput } from "./onnx-run.js";

@@ -7,8 +7,8 @@
  * output units), tighter than 1e-3 on a 0..1 scale.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { OnnxGraphBuilder, attr } from "../../workers/convert/onnx-graph.js";
-import { permuteTensor } from "../../workers/convert/permute-tensor.js";
+import { OnnxGraphBuilder, attr } from "../../models/convert/onnx-graph.js";
+import { permuteTensor } from "../../models/convert/permute-tensor.js";
 import {
   ESRGAN_SCALES,
   ESRGAN_VARIANTS,
@@ -16,7 +16,7 @@ import {
   type EsrganVariant,
   convertEsrgan,
   esrganModelDir,
-} from "../../workers/convert/upscalerjs-esrgan.js";
+} from "../../models/convert/upscalerjs-esrgan.js";
 import { hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import { maxAbsDifference, seededUniform } from "./numeric.js";
 import { onnxSession, runOnnxOutput } from "./onnx-run.js";

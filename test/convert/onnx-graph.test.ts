@@ -1,7 +1,7 @@
 /** The graph builder on tiny hand-made graphs whose results are worked out by hand. */
 import onnxProto from "onnx-proto";
 import { describe, expect, it } from "vitest";
-import { OnnxGraphBuilder, attr, sanitizeName } from "../../workers/convert/onnx-graph.js";
+import { OnnxGraphBuilder, attr, sanitizeName } from "../../models/convert/onnx-graph.js";
 import { onnxSession, runOnnx, runOnnxOutput } from "./onnx-run.js";
 
 const { onnx } = onnxProto;

@@ -1,6 +1,6 @@
 /** Real-photo crops as model inputs (NCHW for ONNX, NHWC for TF.js), so converters are compared on natural statistics. */
 import sharp from "sharp";
-import { permuteTensor } from "../../workers/convert/permute-tensor.js";
+import { permuteTensor } from "../../models/convert/permute-tensor.js";
 
 /** One RGB crop in both layouts, values multiplied by `valueScale` (1 → 0..255, 1/255 → 0..1). */
 export interface PhotoCrop {

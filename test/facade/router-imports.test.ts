@@ -22,15 +22,10 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const recorder = path.join(repoRoot, "test", "support", "record-imports.mjs");
 
 /**
- * What a router may load from workers/: the model catalog (plain data, with the preset tables and file
- * layouts it lists) and the installer the console runs (file downloads and checks). Nothing that runs,
- * converts or serves a model.
+ * What a router may load from workers/: nothing that runs or serves a model (the catalog and the
+ * installer live in models/).
  */
 const ROUTER_SIDE_OF_WORKERS = [
-  /^workers\/catalog\//,
-  /^workers\/models\/(model-store|model-installer|fetch-weight-file|hub-files)\.ts$/,
-  /^workers\/prompt\/(style-presets|mood-presets|catalog-details)\.ts$/,
-  /^workers\/generation\/diffusion\/export-layout\.ts$/,
   // The upscale request's own checks, which the router runs before accepting a job.
   /^workers\/upscale\/(upscale-request|upscale-choice)\.ts$/,
   /^workers\/image\/image-limits\.ts$/,

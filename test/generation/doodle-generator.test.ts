@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { createDoodleGenerator, doodleFeeds } from "../../workers/generation/doodle/doodle-generator.js";
 import { DOODLE_STYLE, renderDoodle } from "../../workers/generation/doodle/render-doodle.js";
 import type { GenerationParams, ImageGenerator } from "../../workers/generation/image-generator.js";

@@ -3,7 +3,7 @@
  * generator that paints a flat grey canvas step by step, recording what it was asked and whether
  * it was stopped. Registered only in the tests' own registries.
  */
-import { GENERATION_OPTIONS, type CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry } from "../../models/catalog/catalog-types.js";
 import type { GeneratorRegistration } from "../../workers/generation/generator-registry.js";
 import type { GenerationParams, ImageGenerator } from "../../workers/generation/image-generator.js";
 

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { openAccountStore } from "../../server/accounts/open-account-store.js";
 import { openApiKeyStore } from "../../server/keys/open-api-key-store.js";
-import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
+import { MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { acceptableForBadInput, errorCodeOf, rawRequest, type RawAnswer } from "./support/hostile-service.js";
 import { startServiceProcess, type ProcessMemory, type ServiceProcess } from "./support/service-process.js";

@@ -1,5 +1,5 @@
 /**
- * Atelier's own models, committed in its tree (source kind "bundled", workers/catalog/bundled/):
+ * Atelier's own models, committed in its tree (source kind "bundled", models/catalog/bundled/):
  * installed in any models folder without a pull, verified against their pinned checksums, refused when
  * their bytes do not match, never removable, and run by the loader like any other graph.
  */
@@ -7,13 +7,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { BUNDLED_WEIGHTS_DIR } from "../../workers/catalog/bundled-weights.js";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
-import { MODEL_CATALOG, weightSize } from "../../workers/catalog/model-catalog.js";
-import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
-import { pullModel, removeModel, verifyModel } from "../../workers/models/model-installer.js";
-import { ModelLoader } from "../../workers/models/model-loader.js";
-import { ModelStore } from "../../workers/models/model-store.js";
+import { BUNDLED_WEIGHTS_DIR } from "../../models/catalog/bundled-weights.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { MODEL_CATALOG, weightSize } from "../../models/catalog/model-catalog.js";
+import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
+import { pullModel, removeModel, verifyModel } from "../../models/store/model-installer.js";
+import { ModelLoader } from "../../workers/model-loader.js";
+import { ModelStore } from "../../models/store/model-store.js";
 import { entry, noConverters } from "./installer-fixtures.js";
 
 const emptyStore = () => new ModelStore(fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bundled-")));

@@ -11,11 +11,11 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
-import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
-import { HubClient } from "../../workers/models/hub-files.js";
-import { importModel, pullModel, verifyModel } from "../../workers/models/model-installer.js";
-import { INSTALL_RECORD, ModelStore, STAGING_FOLDER } from "../../workers/models/model-store.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
+import { HubClient } from "../../models/store/hub-files.js";
+import { importModel, pullModel, verifyModel } from "../../models/store/model-installer.js";
+import { INSTALL_RECORD, ModelStore, STAGING_FOLDER } from "../../models/store/model-store.js";
 import { writeTinyDiffusion } from "../../scripts/make-tiny-diffusion.js";
 import { readFolder, startFakeModelHub, type FakeModelHub } from "../support/fake-model-hub.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
@@ -208,7 +208,7 @@ describe.skipIf(!hasMirrorModel("clip-bpe-vocab"))("pulling from a model hub", (
 
   it("pulls with `npm run models -- pull` from ATELIER_MODEL_HUB_URL, and the service generates with the model", async () => {
     await freshHub();
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", "pull", "lcm-dreamshaper-v7", "--from", modelMirror], {
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "bin/models-cli.ts", "pull", "lcm-dreamshaper-v7", "--from", modelMirror], {
       env: { ...process.env, ATELIER_MODELS_DIR: store.modelsDir, ATELIER_MODEL_HUB_URL: hub.url },
     });
     expect(stdout).toBe(`lcm-dreamshaper-v7: installed and verified (${hub.url}/${repository}@${commitA})\n`);

@@ -1,7 +1,7 @@
 /** What the installer tests share: catalog lookups that must succeed, and converters that must not run. */
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
-import type { ModelConverters } from "../../workers/models/model-installer.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
+import type { ModelConverters } from "../../models/store/model-installer.js";
 
 /** Converters for installs that must not convert anything: any call fails the test. */
 export const noConverters = new Proxy({} as ModelConverters, {

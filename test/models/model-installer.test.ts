@@ -8,10 +8,10 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
-import { ModelInstallError } from "../../workers/models/fetch-weight-file.js";
-import { cleanStaging, pullModel, removeModel, verifyModel } from "../../workers/models/model-installer.js";
-import { ModelStore, STAGING_FOLDER } from "../../workers/models/model-store.js";
+import { MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
+import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
+import { cleanStaging, pullModel, removeModel, verifyModel } from "../../models/store/model-installer.js";
+import { ModelStore, STAGING_FOLDER } from "../../models/store/model-store.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
 import { entry, noConverters } from "./installer-fixtures.js";
 

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fullyPinned, MODEL_CATALOG } from "../../workers/catalog/model-catalog.js";
+import { fullyPinned, MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, modelMirror, testPhoto } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -22,7 +22,7 @@ const modelsDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-pull-all-"));
 const notPinned = MODEL_CATALOG.filter((entry) => !fullyPinned(entry)).map((entry) => entry.id);
 
 function models(...args: string[]) {
-  return run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", ...args], {
+  return run(process.execPath, ["--import", "tsx", "bin/models-cli.ts", ...args], {
     env: { ...process.env, ATELIER_MODELS_DIR: modelsDir },
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -67,7 +67,7 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
   it("pulls from ATELIER_MODEL_MIRROR when no --from is given, and says so", async () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-mirror-env-"));
     try {
-      const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", "pull", "portrait-selfie"], {
+      const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", "bin/models-cli.ts", "pull", "portrait-selfie"], {
         env: { ...process.env, ATELIER_MODELS_DIR: folder, ATELIER_MODEL_MIRROR: modelMirror },
       });
       expect(stderr).toContain(`Installing from the mirror in ATELIER_MODEL_MIRROR (${modelMirror})`);
@@ -85,7 +85,7 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
       });
     });
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-offline-"));
-    const failure = await run(process.execPath, ["--import", "tsx", "workers/models/models-cli.ts", "pull", "portrait-sinet", "--from", `http://127.0.0.1:${closed}/mirror`], {
+    const failure = await run(process.execPath, ["--import", "tsx", "bin/models-cli.ts", "pull", "portrait-sinet", "--from", `http://127.0.0.1:${closed}/mirror`], {
       env: { ...process.env, ATELIER_MODELS_DIR: folder },
     }).catch((error: { code: number; stderr: string }) => error);
     fs.rmSync(folder, { recursive: true, force: true });

@@ -1,10 +1,10 @@
 /** Pixels to tensors and back for every layout, channel order, range and normalisation; alpha split/merge. */
 import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
-import type { ImageTensorFormat } from "../../workers/catalog/catalog-types.js";
-import { BACKGROUND_MODELS } from "../../workers/catalog/entries/background-models.js";
-import { STYLE_MODELS } from "../../workers/catalog/entries/style-models.js";
-import { UPSCALE_MODELS } from "../../workers/catalog/entries/upscale-models.js";
+import type { ImageTensorFormat } from "../../models/catalog/catalog-types.js";
+import { BACKGROUND_MODELS } from "../../models/catalog/entries/background-models.js";
+import { STYLE_MODELS } from "../../models/catalog/entries/style-models.js";
+import { UPSCALE_MODELS } from "../../models/catalog/entries/upscale-models.js";
 import { mergeAlpha, splitAlpha } from "../../workers/image/alpha.js";
 import { imageToTensor, tensorImage, tensorToImage } from "../../workers/image/image-tensor.js";
 import type { RawImage } from "../../workers/image/raw-image.js";

@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import sharp from "sharp";
 import { afterAll, describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
-import type { ImageTensorFormat, InferenceGeometry } from "../../workers/catalog/catalog-types.js";
+import type { ImageTensorFormat, InferenceGeometry } from "../../models/catalog/catalog-types.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import type { ByteTensor, TensorData } from "../../workers/onnx/tensor-data.js";
 import { imageToTensor, tensorToImage, toSample } from "../../workers/image/image-tensor.js";

@@ -2,7 +2,7 @@
  * Tiny ONNX models with known answers, built in memory with the project's graph builder, so the
  * runtime and tiling tests need no downloaded weights.
  */
-import { attr, OnnxGraphBuilder } from "../../workers/convert/onnx-graph.js";
+import { attr, OnnxGraphBuilder } from "../../models/convert/onnx-graph.js";
 
 /** `y = x + constant`, input `x` of shape `[1, "n"]`; the constant tells models apart in outputs. */
 export function addConstantModel(constant: number): Uint8Array {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { ModelProvisioner } from "../../operations/provisioning/model-provisioner.js";
 import { STARTER_MODELS } from "../../operations/provisioning/starter-models.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { freeLoopbackPort } from "../support/free-port.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import { dedupeKeys } from "../../workers/prompt/dedupe-keys.js";
 import { readModifierLists } from "../../workers/prompt/modifier-lists.js";
-import { STYLE_PRESETS } from "../../workers/prompt/style-presets.js";
+import { STYLE_PRESETS } from "../../models/catalog/prompt-presets/style-presets.js";
 import {
   addedTerms,
   contentWordsInOrder,

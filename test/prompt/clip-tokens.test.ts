@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ApproximateClipCounter, APPROXIMATE_MARGIN, ExactClipCounter } from "../../workers/prompt/clip-tokens.js";
-import { MOOD_PRESETS } from "../../workers/prompt/mood-presets.js";
-import { STYLE_PRESETS } from "../../workers/prompt/style-presets.js";
+import { MOOD_PRESETS } from "../../models/catalog/prompt-presets/mood-presets.js";
+import { STYLE_PRESETS } from "../../models/catalog/prompt-presets/style-presets.js";
 import { mirrorPath } from "../support/test-assets.js";
 import { CLIP_MERGES_FILE, hasClipVocabulary, hasModifierLists } from "./prompt-fixtures.js";
 

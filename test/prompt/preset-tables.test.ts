@@ -1,10 +1,10 @@
 /** The curated style and mood tables, and how `style`/`mood` text is understood. */
 import { describe, expect, it } from "vitest";
-import { PROMPT_BUILTIN_DETAILS } from "../../workers/prompt/catalog-details.js";
+import { PROMPT_BUILTIN_DETAILS } from "../../models/catalog/prompt-presets/prompt-builtin-details.js";
 import { isBlockedKey } from "../../workers/prompt/modifier-lists.js";
-import { MOOD_PRESETS } from "../../workers/prompt/mood-presets.js";
+import { MOOD_PRESETS } from "../../models/catalog/prompt-presets/mood-presets.js";
 import { matchMood, matchStyle, understoodAs } from "../../workers/prompt/preset-matching.js";
-import { STYLE_PRESETS } from "../../workers/prompt/style-presets.js";
+import { STYLE_PRESETS } from "../../models/catalog/prompt-presets/style-presets.js";
 import { contentKeys } from "../../workers/prompt/term-keys.js";
 
 describe("preset tables", () => {

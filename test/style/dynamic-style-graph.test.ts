@@ -6,8 +6,8 @@
 import fs from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.js";
-import { NC16_STYLES } from "../../workers/catalog/weight-file-sets.js";
-import type { ImageTensorFormat } from "../../workers/catalog/catalog-types.js";
+import { NC16_STYLES } from "../../models/catalog/weight-file-sets.js";
+import type { ImageTensorFormat } from "../../models/catalog/catalog-types.js";
 import { imageToTensor } from "../../workers/image/image-tensor.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { makeStyleGraphSizeIndependent } from "../../workers/style/dynamic-style-graph.js";

@@ -6,7 +6,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { restyle } from "../../workers/style/style-service.js";
 import { STYLE_ENTRIES } from "../../workers/style/style-request.js";
 import { createWorkerContext } from "../../workers/worker-server.js";

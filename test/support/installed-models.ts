@@ -6,10 +6,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
-import { modelConverters } from "../../workers/models/model-converters.js";
-import { pullModel } from "../../workers/models/model-installer.js";
-import { ModelStore } from "../../workers/models/model-store.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
+import { modelConverters } from "../../models/convert/model-converters.js";
+import { pullModel } from "../../models/store/model-installer.js";
+import { ModelStore } from "../../models/store/model-store.js";
 import { modelMirror } from "./test-assets.js";
 
 let shared: { dir: string; store: ModelStore } | undefined;

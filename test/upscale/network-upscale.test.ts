@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { degrade, psnrY, sharpLanczos } from "../../bench/upscale-quality.js";
 import { AtelierError } from "../../core/errors.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { toGrey } from "../../workers/upscale/colour-planes.js";
 import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";

@@ -1,8 +1,8 @@
 /** Model choice and the path to a factor: native, reduced from a larger native factor, or enlarged. */
 import { describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
-import { catalogEntry } from "../../workers/catalog/model-catalog.js";
-import type { CatalogEntry } from "../../workers/catalog/catalog-types.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
 import { loadConfig } from "../../core/config.js";
 import {
   AFFORDABLE_UPGRADES,

@@ -1,8 +1,8 @@
 /** Shared set-up for the upscaling tests: a runtime over mirror-installed models, photo crops, a fake network. */
 import os from "node:os";
 import sharp from "sharp";
-import { ModelLoader } from "../../workers/models/model-loader.js";
-import { ModelStore } from "../../workers/models/model-store.js";
+import { ModelLoader } from "../../workers/model-loader.js";
+import { ModelStore } from "../../models/store/model-store.js";
 import { ModelRuntime, type PinnedModel } from "../../workers/onnx/onnx-runtime.js";
 import type { ByteTensor, TensorData } from "../../workers/onnx/tensor-data.js";
 import type { RawImage } from "../../workers/image/raw-image.js";

@@ -3,7 +3,7 @@
     python3 -m atelier_training.export_onnx --checkpoint runs/x4-bicubic/final.pt --out export/atelier-compact-x4.onnx
 
 Input `input` [batch_size, 3, height, width], output `output` [batch_size, 3, scale*height, scale*width]:
-float32, NCHW, RGB, 0-1, as workers/catalog/entries/upscale-models.ts describes lsdir-compact-x4. The
+float32, NCHW, RGB, 0-1, as models/catalog/entries/upscale-models.ts describes lsdir-compact-x4. The
 spatial axes are dynamic, so the service's tiler may feed any tile size.
 """
 

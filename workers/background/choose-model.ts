@@ -4,8 +4,8 @@
  * saying so, else a 503 that lists how to install each.
  */
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
-import type { ModelLoader } from "../models/model-loader.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import type { ModelLoader } from "../model-loader.js";
 import { SEGMENTATION_MODELS, segmentationEntry, subjectsOf, type SegmentationSpec } from "./segmentation-models.js";
 
 export interface ChosenModel {

@@ -8,7 +8,7 @@ import { AtelierError } from "../../core/errors.js";
 import { withByteImageInput } from "../image/byte-image-graph.js";
 import { byteInputTable, imageToTensor } from "../image/image-tensor.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
-import type { ModelLoader } from "../models/model-loader.js";
+import type { ModelLoader } from "../model-loader.js";
 import { initializersAsConstants } from "../onnx/initializer-inputs.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import type { FloatPlanes } from "./box-filter.js";

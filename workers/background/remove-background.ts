@@ -21,7 +21,7 @@ import { encodeImage, type ColourAndAlpha } from "../image/encode-image.js";
 import type { ImageLimits } from "../image/image-limits.js";
 import type { OpenedImage } from "../image/open-image.js";
 import type { RawImage } from "../image/raw-image.js";
-import type { ModelLoader } from "../models/model-loader.js";
+import type { ModelLoader } from "../model-loader.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
 import type { ChosenModel } from "./choose-model.js";

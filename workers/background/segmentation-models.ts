@@ -4,8 +4,8 @@
  * needs: which output channel is the foreground, how the input is resized, how much working memory a
  * session keeps, and which model is preferred when the client names none.
  */
-import type { CatalogEntry } from "../catalog/catalog-types.js";
-import { catalogEntry } from "../catalog/model-catalog.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { catalogEntry } from "../../models/catalog/model-catalog.js";
 
 /** What a model finds: any salient subject, or people only (catalog `details.subjects`). */
 export type Subjects = "any" | "people";

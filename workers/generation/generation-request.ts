@@ -6,7 +6,7 @@
  */
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
-import { GENERATION_OPTIONS, type CatalogEntry, type GenerationOption } from "../catalog/catalog-types.js";
+import { GENERATION_OPTIONS, type CatalogEntry, type GenerationOption } from "../../models/catalog/catalog-types.js";
 import type { GenerationParams } from "./image-generator.js";
 import { MAX_SEED, randomSeed } from "../../core/seeded-random.js";
 import { LIMITS } from "../../core/limits.js";

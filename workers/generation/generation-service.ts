@@ -14,8 +14,8 @@ import {
   type GenerateStreamRequest,
   type GenerateStreamResponse,
 } from "../../gen/atelier/generation/v1/generation_service.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
-import { entriesForTask } from "../catalog/model-catalog.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { entriesForTask } from "../../models/catalog/model-catalog.js";
 import { abortSignalFor, unaryHandler } from "../grpc-handler.js";
 import { reportProgress } from "../work-progress.js";
 import { encodeImage } from "../image/encode-image.js";

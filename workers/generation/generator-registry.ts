@@ -4,7 +4,7 @@
  * family is one registration here plus its catalog records, and tests can register a fake family
  * for a fake entry without touching production code.
  */
-import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
 import type { WorkerContext } from "../worker-context.js";
 import { createDiffusionGenerator } from "./diffusion/diffusion-generator.js";
 import { createDoodleGenerator } from "./doodle/doodle-generator.js";
@@ -44,7 +44,7 @@ export const DOODLE_GENERATOR: GeneratorRegistration = {
   create: createDoodleGenerator,
 };
 
-/** Catalog records of Stable Diffusion exports (workers/catalog/entries/diffusion-models.ts). */
+/** Catalog records of Stable Diffusion exports (models/catalog/entries/diffusion-models.ts). */
 export function isStableDiffusion(entry: CatalogEntry): boolean {
   return entry.task === "generate" && entry.details?.family === "stable-diffusion";
 }

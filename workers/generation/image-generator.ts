@@ -6,7 +6,7 @@
  * themselves (the service already holds a queue slot for them).
  */
 import type { RawImage } from "../image/raw-image.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
 
 /**
  * What to draw, already validated by the service. `width` and `height` are within the model's

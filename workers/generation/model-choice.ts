@@ -5,8 +5,8 @@
  * pass `photographicOnly` so the doodle model is never chosen for them.
  */
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
-import type { ModelLoader } from "../models/model-loader.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import type { ModelLoader } from "../model-loader.js";
 import type { GeneratorRegistry } from "./generator-registry.js";
 
 export interface ModelChoiceContext {

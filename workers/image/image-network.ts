@@ -7,7 +7,7 @@
  * The session stays pinned for the whole image, and the caller's signal is checked between tiles.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
+import type { ImageTensorFormat, InferenceGeometry } from "../../models/catalog/catalog-types.js";
 import type { ModelLoader, ModelOptions, ModelRuntime } from "../onnx/onnx-runtime.js";
 import { byteSessionKey, withByteImageIO } from "./byte-image-graph.js";
 import { byteConversion } from "./image-tensor.js";

@@ -7,7 +7,7 @@
  * folded into one multiply-add per sample; the way back inverts it, then clamps and rounds.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { ImageTensorFormat } from "../catalog/catalog-types.js";
+import type { ImageTensorFormat } from "../../models/catalog/catalog-types.js";
 import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
 import { assertRawImage, type RawImage } from "./raw-image.js";
 

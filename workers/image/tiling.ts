@@ -18,7 +18,7 @@
  * the one being finished and the one being started) and the strip right of the current tile.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { ImageTensorFormat, InferenceGeometry } from "../catalog/catalog-types.js";
+import type { ImageTensorFormat, InferenceGeometry } from "../../models/catalog/catalog-types.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import type { ByteTensor, TensorData } from "../onnx/tensor-data.js";
 import { byteTensorImage, imageToTensor, tensorChannels, tensorImage, toSample, type TensorImage } from "./image-tensor.js";

@@ -30,7 +30,7 @@ import { dedupeKeys } from "./dedupe-keys.js";
 import { DEFAULT_MEDIUMS } from "./default-mediums.js";
 import { familiesOf, fitsFamilies, type MediumFamily } from "./medium-families.js";
 import { readModifierLists, type ModifierLists } from "./modifier-lists.js";
-import type { MoodPreset } from "./mood-presets.js";
+import type { MoodPreset } from "../../models/catalog/prompt-presets/mood-presets.js";
 import { BASE_NEGATIVE, MEDIUM_NEGATIVE_FAMILIES, NEGATIVE_FILE_GROUPS, NEGATIVE_GROUP_LIMITS, type NegativeGroup } from "./negative-prompt.js";
 import { analysePrompt, type PromptAnalysis } from "./prompt-analysis.js";
 import { matchMood, matchStyle, understoodAs, type PresetMatch } from "./preset-matching.js";
@@ -38,7 +38,7 @@ import { RelevanceIndex, type Associations, type DetailCandidate, type DetailKin
 import { extendScene, fitsScene, sceneOf, type Scene } from "./scene-constraints.js";
 import { randomSeed, seededRandom } from "../../core/seeded-random.js";
 import { pickRanked, shuffled, streamSeed } from "./random-choice.js";
-import { STYLE_PRESETS, type StylePreset } from "./style-presets.js";
+import { STYLE_PRESETS, type StylePreset } from "../../models/catalog/prompt-presets/style-presets.js";
 import { SUBJECT_CLASS_INFO, subjectFeatures } from "./subject-classes.js";
 import { contentKeys } from "./term-keys.js";
 import { LIMITS } from "../../core/limits.js";

@@ -5,8 +5,8 @@
  * ink") selects it too and is kept as written; anything else is free text, woven into the prompt as
  * written.
  */
-import { MOOD_PRESETS, type MoodPreset } from "./mood-presets.js";
-import { STYLE_PRESETS, type StylePreset } from "./style-presets.js";
+import { MOOD_PRESETS, type MoodPreset } from "../../models/catalog/prompt-presets/mood-presets.js";
+import { STYLE_PRESETS, type StylePreset } from "../../models/catalog/prompt-presets/style-presets.js";
 import { termKey, words } from "./term-keys.js";
 
 export type PresetMatch<P> =

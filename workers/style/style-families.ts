@@ -4,7 +4,7 @@
  * a run costs in memory. Keyed by the catalog's `details.family`.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
 import { makeStyleGraphSizeIndependent } from "./dynamic-style-graph.js";
 
 export interface StyleFamily {

@@ -6,9 +6,9 @@
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
-import { entriesForTask } from "../catalog/model-catalog.js";
-import type { ModelLoader } from "../models/model-loader.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { entriesForTask } from "../../models/catalog/model-catalog.js";
+import type { ModelLoader } from "../model-loader.js";
 
 /** Every style of the catalog, in catalog order. */
 export const STYLE_ENTRIES: readonly CatalogEntry[] = entriesForTask("style-transfer");

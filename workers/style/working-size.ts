@@ -6,7 +6,7 @@
  * (a 1000 px row cut into 512 + 488… + 40) would be painted noticeably differently from its
  * neighbours; even tiles keep every tile's statistics close to the whole image's.
  */
-import type { InferenceGeometry } from "../catalog/catalog-types.js";
+import type { InferenceGeometry } from "../../models/catalog/catalog-types.js";
 
 export interface Size {
   width: number;

@@ -20,7 +20,7 @@
  */
 import { splitAlpha, mergeAlpha } from "../image/alpha.js";
 import type { RawImage } from "../image/raw-image.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
 import { mergeGreyAlpha, replaceLuma, toGrey } from "./colour-planes.js";
 import { lanczosResize } from "./lanczos-upscaler.js";
 import { runUpscaleNetwork, type NetworkDependencies } from "./network-upscaler.js";

@@ -7,7 +7,7 @@
  * cancelled call stops after the tile that is running.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { CatalogEntry, InferenceGeometry } from "../catalog/catalog-types.js";
+import type { CatalogEntry, InferenceGeometry } from "../../models/catalog/catalog-types.js";
 import type { RawImage } from "../image/raw-image.js";
 import { runImageNetwork } from "../image/image-network.js";
 import type { WorkerContext } from "../worker-context.js";

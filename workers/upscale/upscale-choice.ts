@@ -14,8 +14,8 @@
  * {@link MIN_NETWORK_SIDE} on a side (icons, thumbnails) get Lanczos unless a model is named.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { CatalogEntry } from "../catalog/catalog-types.js";
-import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { catalogEntry, entriesForTask } from "../../models/catalog/model-catalog.js";
 import type { UpscaleQuality } from "../../core/upscale-quality.js";
 
 /** Measured milliseconds per output megapixel on 2 cores (bench/upscale-bench.ts speed, README): ESRGAN thick's x4 network. */

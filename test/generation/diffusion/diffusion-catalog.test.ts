@@ -4,10 +4,10 @@
  */
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DIFFUSION_MODELS } from "../../../workers/catalog/entries/diffusion-models.js";
-import { sha256OfFile } from "../../../workers/models/fetch-weight-file.js";
+import { DIFFUSION_MODELS } from "../../../models/catalog/entries/diffusion-models.js";
+import { sha256OfFile } from "../../../models/store/fetch-weight-file.js";
 import { diffusionSettings } from "../../../workers/generation/diffusion/diffusion-settings.js";
-import { DIFFUSION_GRAPH_SOURCES } from "../../../workers/generation/diffusion/export-layout.js";
+import { DIFFUSION_GRAPH_SOURCES } from "../../../models/catalog/diffusion-export-layout.js";
 import { clipMergesFile, hasClipMerges } from "./tiny-export.js";
 
 describe("diffusion catalog records", () => {

@@ -10,7 +10,7 @@ import onnxProto from "onnx-proto";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../../core/logger.js";
 import { adaptPinnedModel, toDeclaredType } from "../../../workers/generation/diffusion/diffusion-graph.js";
-import { EXPORT_FILES } from "../../../workers/generation/diffusion/export-layout.js";
+import { EXPORT_FILES } from "../../../models/catalog/diffusion-export-layout.js";
 import { declaredValues, float32Facade } from "../../../workers/generation/diffusion/float32-facade.js";
 import { ModelRuntime, type FeedMap, type PinnedModel } from "../../../workers/onnx/onnx-runtime.js";
 import { writeTinyDiffusion } from "../../../scripts/make-tiny-diffusion.js";

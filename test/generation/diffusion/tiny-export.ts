@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../../../core/config.js";
 import { createLogger } from "../../../core/logger.js";
-import type { CatalogEntry } from "../../../workers/catalog/catalog-types.js";
+import type { CatalogEntry } from "../../../models/catalog/catalog-types.js";
 import type { DiffusionGraph, GraphHandle } from "../../../workers/generation/diffusion/diffusion-graph.js";
 import type { DiffusionModel } from "../../../workers/generation/diffusion/diffusion-pipeline.js";
 import type { TensorMap } from "../../../workers/onnx/tensor-data.js";

@@ -1,12 +1,12 @@
 /**
  * A Stable Diffusion ONNX export (SD 1.x, 2.x, their Turbo and LCM variants) as an ImageGenerator:
  * the catalog record names the model and its defaults (`details.diffusion`), the installed folder
- * holds the Optimum layout (export-layout.ts), the worker's runtime runs the three graphs.
+ * holds the Optimum layout (models/catalog/diffusion-export-layout.ts), the worker's runtime runs the three graphs.
  * Tokenizer, schedule and configs are read once, on first use, and kept.
  */
 import path from "node:path";
 import { AtelierError, modelNotInstalled } from "../../../core/errors.js";
-import type { CatalogEntry } from "../../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../../models/catalog/catalog-types.js";
 import type { WorkerContext } from "../../worker-context.js";
 import type { GeneratedImage, GenerationParams, ImageGenerator } from "../image-generator.js";
 import type { ClipTokenizerOptions } from "../../clip-tokenizer/clip-tokenizer.js";
@@ -14,7 +14,7 @@ import { loadClipTokenizer } from "../../clip-tokenizer/tokenizer-files.js";
 import { runtimeGraph, type GraphHandle } from "./diffusion-graph.js";
 import { runDiffusion, type DiffusionModel } from "./diffusion-pipeline.js";
 import { diffusionSettings } from "./diffusion-settings.js";
-import { DEFAULT_VAE_SCALING_FACTOR, DIFFUSION_GRAPHS, EXPORT_FILES, missingFiles, readJsonObject } from "./export-layout.js";
+import { DEFAULT_VAE_SCALING_FACTOR, DIFFUSION_GRAPHS, EXPORT_FILES, missingFiles, readJsonObject } from "../../../models/catalog/diffusion-export-layout.js";
 import { NoiseSchedule } from "./noise-schedule.js";
 import { DEFAULT_SCHEDULE, parseScheduleConfig } from "./scheduler-config.js";
 import { SAMPLER_NAMES, samplerSpec } from "./schedulers/sampler-registry.js";

@@ -2,7 +2,7 @@
  * Per-model defaults of a diffusion catalog record (`details.diffusion`): the sampler, steps and
  * guidance a request gets when it names none, and tokenizer facts the export may not carry.
  */
-import type { CatalogEntry } from "../../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../../models/catalog/catalog-types.js";
 import { samplerSpec } from "./schedulers/sampler-registry.js";
 import { LIMITS } from "../../../core/limits.js";
 

@@ -6,7 +6,7 @@
  */
 import fs from "node:fs/promises";
 import { AtelierError } from "../../../core/errors.js";
-import type { CatalogEntry } from "../../catalog/catalog-types.js";
+import type { CatalogEntry } from "../../../models/catalog/catalog-types.js";
 import type { TensorData } from "../../onnx/tensor-data.js";
 import type { WorkerContext } from "../../worker-context.js";
 import type { GeneratedImage, GenerationParams, ImageGenerator } from "../image-generator.js";

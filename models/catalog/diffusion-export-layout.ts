@@ -13,7 +13,7 @@
  * Models without a tokenizer folder use OpenAI's CLIP merges file at `clip/` (pinned in the catalog).
  */
 import fs from "node:fs/promises";
-import type { GraphSource } from "../../catalog/catalog-types.js";
+import type { GraphSource } from "./catalog-types.js";
 
 /** Graph names in the catalog's `graphs` record, and the runtime's session keys. */
 export const DIFFUSION_GRAPHS = { textEncoder: "text_encoder", unet: "unet", vaeDecoder: "vae_decoder" } as const;

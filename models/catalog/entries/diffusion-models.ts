@@ -1,17 +1,17 @@
 /**
  * Stable Diffusion family text-to-image models, run from their ONNX exports (Optimum layout, see
- * workers/generation/diffusion/export-layout.ts) by workers/generation/diffusion.
+ * models/catalog/diffusion-export-layout.ts) by workers/generation/diffusion.
  *
  * Published exports come from their repositories on the Hugging Face hub: the catalog names the
  * repository and revision, and each file is verified against the checksum the hub publishes for it
- * at the commit the pull resolves (workers/models/hub-files.ts). Once someone has pulled one, its
+ * at the commit the pull resolves (models/store/hub-files.ts). Once someone has pulled one, its
  * commit and checksums can be pinned here (scripts/pin-weights.ts --hub ID → pinned-hub-exports.json),
  * and later pulls take exactly that commit. Models with no published export that runs on CPU
  * (SD-Turbo, SD 2.1) are exported by the operator and installed with `npm run models -- import ID DIR`.
  * OpenAI's CLIP merges file (the tokenizer fallback) is pinned like every other weight file.
  */
 import { GENERATION_OPTIONS, type CatalogEntry, type GenerationConstraints, type GraphSource, type HubExport, type WeightFile } from "../catalog-types.js";
-import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../../generation/diffusion/export-layout.js";
+import { DIFFUSION_GRAPH_SOURCES, EXPORT_FILES } from "../diffusion-export-layout.js";
 import pinnedHubExports from "../pinned-hub-exports.json" with { type: "json" };
 import { CLIP_MERGES_FILE } from "./clip-merges.js";
 import { graphFiles } from "../graph-files.js";

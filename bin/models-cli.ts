@@ -3,13 +3,13 @@
  * ATELIER_MODELS_DIR (usage below).
  */
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../../core/config.js";
-import { MODEL_CATALOG, catalogEntry, fullyPinned, weightSize, type CatalogEntry } from "../catalog/model-catalog.js";
-import { ModelInstallError } from "./fetch-weight-file.js";
-import { modelConverters } from "./model-converters.js";
-import { HubClient } from "./hub-files.js";
-import { cleanStaging, importModel, pullModel, removeModel, verifyModel } from "./model-installer.js";
-import { ModelStore } from "./model-store.js";
+import { ConfigError, loadConfig } from "../core/config.js";
+import { MODEL_CATALOG, catalogEntry, fullyPinned, weightSize, type CatalogEntry } from "../models/catalog/model-catalog.js";
+import { ModelInstallError } from "../models/store/fetch-weight-file.js";
+import { modelConverters } from "../models/convert/model-converters.js";
+import { HubClient } from "../models/store/hub-files.js";
+import { cleanStaging, importModel, pullModel, removeModel, verifyModel } from "../models/store/model-installer.js";
+import { ModelStore } from "../models/store/model-store.js";
 
 const USAGE = `Usage: npm run models -- <command>
   list [--json]                      every catalogued model and whether it is installed

@@ -5,11 +5,11 @@ import {
   type ListModelsRequest,
   type ListModelsResponse,
   type ModelRecord,
-} from "../../gen/atelier/catalog/v1/catalog_service.js";
-import type { Logger } from "../../core/logger.js";
-import { unaryHandler } from "../grpc-handler.js";
-import type { CatalogEntry, ModelTask } from "./model-catalog.js";
-import { weightSize } from "./model-catalog.js";
+} from "../gen/atelier/catalog/v1/catalog_service.js";
+import type { Logger } from "../core/logger.js";
+import { unaryHandler } from "./grpc-handler.js";
+import type { CatalogEntry, ModelTask } from "../models/catalog/model-catalog.js";
+import { weightSize } from "../models/catalog/model-catalog.js";
 
 export const TASK_TO_PROTO: Record<ModelTask, ProtoModelTask> = {
   generate: ProtoModelTask.MODEL_TASK_GENERATE,

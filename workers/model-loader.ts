@@ -7,13 +7,13 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { AtelierError, modelNotInstalled, type InstallableModel } from "../../core/errors.js";
-import { arrivingModel, describeArrival } from "../../operations/provisioning/arriving-models.js";
-import type { CatalogEntry, GraphSource } from "../catalog/catalog-types.js";
-import { sha256OfFile } from "./fetch-weight-file.js";
-import { convertTfjsLayers } from "./model-converters.js";
-import type { ModelFile } from "../onnx/onnx-runtime.js";
-import type { ModelStore } from "./model-store.js";
+import { AtelierError, modelNotInstalled, type InstallableModel } from "../core/errors.js";
+import { arrivingModel, describeArrival } from "../models/store/arriving-models.js";
+import type { CatalogEntry, GraphSource } from "../models/catalog/catalog-types.js";
+import { sha256OfFile } from "../models/store/fetch-weight-file.js";
+import { convertTfjsLayers } from "../models/convert/model-converters.js";
+import type { ModelFile } from "./onnx/onnx-runtime.js";
+import type { ModelStore } from "../models/store/model-store.js";
 
 export class ModelLoader {
   private readonly verified = new Set<string>();

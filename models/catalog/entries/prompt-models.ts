@@ -1,6 +1,6 @@
 /** Prompt-improvement engines. */
 import type { CatalogEntry } from "../catalog-types.js";
-import { PROMPT_BUILTIN_DETAILS } from "../../prompt/catalog-details.js";
+import { PROMPT_BUILTIN_DETAILS } from "../prompt-presets/prompt-builtin-details.js";
 import { pinnedFiles } from "../pinned-files.js";
 import { CLIP_MERGES_FILE } from "./clip-merges.js";
 
