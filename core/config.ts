@@ -1,8 +1,9 @@
 /**
  * The service's whole configuration, read once from environment variables.
  *
- * Every setting has a documented default (the README's configuration table mirrors this file), and
- * every bad value is reported together at start-up so an operator fixes them in one pass.
+ * Every setting is one entry of {@link SETTINGS}: its schema (default and bounds) and its meaning,
+ * from which docs/configuration.md is written (`npm run docs`). Every bad value is reported
+ * together at start-up so an operator fixes them in one pass.
  */
 import path from "node:path";
 import os from "node:os";
@@ -10,11 +11,80 @@ import { z } from "zod";
 
 const MiB = 1024 * 1024;
 
-const integer = (fallback: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
+/** How a number's default is told to people beside its raw value (`41943040` is 40 MiB). */
+export type SettingUnit = "bytes" | "pixels" | "ms";
+
+/** The documentation sections settings are grouped under, in the order they are shown. */
+export const SETTING_SECTIONS = [
+  "Service",
+  "Storage",
+  "Models",
+  "Quota and usage",
+  "Requests and images",
+  "Workers",
+  "Inference",
+  "Style transfer",
+  "Prompt improvement",
+  "Jobs and webhooks",
+  "Console",
+] as const;
+export type SettingSection = (typeof SETTING_SECTIONS)[number];
+
+/**
+ * One setting: the environment variable's schema (type, bounds and default), and the words that
+ * document it. The schema, the typed settings and docs/configuration.md are all made from these.
+ */
+export interface Setting<S extends z.ZodType = z.ZodType> {
+  section: SettingSection;
+  schema: S;
+  /** The default as people read it: a value, or words for one decided at start-up. */
+  default: string;
+  /** The accepted values as people read them; undefined when any text is accepted. */
+  accepts?: string;
+  meaning: string;
+  /** Numbers only: the default itself, and how it is told. */
+  value?: number;
+  unit?: SettingUnit;
+}
+
+type SettingShape<S extends z.ZodType> = Omit<Setting<S>, "section" | "meaning">;
+
+/** `41943040` → `40 MiB`, `16777216` pixels → `16.8 MP`, `10000` ms → `10 s`. */
+export function readableQuantity(value: number, unit: SettingUnit): string {
+  switch (unit) {
+    case "bytes":
+      return value % MiB === 0 ? `${value / MiB} MiB` : value % 1024 === 0 ? `${value / 1024} KiB` : `${value} bytes`;
+    case "pixels":
+      return `${Number((value / 1_000_000).toFixed(1))} MP`;
+    case "ms":
+      return value % 1000 === 0 ? `${value / 1000} s` : `${value} ms`;
+  }
+}
+
+function integer(fallback: number, min: number, max: number, unit?: SettingUnit) {
+  return {
+    schema: z.coerce.number().int().min(min).max(max).default(fallback),
+    default: `\`${fallback}\`${unit ? ` (${readableQuantity(fallback, unit)})` : ""}`,
+    accepts: `${min}–${max}`,
+    value: fallback,
+    ...(unit ? { unit } : {}),
+  };
+}
+
+function decimal(fallback: number, min: number, max: number) {
+  return { schema: z.coerce.number().min(min).max(max).default(fallback), default: `\`${fallback}\``, accepts: `${min}–${max}`, value: fallback };
+}
+
+function text(fallback: string) {
+  return { schema: z.string().default(fallback), default: `\`${fallback}\`` };
+}
+
+function choice<const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) {
+  return { schema: z.enum(values).default(fallback as never), default: `\`${fallback}\``, accepts: values.map((value) => `\`${value}\``).join(", ") };
+}
 
 /** A comma-separated list; blank entries are dropped. */
-const list = z
+const listSchema = z
   .string()
   .default("")
   .transform((value) =>
@@ -24,23 +94,35 @@ const list = z
       .filter((item) => item.length > 0),
   );
 
-const optionalAddress = z
+const optionalSchema = z
   .string()
   .optional()
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
 
+/** An optional value; `unset` tells what happens without it. */
+function optional(unset: string) {
+  return { schema: optionalSchema, default: unset };
+}
+
 /** An optional URL with one of `protocols`; blank means unset. Errors never echo the value: it may hold a password. */
-const optionalUrl = (protocols: readonly string[], example: string) =>
-  optionalAddress.refine((value) => value === undefined || hasProtocol(value, protocols), {
-    message: `Expected a URL like ${example}.`,
-  });
+function optionalUrl(protocols: readonly string[], example: string, unset: string) {
+  return {
+    schema: optionalSchema.refine((value) => value === undefined || hasProtocol(value, protocols), { message: `Expected a URL like ${example}.` }),
+    default: unset,
+    accepts: protocols.map((protocol) => `\`${protocol}//\``).join(" or ") + " URL",
+  };
+}
 
 /** A boolean setting: true/false, 1/0, yes/no; blank keeps the default. */
 function flag(fallback: boolean) {
-  return z
-    .enum(["true", "false", "1", "0", "yes", "no", ""], { message: "Expected true or false." })
-    .default(fallback ? "true" : "false")
-    .transform((value) => (value === "" ? fallback : ["true", "1", "yes"].includes(value)));
+  return {
+    schema: z
+      .enum(["true", "false", "1", "0", "yes", "no", ""], { message: "Expected true or false." })
+      .default(fallback ? "true" : "false")
+      .transform((value) => (value === "" ? fallback : ["true", "1", "yes"].includes(value))),
+    default: `\`${fallback}\``,
+    accepts: "`true`, `false` (or `1`, `0`, `yes`, `no`)",
+  };
 }
 
 /** `*`, or an origin exactly as browsers send it in `Origin` (no path, no trailing slash). */
@@ -72,310 +154,355 @@ function hasProtocol(value: string, protocols: readonly string[]): boolean {
   }
 }
 
-const envSchema = z.object({
-  HOST: z.string().default("127.0.0.1"),
-  PORT: integer(8080, 0, 65535),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  ATELIER_DATA_DIR: z.string().default("data"),
-  ATELIER_DATABASE_URL: optionalUrl(["postgres:", "postgresql:"], "postgresql://user:password@host:5432/atelier"),
-  ATELIER_REDIS_URL: optionalUrl(["redis:", "rediss:"], "redis://host:6379"),
-  ATELIER_MODELS_DIR: z.string().optional(),
-  ATELIER_MODEL_MIRROR: optionalAddress,
-  ATELIER_MODEL_HUB_URL: optionalUrl(["http:", "https:"], "https://huggingface.co").transform((value) => value ?? "https://huggingface.co"),
-  ATELIER_MODEL_HUB_TOKEN: optionalAddress,
-  ATELIER_RATE_LIMIT_PER_HOUR: integer(100, 1, 1_000_000),
-  ATELIER_RATE_LIMIT_WINDOW_SECONDS: integer(3600, 1, 7 * 24 * 3600),
-  ATELIER_QUOTA_MAX_REFUNDS: integer(10, 0, 1_000_000),
-  ATELIER_USAGE_FLUSH_MS: integer(5_000, 100, 600_000),
-  ATELIER_USAGE_RETENTION_DAYS: integer(400, 31, 36_500),
-  ATELIER_MAX_BODY_BYTES: integer(40 * MiB, 1024, 1024 * MiB),
-  ATELIER_MAX_CONCURRENT_LARGE_BODIES: integer(8, 1, 10_000),
-  ATELIER_HTTP_HEADERS_TIMEOUT_MS: integer(10_000, 100, 600_000),
-  ATELIER_HTTP_REQUEST_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
-  ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: integer(5_000, 100, 600_000),
-  ATELIER_MAX_IMAGE_BYTES: integer(25 * MiB, 1024, 1024 * MiB),
-  ATELIER_MAX_INPUT_PIXELS: integer(50_000_000, 1, 1_000_000_000),
-  ATELIER_MAX_OUTPUT_PIXELS: integer(4096 * 4096, 1, 1_000_000_000),
-  ATELIER_FETCH_TIMEOUT_MS: integer(15_000, 100, 600_000),
-  ATELIER_FETCH_MAX_REDIRECTS: integer(3, 0, 10),
-  ATELIER_ALLOWED_PRIVATE_HOSTS: list,
-  ATELIER_WORKER_ADDRESS: optionalAddress,
-  ATELIER_UPSCALE_WORKER: optionalAddress,
-  ATELIER_GENERATION_WORKER: optionalAddress,
-  ATELIER_STYLE_WORKER: optionalAddress,
-  ATELIER_BACKGROUND_WORKER: optionalAddress,
-  ATELIER_PROMPT_WORKER: optionalAddress,
-  ATELIER_CATALOG_WORKER: optionalAddress,
-  ATELIER_WORKER_HOST: z.string().default("127.0.0.1"),
-  ATELIER_WORKER_PORT: integer(50051, 0, 65535),
-  ATELIER_GRPC_MAX_MESSAGE_BYTES: integer(256 * MiB, 4 * MiB, 2047 * MiB),
-  ATELIER_WORKER_DEADLINE_MS: integer(120_000, 100, 3_600_000),
-  ATELIER_WORKER_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
-  ATELIER_WORKER_QUEUE: integer(32, 0, 100_000),
-  ATELIER_STYLE_WORKING_SIZE: integer(1024, 64, 8192),
-  ATELIER_STYLE_TILE_SIZE: integer(1024, 128, 8192),
-  ATELIER_PROMPT_MAX_TOKENS: integer(77, 16, 512),
-  ATELIER_PROMPT_LLM_URL: optionalUrl(["http:", "https:"], "http://127.0.0.1:11434/v1"),
-  ATELIER_PROMPT_LLM_MODEL: optionalAddress,
-  ATELIER_PROMPT_LLM_API_KEY: optionalAddress,
-  ATELIER_PROMPT_LLM_TIMEOUT_MS: integer(15_000, 100, 600_000),
-  ATELIER_PROMPT_LLM_TEMPERATURE: z.coerce.number().min(0).max(2).default(0.7),
-  ATELIER_ONNX_THREADS: integer(os.availableParallelism(), 1, 256),
-  ATELIER_ONNX_SPINNING: flag(false),
-  ATELIER_MODEL_MEMORY_MB: integer(3072, 64, 1_048_576),
-  ATELIER_UPSCALE_TIME_BUDGET_MS: integer(10_000, 0, 3_600_000),
-  ATELIER_JOB_CONCURRENCY: integer(Math.max(1, Math.min(4, os.availableParallelism())), 1, 256),
-  ATELIER_JOB_MAX_WAIT_SECONDS: integer(60, 0, 3600),
-  ATELIER_JOB_MAX_ACTIVE_PER_KEY: integer(100, 1, 1_000_000),
-  ATELIER_JOB_MAX_QUEUED: integer(10_000, 1, 10_000_000),
-  ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY: integer(100, 1, 1_000_000),
-  ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY: integer(20, 1, 1_000_000),
-  ATELIER_JOB_RESULT_RETENTION_HOURS: integer(24, 1, 24 * 365),
-  ATELIER_JOB_RECORD_RETENTION_HOURS: integer(7 * 24, 1, 24 * 3650),
-  ATELIER_JOB_LEASE_SECONDS: integer(30, 1, 3600),
-  ATELIER_WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000),
-  ATELIER_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 120_000),
-  ATELIER_CONSOLE: z.enum(["on", "off"]).default("on"),
-  ATELIER_SIGNUP: z.enum(["off", "invite", "open"]).default("off"),
-  ATELIER_SESSION_IDLE_MINUTES: integer(60, 1, 7 * 24 * 60),
-  ATELIER_SESSION_MAX_HOURS: integer(12, 1, 30 * 24),
-  ATELIER_MAX_KEYS_PER_USER: integer(20, 1, 10_000),
-  ATELIER_PUBLIC_URL: optionalAddress.refine((value) => value === undefined || isPublicOrigin(value), {
-    message: "Expected the address browsers open the service at, like https://atelier.example.com (scheme, host and optional port, no path).",
-  }),
-  ATELIER_TRUST_PROXY: z
-    .string()
-    .default("false")
-    .transform((value): boolean | number | string => {
-      const trimmed = value.trim();
-      if (trimmed === "" || trimmed === "false") return false;
-      if (trimmed === "true") return true;
-      return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
-    }),
-  ATELIER_METRICS_PORT: integer(0, 0, 65535),
-  ATELIER_METRICS_HOST: optionalAddress,
-  ATELIER_CORS_ORIGINS: list.refine((origins) => origins.every(isCorsOrigin), {
-    message: "Expected `*` or comma-separated origins like https://app.example.com (scheme, host and optional port, no path).",
-  }),
-  ATELIER_SHUTDOWN_GRACE_MS: integer(30_000, 0, 3_600_000),
-  ATELIER_PROVISION_MODELS: flag(true),
-  ATELIER_DISABLE_NON_COMMERCIAL: z
-    .enum(["true", "false", "1", "0", "yes", "no", ""])
-    .default("false")
-    .transform((value) => ["true", "1", "yes"].includes(value)),
-});
+function setting<T extends SettingShape<z.ZodType>>(section: SettingSection, shape: T, meaning: string): T & { section: SettingSection; meaning: string } {
+  return { section, ...shape, meaning };
+}
+
+const cores = os.availableParallelism();
+const hubUrl = optionalUrl(["http:", "https:"], "https://huggingface.co", "`https://huggingface.co`");
+const perWorker = (capability: string) =>
+  setting("Workers", optional("`ATELIER_WORKER_ADDRESS`"), `gRPC address of the ${capability} worker, overriding \`ATELIER_WORKER_ADDRESS\` for that capability.`);
+
+/**
+ * Every setting, one entry each. A new setting is one entry here and its use in {@link loadConfig};
+ * the schema, the types and docs/configuration.md (`npm run docs`) follow.
+ */
+export const SETTINGS = {
+  HOST: setting("Service", text("127.0.0.1"), "Interface the HTTP API and console listen on (`0.0.0.0` to expose them)."),
+  PORT: setting("Service", integer(8080, 0, 65535), "HTTP port; `0` picks a free one."),
+  LOG_LEVEL: setting("Service", choice(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "info"), "Log level. Logs are JSON lines (pino); keys are never logged."),
+  ATELIER_PUBLIC_URL: setting(
+    "Service",
+    {
+      schema: optionalSchema.refine((value) => value === undefined || isPublicOrigin(value), {
+        message: "Expected the address browsers open the service at, like https://atelier.example.com (scheme, host and optional port, no path).",
+      }),
+      default: "(empty: each request's own origin)",
+      accepts: "an `http(s)://` origin",
+    },
+    "The address browsers open the service at, e.g. `https://atelier.example.com` (scheme, host, optional port; no path). When set, the console answers only requests for that host (`421` otherwise), checks form posts against this origin and writes invite links with it. When empty, a console listening on a loopback `HOST` answers only as `localhost`, `127.0.0.1` or `[::1]`. The API, `/healthz` and `/readyz` answer under any host name. Set it in every deployment reached by name.",
+  ),
+  ATELIER_TRUST_PROXY: setting(
+    "Service",
+    {
+      schema: z
+        .string()
+        .default("false")
+        .transform((value): boolean | number | string => {
+          const trimmed = value.trim();
+          if (trimmed === "" || trimmed === "false") return false;
+          if (trimmed === "true") return true;
+          return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+        }),
+      default: "`false`",
+      accepts: "`false`, `true`, a hop count, or addresses/CIDRs",
+    },
+    "Which proxies' `X-Forwarded-For`/`-Proto` headers to believe (express `trust proxy`: `true`, a hop count, or addresses/CIDRs such as `loopback` or `10.0.0.0/8`). Decides the client address for sign-in throttling and whether a request came over TLS (the console cookie's `Secure` flag).",
+  ),
+  ATELIER_CORS_ORIGINS: setting(
+    "Service",
+    {
+      schema: listSchema.refine((origins) => origins.every(isCorsOrigin), {
+        message: "Expected `*` or comma-separated origins like https://app.example.com (scheme, host and optional port, no path).",
+      }),
+      default: "(empty: CORS off)",
+      accepts: "`*` or comma-separated origins",
+    },
+    "Browser origins allowed to call the API cross-origin, e.g. `https://app.example.com,http://localhost:5173`, or `*` for any. Exact origins only (scheme, host, port; no path). Credentials (cookies) are never allowed: keys travel in `Authorization`. Such a page may send and read every header the API documents (`Prefer`, `Idempotency-Key`, `Last-Event-ID`; `Location`, `Preference-Applied`, `Retry-After`, the rate-limit and `X-Atelier-*` headers) and cancel jobs with `DELETE`.",
+  ),
+  ATELIER_METRICS_PORT: setting("Service", integer(0, 0, 65535), "Port of the Prometheus endpoint `/metrics`, separate from the API and without authentication; `0` serves no metrics, so a second service on the same host needs nothing but its own `PORT`. The Docker image, compose file and Kubernetes manifests set `9464`."),
+  ATELIER_METRICS_HOST: setting("Service", optional("`127.0.0.1`"), "Interface the metrics endpoint listens on, whatever `HOST` is; `0.0.0.0` for a Prometheus in another container, pod or machine."),
+  ATELIER_SHUTDOWN_GRACE_MS: setting("Service", integer(30_000, 0, 3_600_000, "ms"), "On SIGTERM/SIGINT, how long requests and worker calls already running may take to finish before they are cut off."),
+
+  ATELIER_DATA_DIR: setting("Storage", text("data"), "Folder for `atelier.db` (API keys, console accounts and sessions), `quota.db` (quota counters) and `jobs.db` (the job queue), unless PostgreSQL and Redis hold them."),
+  ATELIER_DATABASE_URL: setting(
+    "Storage",
+    optionalUrl(["postgres:", "postgresql:"], "postgresql://user:password@host:5432/atelier", "(empty: SQLite in `ATELIER_DATA_DIR`)"),
+    "PostgreSQL URL for the API keys and console accounts, shared by several routers and the keys and users CLIs, e.g. `postgresql://atelier:PASSWORD@db:5432/atelier`; tables are created automatically.",
+  ),
+  ATELIER_REDIS_URL: setting(
+    "Storage",
+    optionalUrl(["redis:", "rediss:"], "redis://host:6379", "(empty: SQLite in `ATELIER_DATA_DIR`)"),
+    "Redis URL for the quota counters and the job queue, shared by several routers, e.g. `redis://:PASSWORD@cache:6379/0` (`rediss://` for TLS).",
+  ),
+
+  ATELIER_MODELS_DIR: setting("Models", { schema: z.string().optional(), default: "`$ATELIER_DATA_DIR/models`" }, "Folder for installed model weights."),
+  ATELIER_MODEL_MIRROR: setting("Models", optional("(empty: public origins)"), "Folder or `http(s)://` URL mirroring model weights in the catalog's layout; first-start provisioning, `models pull` and the console's Models page take files from it instead of their public origins (every file is still checked against its pinned sha256)."),
+  ATELIER_MODEL_HUB_URL: setting(
+    "Models",
+    { ...hubUrl, schema: hubUrl.schema.transform((value) => value ?? "https://huggingface.co") },
+    "Hugging Face–compatible hub that models with a hub repository (Stable Diffusion exports) are pulled from; a mirror of it works.",
+  ),
+  ATELIER_MODEL_HUB_TOKEN: setting("Models", optional("(empty)"), "Access token for gated or private hub repositories; sent to the hub's own origin only."),
+  ATELIER_PROVISION_MODELS: setting("Models", flag(true), "On start, a process that runs a worker installs the missing starter models (all permissively licensed; see docs/operations.md) in the background. `false` turns it off."),
+  ATELIER_DISABLE_NON_COMMERCIAL: setting("Models", flag(false), "`true` refuses models whose licence forbids commercial use (they are listed with `disabled: true`)."),
+
+  ATELIER_RATE_LIMIT_PER_HOUR: setting("Quota and usage", integer(100, 1, 1_000_000), "Requests per key per window, unless the key has its own limit; also a member's allowance (all their keys together) unless an admin sets another (admins have none unless set)."),
+  ATELIER_RATE_LIMIT_WINDOW_SECONDS: setting("Quota and usage", integer(3600, 1, 7 * 24 * 3600), "Length of the fixed quota window, in seconds."),
+  ATELIER_QUOTA_MAX_REFUNDS: setting("Quota and usage", integer(10, 0, 1_000_000), "Requests that fail with a 5xx given back to a key's quota per window; later failures stay charged (counted in `atelier_server_failures_total`)."),
+  ATELIER_USAGE_FLUSH_MS: setting("Quota and usage", integer(5_000, 100, 600_000, "ms"), "How often the per-key usage counters (the console's Usage page), added up in memory by the API path, are written to the database. A crash loses at most this much of the count."),
+  ATELIER_USAGE_RETENTION_DAYS: setting("Quota and usage", integer(400, 31, 36_500), "Days of hourly usage buckets kept; older ones are deleted."),
+
+  ATELIER_MAX_BODY_BYTES: setting("Requests and images", integer(40 * MiB, 1024, 1024 * MiB, "bytes"), "Largest request body (data URLs, or a form's image files, travel in it)."),
+  ATELIER_MAX_CONCURRENT_LARGE_BODIES: setting("Requests and images", integer(8, 1, 10_000), "Request bodies over 1 MiB read at once; the next one is refused unread with 503 and `Retry-After`."),
+  ATELIER_HTTP_HEADERS_TIMEOUT_MS: setting("Requests and images", integer(10_000, 100, 600_000, "ms"), "Time a client has to send its request headers; then the connection is closed. Never more than `ATELIER_HTTP_REQUEST_TIMEOUT_MS`."),
+  ATELIER_HTTP_REQUEST_TIMEOUT_MS: setting("Requests and images", integer(60_000, 100, 3_600_000, "ms"), "Time a client has to send the whole request, body included; then 408 and the connection is closed. The work after it is bounded by `ATELIER_WORKER_DEADLINE_MS`."),
+  ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: setting("Requests and images", integer(5_000, 100, 600_000, "ms"), "Time an idle keep-alive connection is kept open between requests."),
+  ATELIER_MAX_IMAGE_BYTES: setting("Requests and images", integer(25 * MiB, 1024, 1024 * MiB, "bytes"), "Largest source image, before decoding (a data URL's decoded bytes, a fetched image, an uploaded file)."),
+  ATELIER_MAX_INPUT_PIXELS: setting("Requests and images", integer(50_000_000, 1, 1_000_000_000, "pixels"), "Largest source image in pixels (width × height)."),
+  ATELIER_MAX_OUTPUT_PIXELS: setting("Requests and images", integer(4096 * 4096, 1, 1_000_000_000, "pixels"), "Largest result in pixels; larger requests answer 413 before any work."),
+  ATELIER_FETCH_TIMEOUT_MS: setting("Requests and images", integer(15_000, 100, 600_000, "ms"), "Time limit for fetching a source image, redirects included."),
+  ATELIER_FETCH_MAX_REDIRECTS: setting("Requests and images", integer(3, 0, 10), "Redirects followed when fetching a source image, each checked again against the address rules."),
+  ATELIER_ALLOWED_PRIVATE_HOSTS: setting(
+    "Requests and images",
+    { schema: listSchema, default: "(empty)", accepts: "comma-separated hosts, addresses or CIDRs" },
+    "Hosts, IP addresses or CIDRs that may be fetched although private, each with an optional `:port`, e.g. `10.0.0.0/8,images.lan:8080,[fd00::5]:9000`. An entry without a port opens only the port of the URL the client sent (80/443 when it names none), never another service on that host. A local or special-use name (`localhost`, `printer.local`, `images.internal`) is reached only through a host name entry naming it. Webhook targets obey the same entries.",
+  ),
+
+  ATELIER_WORKER_ADDRESS: setting("Workers", optional("(empty: in-process)"), "gRPC address of the workers for every capability: `host:port`, `ipv4:A:port,B:port` (round robin) or `dns:///name:port`."),
+  ATELIER_UPSCALE_WORKER: perWorker("upscale"),
+  ATELIER_GENERATION_WORKER: perWorker("generation"),
+  ATELIER_STYLE_WORKER: perWorker("style transfer"),
+  ATELIER_BACKGROUND_WORKER: perWorker("background removal"),
+  ATELIER_PROMPT_WORKER: perWorker("prompt improvement"),
+  ATELIER_CATALOG_WORKER: perWorker("model catalog"),
+  ATELIER_WORKER_HOST: setting("Workers", text("127.0.0.1"), "Interface a standalone worker (`npm run start:workers`) listens on."),
+  ATELIER_WORKER_PORT: setting("Workers", integer(50051, 0, 65535), "Port of a standalone worker."),
+  ATELIER_GRPC_MAX_MESSAGE_BYTES: setting("Workers", integer(256 * MiB, 4 * MiB, 2047 * MiB, "bytes"), "gRPC message limit, for workers and their clients."),
+  ATELIER_WORKER_DEADLINE_MS: setting("Workers", integer(120_000, 100, 3_600_000, "ms"), "Deadline the router gives each worker call."),
+  ATELIER_WORKER_CONCURRENCY: setting("Workers", { ...integer(Math.max(1, Math.min(4, cores)), 1, 256), default: "CPU cores, at most 4" }, "Inference calls a worker runs at once; more wait in its queue."),
+  ATELIER_WORKER_QUEUE: setting("Workers", integer(32, 0, 100_000), "Calls a worker lets wait; beyond that it answers 503 `OVERLOADED` with `Retry-After`."),
+
+  ATELIER_ONNX_THREADS: setting("Inference", { ...integer(cores, 1, 256), default: "CPU cores" }, "onnxruntime intra-op threads per model session."),
+  ATELIER_ONNX_SPINNING: setting("Inference", flag(false), "Let onnxruntime's intra-op threads busy-wait for work after each run (onnxruntime's own default). Off because spinning threads take the cores from the decoding, JavaScript and encoding around each run and from other processes; worth trying on a machine with cores to spare for inference alone."),
+  ATELIER_MODEL_MEMORY_MB: setting("Inference", integer(3072, 64, 1_048_576), "Memory, in MiB, all loaded model sessions may use (each is charged what it was measured to cost in this process: resident growth at load plus its runs' peak; a calibrated estimate until measured); idle ones are released least recently used first, also whenever the process's resident memory plus the next model's cost would pass this plus a fixed margin for the process itself."),
+  ATELIER_MODEL_IDLE_RELEASE_MS: setting("Inference", integer(60_000, 0, 86_400_000, "ms"), "How long a model whose catalog entry asks for it (the large ones that keep hundreds of MB between runs, such as ISNet) stays loaded with no call using it; then its memory goes back to the system and the next call loads it again. `0` keeps it until the memory budget needs the room."),
+  ATELIER_WARM_UP: setting("Inference", flag(true), "Once the service serves, warm the default model of each operation in the background (one small call each, only while the memory budget has room), so first calls are not slow; `/readyz` lists the warm models. `false` turns it off."),
+  ATELIER_UPSCALE_TIME_BUDGET_MS: setting("Inference", integer(10_000, 0, 3_600_000, "ms"), "Predicted time within which an upscale without `model` may take a stronger, slower way than the fast default (a model ensemble, else one stronger network); larger images get the fast default. The default leaves room for both job slots of a small worker to be busy well inside the worker deadline; `0` turns this off. See docs/api.md."),
+
+  ATELIER_STYLE_WORKING_SIZE: setting("Style transfer", integer(1024, 64, 8192), "Longest side, in pixels, styles are painted at: the networks paint strokes of a fixed pixel size, so larger images are reduced and the painting resized back."),
+  ATELIER_STYLE_TILE_SIZE: setting("Style transfer", integer(1024, 128, 8192), "Longest side, in picture pixels, of one network run; larger working images are painted in blended tiles."),
+
+  ATELIER_PROMPT_MAX_TOKENS: setting("Prompt improvement", integer(77, 16, 512), "Budget of improved prompts in CLIP tokens, start and end markers included."),
+  ATELIER_PROMPT_LLM_URL: setting("Prompt improvement", optionalUrl(["http:", "https:"], "http://127.0.0.1:11434/v1", "(empty: builtin engine only)"), "OpenAI-compatible chat completions base URL for the LLM prompt engine (Ollama, llama.cpp, vLLM, OpenAI)."),
+  ATELIER_PROMPT_LLM_MODEL: setting("Prompt improvement", optional("(required with the URL)"), "Model name on that server."),
+  ATELIER_PROMPT_LLM_API_KEY: setting("Prompt improvement", optional("(empty)"), "Sent to that server as `Authorization: Bearer`."),
+  ATELIER_PROMPT_LLM_TIMEOUT_MS: setting("Prompt improvement", integer(15_000, 100, 600_000, "ms"), "After this the builtin engine answers."),
+  ATELIER_PROMPT_LLM_TEMPERATURE: setting("Prompt improvement", decimal(0.7, 0, 2), "Sampling temperature."),
+
+  ATELIER_JOB_CONCURRENCY: setting("Jobs and webhooks", { ...integer(Math.max(1, Math.min(4, cores)), 1, 256), default: "CPU cores, at most 4" }, "Jobs a router runs at once (each holds one worker call)."),
+  ATELIER_JOB_MAX_WAIT_SECONDS: setting("Jobs and webhooks", integer(60, 0, 3600), "Longest `Prefer: wait=N` honoured, in seconds; longer waits are capped to this."),
+  ATELIER_JOB_MAX_ACTIVE_PER_KEY: setting("Jobs and webhooks", integer(100, 1, 1_000_000), "Queued plus running jobs per key; more answer 429 `TOO_MANY_JOBS`."),
+  ATELIER_JOB_MAX_QUEUED: setting("Jobs and webhooks", integer(10_000, 1, 10_000_000), "Queued jobs in all; more answer 503 `OVERLOADED`."),
+  ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY: setting("Jobs and webhooks", integer(100, 1, 1_000_000), "Job event streams (`GET /api/v1/jobs/{id}/events`) one key may have open on each router; more answer 429 `TOO_MANY_STREAMS`."),
+  ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY: setting("Jobs and webhooks", integer(20, 1, 1_000_000), "Result downloads (`GET /api/v1/jobs/{id}/result`) one key may have in progress on each router; more answer 429 `TOO_MANY_STREAMS`."),
+  ATELIER_JOB_RESULT_RETENTION_HOURS: setting("Jobs and webhooks", integer(24, 1, 24 * 365), "How long a finished job's result (image included) is kept, in hours; then `/result` answers 410."),
+  ATELIER_JOB_RECORD_RETENTION_HOURS: setting("Jobs and webhooks", integer(7 * 24, 1, 24 * 3650), "How long a finished job's record (status, error, timestamps) is kept, in hours; never less than the result."),
+  ATELIER_JOB_LEASE_SECONDS: setting("Jobs and webhooks", integer(30, 1, 3600), "With `ATELIER_REDIS_URL`: how long a router may stop renewing the lock on a job it runs (it died or hung) before another router takes the job over; a live router renews it every half of this."),
+  ATELIER_WEBHOOK_RETRY_BASE_MS: setting("Jobs and webhooks", integer(5_000, 10, 3_600_000, "ms"), "Delay before a failed webhook's first retry; each next one is 4 times longer, for a day."),
+  ATELIER_WEBHOOK_TIMEOUT_MS: setting("Jobs and webhooks", integer(10_000, 100, 120_000, "ms"), "Deadline of one webhook attempt: connecting, sending and the receiver's status and headers (its body is never read). A late attempt fails and is retried."),
+
+  ATELIER_CONSOLE: setting("Console", choice(["on", "off"], "on"), "`off` serves the API only, without the web console."),
+  ATELIER_SIGNUP: setting("Console", choice(["off", "invite", "open"], "off"), "Who may create console accounts: `off` (admins create users or send one-time invites), `invite` (every signed-in user may invite), `open` (anyone, at `/sign-up`)."),
+  ATELIER_SESSION_IDLE_MINUTES: setting("Console", integer(60, 1, 7 * 24 * 60), "A console session unused this many minutes ends."),
+  ATELIER_SESSION_MAX_HOURS: setting("Console", integer(12, 1, 30 * 24), "A console session ends this many hours after sign-in, however active."),
+  ATELIER_MAX_KEYS_PER_USER: setting("Console", integer(20, 1, 10_000), "Active (unrevoked, unexpired) API keys one console user may have; creating another is refused until one is revoked."),
+} satisfies Record<string, Setting>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** The settings whose default is a number, such as ATELIER_MAX_OUTPUT_PIXELS. */
+export type NumericSettingName = { [K in SettingName]: (typeof SETTINGS)[K] extends { value: number } ? K : never }[SettingName];
+
+/** A numeric setting's default as API descriptions tell it: `16.8 MP`, `10 s`, `25 MiB`, `100`. */
+export function defaultOf(name: NumericSettingName): string {
+  const entry: Setting = SETTINGS[name];
+  return entry.unit ? readableQuantity(entry.value!, entry.unit) : String(entry.value);
+}
+
+type SettingSchemas = { [K in SettingName]: (typeof SETTINGS)[K]["schema"] };
+
+const envSchema = z.object(Object.fromEntries(Object.entries(SETTINGS).map(([name, entry]) => [name, entry.schema])) as SettingSchemas);
+
+/** The settings as read from the environment, each of its own type. */
+export type Settings = z.output<typeof envSchema>;
 
 /** The capabilities that a worker serves; each can live at its own address. */
 export const WORKER_SERVICES = ["upscale", "generation", "style", "background", "prompt", "catalog"] as const;
 export type WorkerServiceName = (typeof WORKER_SERVICES)[number];
 
+/**
+ * The configuration as the code uses it, made from {@link Settings} by {@link loadConfig}. What each
+ * value means is told once, in its setting's entry (named beside each field); fields note only units
+ * that differ from the variable's.
+ */
 export interface AtelierConfig {
   http: {
-    /** Interface the REST facade and tRPC endpoint listen on. */
+    /** HOST */
     host: string;
-    /** TCP port; 0 picks a free one (tests). */
+    /** PORT */
     port: number;
-    /** Largest accepted request body in bytes (data URLs travel in the body). */
+    /** ATELIER_MAX_BODY_BYTES */
     maxBodyBytes: number;
-    /** Request bodies over 1 MiB read at once; the next one gets 503 with Retry-After, unread. */
+    /** ATELIER_MAX_CONCURRENT_LARGE_BODIES */
     maxConcurrentLargeBodies: number;
-    /** Time a client has to send the request headers, in milliseconds. */
+    /** ATELIER_HTTP_HEADERS_TIMEOUT_MS */
     headersTimeoutMs: number;
-    /** Time a client has to send the whole request, body included, in milliseconds (then 408). */
+    /** ATELIER_HTTP_REQUEST_TIMEOUT_MS */
     requestTimeoutMs: number;
-    /** Time an idle keep-alive connection stays open between requests, in milliseconds. */
+    /** ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS */
     keepAliveTimeoutMs: number;
   };
-  logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
-  /** Folder for the SQLite databases (API keys, quota counters). */
+  logLevel: Settings["LOG_LEVEL"];
+  /** ATELIER_DATA_DIR, as an absolute path. */
   dataDir: string;
-  /**
-   * PostgreSQL connection URL for the API keys, shared by several routers; its tables are created
-   * on first use. Undefined: keys live in SQLite in `dataDir`.
-   */
+  /** ATELIER_DATABASE_URL; undefined: keys live in SQLite in `dataDir`. */
   databaseUrl: string | undefined;
-  /** Folder where installed model weights live. */
+  /** ATELIER_MODELS_DIR, as an absolute path. */
   modelsDir: string;
-  /**
-   * Local folder or http(s) URL mirroring model weights (`models pull` and first-start provisioning
-   * take files from it instead of their public origins; so do installs from the console's Models
-   * page). Undefined: the public origins.
-   */
+  /** ATELIER_MODEL_MIRROR: an http(s) URL, or a folder as an absolute path. */
   modelMirror: string | undefined;
-  /** The Hugging Face–compatible hub that models with a hub repository are pulled from. */
   modelHub: {
-    /** Base URL, e.g. https://huggingface.co or a mirror of it. */
+    /** ATELIER_MODEL_HUB_URL */
     url: string;
-    /** Access token for gated or private repositories; sent to the hub's own origin only. */
+    /** ATELIER_MODEL_HUB_TOKEN */
     token: string | undefined;
   };
   quota: {
-    /**
-     * Requests granted per key per window unless the key has its own limit; also a member's
-     * allowance, shared by all their keys, unless an admin set another (admins have none unless set).
-     */
+    /** ATELIER_RATE_LIMIT_PER_HOUR */
     defaultLimit: number;
-    /** Length of the fixed quota window in seconds. */
+    /** ATELIER_RATE_LIMIT_WINDOW_SECONDS */
     windowSeconds: number;
-    /**
-     * Redis URL for the quota counters, shared by several routers (keys under `atelier:quota:`).
-     * Undefined: counters live in SQLite in `dataDir`.
-     */
+    /** ATELIER_REDIS_URL (keys under `atelier:quota:`); undefined: SQLite in `dataDir`. */
     redisUrl: string | undefined;
-    /** Requests failed by the server (5xx) given back per key per window; later failures stay charged. */
+    /** ATELIER_QUOTA_MAX_REFUNDS */
     maxRefunds: number;
   };
   usage: {
-    /**
-     * Milliseconds between writes of the per-key usage counters, which the API path adds up in
-     * memory; a crash loses at most this much of the count.
-     */
+    /** ATELIER_USAGE_FLUSH_MS */
     flushIntervalMs: number;
-    /** Days of hourly usage buckets kept; older ones are deleted. */
+    /** ATELIER_USAGE_RETENTION_DAYS */
     retentionDays: number;
   };
   images: {
-    /** Largest encoded source image in bytes, checked before decoding. */
+    /** ATELIER_MAX_IMAGE_BYTES */
     maxBytes: number;
-    /** Largest decoded source image in pixels (width x height). */
+    /** ATELIER_MAX_INPUT_PIXELS */
     maxInputPixels: number;
-    /** Largest produced image in pixels; larger requests answer 413 before any work. */
+    /** ATELIER_MAX_OUTPUT_PIXELS */
     maxOutputPixels: number;
     /**
-     * Predicted time, in milliseconds, within which an upscale without `model` may take a stronger,
-     * slower way than the fast default (workers/upscale/upscale-choice.ts: LSDIR as a self-ensemble at
-     * x2, ESRGAN thick at x4); 0 turns that off. Default 10000: on 2 cores that covers about 0.6 MP of
-     * output at x2 and 2.1 MP at x4, and a call predicted at 10 s alone takes about 20 s with both job
-     * slots busy, well inside the 120 s worker deadline. Optional so image limits built by hand keep
-     * the fast default.
+     * ATELIER_UPSCALE_TIME_BUDGET_MS (workers/upscale/upscale-choice.ts). Optional so image limits
+     * built by hand keep the fast default.
      */
     upscaleTimeBudgetMs?: number;
   };
   fetch: {
-    /** Whole-fetch time limit for a source image, redirects included, in milliseconds. */
+    /** ATELIER_FETCH_TIMEOUT_MS */
     timeoutMs: number;
-    /** Redirects followed, each re-checked against the address policy. */
+    /** ATELIER_FETCH_MAX_REDIRECTS */
     maxRedirects: number;
-    /** Hosts or CIDR ranges that may be fetched although they are private or loopback. */
+    /** ATELIER_ALLOWED_PRIVATE_HOSTS */
     allowedPrivateHosts: string[];
   };
   workers: {
-    /** Where each capability's gRPC worker listens; undefined means "start it in this process". */
+    /** ATELIER_<CAPABILITY>_WORKER, else ATELIER_WORKER_ADDRESS; undefined means "start it in this process". */
     addresses: Partial<Record<WorkerServiceName, string>>;
-    /** Interface and port a standalone worker process listens on. */
+    /** ATELIER_WORKER_HOST */
     listenHost: string;
+    /** ATELIER_WORKER_PORT */
     listenPort: number;
-    /** gRPC message size limit in bytes, applied to servers and clients alike. */
+    /** ATELIER_GRPC_MAX_MESSAGE_BYTES */
     maxMessageBytes: number;
-    /** Deadline the router gives each worker call, in milliseconds. */
+    /** ATELIER_WORKER_DEADLINE_MS */
     deadlineMs: number;
-    /** Inference calls a worker runs at once; more wait in its queue. */
+    /** ATELIER_WORKER_CONCURRENCY */
     concurrency: number;
-    /** Calls a worker lets wait; beyond that it answers "overloaded" (503 with Retry-After). */
+    /** ATELIER_WORKER_QUEUE */
     queueLength: number;
   };
   style: {
-    /**
-     * Longest side, in pixels, styles are painted at: fast-style networks paint strokes of a fixed
-     * pixel size, so larger images are reduced to this and the painting resized back.
-     */
+    /** ATELIER_STYLE_WORKING_SIZE */
     workingSize: number;
-    /** Longest tile side, in picture pixels, of one network run; larger working images are tiled. */
+    /** ATELIER_STYLE_TILE_SIZE */
     tileSize: number;
   };
   prompt: {
-    /** Default budget of improved prompts in CLIP tokens, start/end markers included. */
+    /** ATELIER_PROMPT_MAX_TOKENS */
     maxTokens: number;
-    /** OpenAI-compatible chat completions server; undefined: the builtin engine only. */
+    /** ATELIER_PROMPT_LLM_*; undefined: the builtin engine only. */
     llm: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number; temperature: number } | undefined;
   };
   jobs: {
-    /** Jobs this router runs at once (each holds one worker call). */
+    /** ATELIER_JOB_CONCURRENCY */
     concurrency: number;
-    /** Longest `Prefer: wait=N` honoured, in seconds; longer waits are capped to this. */
+    /** ATELIER_JOB_MAX_WAIT_SECONDS */
     maxWaitSeconds: number;
-    /** Queued plus running jobs one key may have; more answer 429. */
+    /** ATELIER_JOB_MAX_ACTIVE_PER_KEY */
     maxActivePerKey: number;
-    /** Queued jobs across all keys; more answer 503. */
+    /** ATELIER_JOB_MAX_QUEUED */
     maxQueued: number;
-    /** Job event streams (SSE) one key may have open on this router at once; more answer 429. */
+    /** ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY */
     maxEventStreamsPerKey: number;
-    /** Result downloads (`GET /v1/jobs/{id}/result`) one key may have in progress on this router at once; more answer 429. */
+    /** ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY */
     maxResultDownloadsPerKey: number;
-    /** How long a finished job's result (image included) is kept, in milliseconds. */
+    /** ATELIER_JOB_RESULT_RETENTION_HOURS, in milliseconds. */
     resultRetentionMs: number;
-    /** How long a finished job's record (status, error, timestamps) is kept, in milliseconds. */
+    /** ATELIER_JOB_RECORD_RETENTION_HOURS (at least the result's), in milliseconds. */
     recordRetentionMs: number;
-    /** Delay before a failed webhook's first retry, in ms; each next one is 4 times longer (for a day). */
+    /** ATELIER_WEBHOOK_RETRY_BASE_MS */
     webhookRetryBaseMs: number;
-    /**
-     * Deadline of one webhook attempt, from connecting to the receiver's status and headers, in ms
-     * (the receiver's body is never read); a Redis store leases a delivery for a little longer.
-     */
+    /** ATELIER_WEBHOOK_TIMEOUT_MS; a Redis store leases a delivery for a little longer. */
     webhookTimeoutMs: number;
     /**
-     * Redis URL of the queue every router shares (jobs under `atelier:jobs:`, BullMQ under
-     * `bull:`); the same ATELIER_REDIS_URL as the quota counters. Undefined: SQLite in `dataDir`.
+     * ATELIER_REDIS_URL, the same as the quota counters' (jobs under `atelier:jobs:`, BullMQ under
+     * `bull:`); undefined: SQLite in `dataDir`.
      */
     redisUrl: string | undefined;
-    /**
-     * With Redis: how long a router holds a job without renewing its lock before another router
-     * takes the job over (a router that died); renewed every half of it while the router lives.
-     */
+    /** ATELIER_JOB_LEASE_SECONDS, in milliseconds. */
     leaseMs: number;
   };
   console: {
-    /** Serve the web console under `/` (the API stays under `/api/v1` and `/trpc` either way). */
+    /** ATELIER_CONSOLE; the API stays under `/api/v1` and `/trpc` either way. */
     enabled: boolean;
-    /**
-     * Who may create an account: `off` (admins create users or send one-time invites), `invite`
-     * (every signed-in user may send invites), `open` (anyone may sign up at /sign-up).
-     */
+    /** ATELIER_SIGNUP */
     signUp: "off" | "invite" | "open";
-    /** A console session unused this long ends, in milliseconds. */
+    /** ATELIER_SESSION_IDLE_MINUTES, in milliseconds. */
     sessionIdleMs: number;
-    /** A console session ends this long after sign-in, however active, in milliseconds. */
+    /** ATELIER_SESSION_MAX_HOURS, in milliseconds. */
     sessionAbsoluteMs: number;
-    /** Active (unrevoked, unexpired) API keys one console user may have; creating another is refused. */
+    /** ATELIER_MAX_KEYS_PER_USER */
     maxKeysPerUser: number;
-    /**
-     * Express's `trust proxy`: which proxies' `X-Forwarded-For`/`-Proto` to believe (false: none;
-     * true: all; a hop count; or addresses/CIDRs such as `loopback`). Decides the client address
-     * for sign-in throttling and whether a request came over TLS (the `Secure` cookie flag).
-     */
+    /** ATELIER_TRUST_PROXY, as express's `trust proxy` takes it. */
     trustProxy: boolean | number | string;
-    /**
-     * The origin browsers open the service at (`https://atelier.example.com`). Set: the console
-     * answers only requests for its host, checks form posts against it and writes links with it.
-     * Undefined: the request's own origin, and a console listening on loopback answers loopback
-     * names only (console/server/console-origin.ts).
-     */
+    /** ATELIER_PUBLIC_URL's origin (console/server/console-origin.ts); undefined: the request's own. */
     publicOrigin: string | undefined;
   };
   metrics: {
-    /**
-     * Port of the separate Prometheus `/metrics` listener; 0 (the default) serves no metrics, so a
-     * second service on the same host needs nothing but its own PORT.
-     */
+    /** ATELIER_METRICS_PORT; 0 serves no metrics. */
     port: number;
-    /** Interface it listens on: loopback unless set, whatever HOST is, since `/metrics` has no authentication. */
+    /** ATELIER_METRICS_HOST: loopback unless set, since `/metrics` has no authentication. */
     host: string;
   };
-  /** Browser origins allowed to call the API cross-origin (`*` for any); empty: CORS off. */
+  /** ATELIER_CORS_ORIGINS; empty: CORS off. */
   corsOrigins: string[];
-  /** How long a stopping process lets in-flight requests and worker calls finish, in milliseconds. */
+  /** ATELIER_SHUTDOWN_GRACE_MS */
   shutdownGraceMs: number;
-  /** Install the starter models in the background on start (from the mirror when one is set). */
+  /** ATELIER_PROVISION_MODELS */
   provisionModels: boolean;
   inference: {
-    /** onnxruntime intra-op threads per session. */
+    /** ATELIER_ONNX_THREADS */
     threads: number;
-    /** Let those threads busy-wait for work between runs (onnxruntime's own default). */
+    /** ATELIER_ONNX_SPINNING */
     spinning: boolean;
-    /** Estimated memory all loaded model sessions may use before idle ones are evicted, in bytes. */
+    /** ATELIER_MODEL_MEMORY_MB, in bytes. */
     memoryBudgetBytes: number;
-    /** Refuse models whose licence forbids commercial use (they are listed as disabled). */
+    /** ATELIER_DISABLE_NON_COMMERCIAL */
     disableNonCommercial: boolean;
+    /** How long an idle session that asks for it stays loaded, in ms; 0: until the budget needs the room. */
+    idleReleaseMs: number;
+    /** Warm the default model of each operation in the background after start. */
+    warmUp: boolean;
   };
 }
 
@@ -497,6 +624,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AtelierConfig 
       spinning: e.ATELIER_ONNX_SPINNING,
       memoryBudgetBytes: e.ATELIER_MODEL_MEMORY_MB * MiB,
       disableNonCommercial: e.ATELIER_DISABLE_NON_COMMERCIAL,
+      idleReleaseMs: e.ATELIER_MODEL_IDLE_RELEASE_MS,
+      warmUp: e.ATELIER_WARM_UP,
     },
   };
 }

@@ -4,6 +4,7 @@
  * translate through this table, so a code means the same thing to every caller.
  */
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { defaultOf } from "./config.js";
 
 type TrpcCode =
   | "BAD_REQUEST"
@@ -114,7 +115,7 @@ const KINDS = {
   OUTPUT_TOO_LARGE: {
     http: 413, trpc: "PAYLOAD_TOO_LARGE", grpc: GrpcStatus.OUT_OF_RANGE, scope: "image-output",
     description: "The result would be over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS).",
-    example: "The result would be 4000x4000 (16.0 MP), over this server's limit of 16.8 MP. Use a smaller scale.",
+    example: `The result would be 4000x4000 (16.0 MP), over this server's limit of ${defaultOf("ATELIER_MAX_OUTPUT_PIXELS")}. Use a smaller scale.`,
   },
   UNSUPPORTED_MEDIA_TYPE: {
     http: 415, trpc: "UNSUPPORTED_MEDIA_TYPE", grpc: GrpcStatus.INVALID_ARGUMENT, scope: "body",
@@ -129,7 +130,7 @@ const KINDS = {
   RATE_LIMITED: {
     http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "key",
     description: "The key's hourly quota is spent; `Retry-After` says when it refills.",
-    example: "Rate limit exceeded: this key allows 100 requests per hour. Retry after 1200 seconds.",
+    example: `Rate limit exceeded: this key allows ${defaultOf("ATELIER_RATE_LIMIT_PER_HOUR")} requests per hour. Retry after 1200 seconds.`,
     headers: ["Retry-After", "RateLimit"],
   },
   CANCELLED: {
@@ -171,13 +172,13 @@ const KINDS = {
   TOO_MANY_JOBS: {
     http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "jobs",
     description: "The key has as many queued and running jobs as it may (ATELIER_JOB_MAX_ACTIVE_PER_KEY); retry when some have finished.",
-    example: "This key already has 100 queued or running jobs (ATELIER_JOB_MAX_ACTIVE_PER_KEY). Retry when some have finished.",
+    example: `This key already has ${defaultOf("ATELIER_JOB_MAX_ACTIVE_PER_KEY")} queued or running jobs (ATELIER_JOB_MAX_ACTIVE_PER_KEY). Retry when some have finished.`,
     headers: ["Retry-After"],
   },
   TOO_MANY_STREAMS: {
     http: 429, trpc: "TOO_MANY_REQUESTS", grpc: GrpcStatus.RESOURCE_EXHAUSTED, scope: "jobs",
     description: "The key has as many job event streams open, or result downloads in progress, on this server as it may (ATELIER_JOB_MAX_EVENT_STREAMS_PER_KEY, ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY); retry when one has closed.",
-    example: "This key already has 20 job result downloads in progress (ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY). Retry when one has finished.",
+    example: `This key already has ${defaultOf("ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY")} job result downloads in progress (ATELIER_JOB_MAX_RESULT_DOWNLOADS_PER_KEY). Retry when one has finished.`,
     headers: ["Retry-After"],
   },
   MODEL_NOT_INSTALLED: {

@@ -7,6 +7,7 @@
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
 import { API_RESPONSE_HEADERS, EVERY_ANSWER_HEADERS, type ApiResponseHeader } from "../core/api-headers.js";
+import { defaultOf } from "../core/config.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
 import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
@@ -53,7 +54,7 @@ const ERROR_HEADERS: Record<ErrorHeader, HeaderName[]> = {
 const INFO_DESCRIPTION =
   "Self-hosted image AI: generation, upscaling, style transfer, background removal and prompt improvement. " +
   "Authenticate with `Authorization: Bearer <API key>` (an operator creates keys with `npm run keys -- create`). " +
-  "Every key has an hourly quota (100 requests by default), and the keys of one console user also share that user's hourly allowance; responses carry the tighter of the two in `RateLimit` headers. " +
+  `Every key has an hourly quota (${defaultOf("ATELIER_RATE_LIMIT_PER_HOUR")} requests by default), and the keys of one console user also share that user's hourly allowance; responses carry the tighter of the two in \`RateLimit\` headers. ` +
   "Images are sent as `imageUrl` (an `http(s)://` URL the server fetches, or a `data:image/...;base64,` URL), or as a file in the `image` part of a `multipart/form-data` form " +
   "(every operation that takes an image takes its body as such a form too, its other fields as form fields), and returned as data URLs.\n\n" +
   "Every error is JSON (the `Error` schema) with one of these codes:\n\n| Status | Code | Meaning |\n|---|---|---|\n" +

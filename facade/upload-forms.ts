@@ -12,6 +12,7 @@
  * but received "four"`). String fields are taken as they are (`model=123` is the text "123").
  */
 import type { OpenAPIObject } from "trpc-to-openapi";
+import { defaultOf } from "../core/config.js";
 import { ACCEPTED_IMAGE_FORMAT_NAMES } from "../core/image-formats.js";
 
 /** A body field that can hold an image, and the file part that carries it as a file. */
@@ -32,7 +33,7 @@ const IMAGE_PARTS: readonly ImagePart[] = [
     field: "imageUrl",
     alsoText: false,
     description:
-      `The source image as a file (multipart form of \`imageUrl\`): ${ACCEPTED_IMAGE_FORMAT_NAMES}, at most ATELIER_MAX_IMAGE_BYTES (25 MiB by default). ` +
+      `The source image as a file (multipart form of \`imageUrl\`): ${ACCEPTED_IMAGE_FORMAT_NAMES}, at most ATELIER_MAX_IMAGE_BYTES (${defaultOf("ATELIER_MAX_IMAGE_BYTES")} by default). ` +
       "Its type is read from its bytes; the part's Content-Type and file name are not used.",
   },
   {

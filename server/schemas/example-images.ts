@@ -52,9 +52,9 @@ export function flatPng(width: number, height: number): string {
   return `data:image/png;base64,${png.toString("base64")}`;
 }
 
-/** 600x600: enlarged 8x it is 23 MP, over the default output limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP). */
+/** 600x600: enlarged 8x it is 23 MP, over the default output limit (ATELIER_MAX_OUTPUT_PIXELS). */
 export const EXAMPLE_ENLARGES_TOO_FAR = flatPng(600, 600);
-/** 5000x4000 = 20 MP: accepted as input (50 MP), over the default output limit (16.8 MP). */
+/** 5000x4000 = 20 MP: within the default input limit, over the default output limit. */
 export const EXAMPLE_OVER_OUTPUT_LIMIT = flatPng(5000, 4000);
-/** 8000x7000 = 56 MP: over the default input limit (ATELIER_MAX_INPUT_PIXELS, 50 MP). */
+/** 8000x7000 = 56 MP: over the default input limit (ATELIER_MAX_INPUT_PIXELS). */
 export const EXAMPLE_OVER_INPUT_LIMIT = flatPng(8000, 7000);
