@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
-# Atelier: one image for the router (`node dist/facade/main.js`, the default) and the gRPC workers
-# (`node dist/workers/main.js`). Build: docker build -t atelier .
+# Atelier: one image for the router (`node dist/bin/service.js`, the default) and the gRPC workers
+# (`node dist/bin/workers.js`). Build: docker build -t atelier .
 # The runtime stage holds the compiled dist/ and production dependencies only, runs as the
 # unprivileged `node` user, and keeps keys/quota data and model weights on volumes.
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -47,6 +47,6 @@ VOLUME ["/data", "/models"]
 EXPOSE 8080 9464 50051
 # Workers override this with `healthcheck-cli.js worker` (gRPC health); see deploy/compose.yaml.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "dist/operations/health/healthcheck-cli.js"]
+  CMD ["node", "dist/bin/healthcheck-cli.js"]
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/facade/main.js"]
+CMD ["node", "dist/bin/service.js"]

@@ -28,7 +28,7 @@ import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
-import { startAtelier, type RunningAtelier } from "../facade/start-atelier.js";
+import { startAtelier, type RunningAtelier } from "../bin/start-atelier.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, matteScores, PERSON, type Composite, type Cutout } from "../test/background/ground-truth.js";

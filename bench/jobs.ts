@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
-import { startAtelier } from "../facade/start-atelier.js";
+import { startAtelier } from "../bin/start-atelier.js";
 
 const TOTAL = Number(process.argv[2] ?? 200);
 const KEYS = Number(process.argv[3] ?? 10);

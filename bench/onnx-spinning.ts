@@ -21,7 +21,7 @@ import ort from "onnxruntime-node";
 import sharp from "sharp";
 import { loadConfig, type AtelierConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
-import { startAtelier } from "../facade/start-atelier.js";
+import { startAtelier } from "../bin/start-atelier.js";
 import { buildComposite, PERSON } from "../test/background/ground-truth.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
 

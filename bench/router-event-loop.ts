@@ -1,7 +1,7 @@
 /**
  * How long the router's event loop blocks during image calls, and the router's CPU time per call.
  *
- * The router runs in its own process (facade/main.ts, as `npm start` runs it with
+ * The router runs in its own process (bin/service.ts, as `npm start` runs it with
  * ATELIER_WORKER_ADDRESS set), preloaded with bench/support/event-loop-probe.ts; the workers run
  * in this process, so their work does not count as the router's. Each call is measured alone:
  * the probe's histogram (perf_hooks.monitorEventLoopDelay) is reset before the request and read
@@ -106,7 +106,7 @@ const router: ChildProcess = spawn(
     "tsx",
     "--import",
     path.resolve("bench/support/event-loop-probe.ts"),
-    path.resolve("facade/main.ts"),
+    path.resolve("bin/service.ts"),
   ],
   {
     env: {

@@ -1,10 +1,10 @@
 /**
  * Resident memory of a router-only process (workers elsewhere) next to the in-process full service,
- * both run from the compiled build as `npm start` runs them (`node dist/facade/main.js`).
+ * both run from the compiled build as `npm start` runs them (`node dist/bin/service.js`).
  *
  *   npm run bench:router-memory
  *
- * Starts a worker process (`dist/workers/main.js`), then a router whose every capability points at
+ * Starts a worker process (`dist/bin/workers.js`), then a router whose every capability points at
  * it (ATELIER_WORKER_ADDRESS), then the full service alone. Each is measured just after start-up and
  * again idle after a round of requests (the model list, the OpenAPI document, a Lanczos upscale and
  * an unauthenticated call), from /proc/<pid>/status (VmRSS) or `ps`. The goal for the router is under
@@ -94,7 +94,7 @@ interface Measured {
 }
 
 async function measureFacade(name: string, env: Record<string, string>, key: string): Promise<Measured> {
-  const { child, match } = await startNode("dist/facade/main.js", { HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", ...env }, /listening on (http:\/\/\S+?) /);
+  const { child, match } = await startNode("dist/bin/service.js", { HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", ...env }, /listening on (http:\/\/\S+?) /);
   try {
     await sleep(SETTLE_MS);
     const startedMb = residentMb(child.pid!);
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   const env = { ATELIER_DATA_DIR: dataDir, ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false" };
 
   const workerPort = await freeLoopbackPort();
-  const worker = await startNode("dist/workers/main.js", { ...env, ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: String(workerPort) }, /worker listening/);
+  const worker = await startNode("dist/bin/workers.js", { ...env, ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: String(workerPort) }, /worker listening/);
   const results: Measured[] = [];
   try {
     results.push(await measureFacade("router only (workers elsewhere)", { ...env, ATELIER_WORKER_ADDRESS: `127.0.0.1:${workerPort}` }, key));

@@ -1,5 +1,5 @@
 /**
- * Soak: one service on loopback (a child process running `facade/main.ts`, so its resident memory
+ * Soak: one service on loopback (a child process running `bin/service.ts`, so its resident memory
  * is its own) under mixed good and bad traffic for a while, printing every 10 s the requests, the
  * statuses, the p99 latency and the service's resident memory, then a summary. Bad traffic is the
  * hostile suite's: malformed and deeply nested JSON, wrong media types, missing and forged keys,
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   const { key } = await keys.create({ name: "soak", hourlyLimit: 1_000_000 });
   await keys.close();
 
-  const child = spawn(process.execPath, ["--import", "tsx", "facade/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "bin/service.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
     readline.createInterface({ input: child.stdout! }).on("line", (line) => line.includes("is listening") && resolve());
     child.once("exit", (code) => reject(new Error(`the service exited with ${code}`)));

@@ -8,7 +8,7 @@ import type { AtelierServices } from "../server/context.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { createProgressClients } from "../server/workers/progress-clients.js";
 import { withLocalProgress } from "../server/workers/local-worker-clients.js";
-import type { InProcessWorker } from "../core/local-worker.js";
+import type { InProcessWorker } from "../transport/local-worker.js";
 import { JobEventHub } from "./job-events.js";
 import { JobRunner, type JobScheduler } from "./job-runner.js";
 import { JobService } from "./job-service.js";

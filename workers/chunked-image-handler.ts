@@ -1,5 +1,5 @@
 /**
- * Serves a `*Chunked` RPC (its image in and out in pieces, core/image-chunks.ts) with the same work
+ * Serves a `*Chunked` RPC (its image in and out in pieces, transport/image-chunks.ts) with the same work
  * function as its unary twin: the request's image is gathered from its chunks as they arrive, the
  * work runs inside a progress scope whose reports become progress messages, then the response goes
  * out with its image as chunks, each written when the stream has room. A stream that breaks the
@@ -7,8 +7,8 @@
  */
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import { AtelierError } from "../core/errors.js";
-import { toGrpcStatus } from "../core/grpc-errors.js";
-import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../core/image-chunks.js";
+import { toGrpcStatus } from "../transport/grpc-errors.js";
+import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../transport/image-chunks.js";
 import type { Logger } from "../core/logger.js";
 import { startCallRecord } from "./call-record.js";
 import { abortSignalFor } from "./grpc-handler.js";

@@ -4,7 +4,7 @@
  */
 import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from "@grpc/grpc-js";
 import { AtelierError } from "../core/errors.js";
-import { toGrpcStatus } from "../core/grpc-errors.js";
+import { toGrpcStatus } from "../transport/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
 import { startCallRecord } from "./call-record.js";
 

@@ -1,5 +1,5 @@
 /**
- * The worker's services for the router in the same process (core/local-worker.ts): each RPC's work
+ * The worker's services for the router in the same process (transport/local-worker.ts): each RPC's work
  * function (grpc-handler.ts `workOf`) called directly, with the same metrics and log lines as the
  * RPC (call-record.ts) and progress through the same scope the chunked RPCs report from. Once the
  * worker starts shutting down, new calls are refused as a worker going away is (503, Retry-After)
@@ -7,9 +7,9 @@
  */
 import type { ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { AtelierError } from "../core/errors.js";
-import { workerCallError } from "../core/grpc-errors.js";
+import { workerCallError } from "../transport/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
-import type { LocalCallOptions, LocalWorker } from "../core/local-worker.js";
+import type { LocalCallOptions, LocalWorker } from "../transport/local-worker.js";
 import { methodOf, startCallRecord } from "./call-record.js";
 import { callCancelled, workOf, type Work } from "./grpc-handler.js";
 import { withProgress } from "./work-progress.js";

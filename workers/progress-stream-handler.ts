@@ -6,7 +6,7 @@
  */
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import { AtelierError, asAtelierError } from "../core/errors.js";
-import { toGrpcStatus } from "../core/grpc-errors.js";
+import { toGrpcStatus } from "../transport/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
 import { abortSignalFor } from "./grpc-handler.js";
 import { withProgress } from "./work-progress.js";

@@ -6,8 +6,8 @@ import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceI
 import { HealthImplementation } from "grpc-health-check";
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
-import { withImageCodecs } from "../core/image-message-codec.js";
-import { GRPC_FLOW_CONTROL_OPTION, widenServerReceiveWindows } from "../core/grpc-flow-control.js";
+import { withImageCodecs } from "../transport/image-message-codec.js";
+import { GRPC_FLOW_CONTROL_OPTION, widenServerReceiveWindows } from "../transport/grpc-flow-control.js";
 import { catalogServiceImplementation, type ModelInventory } from "./catalog-service.js";
 import { CLIP_MERGES_FILE } from "../models/catalog/entries/clip-merges.js";
 import { catalogEntry, MODEL_CATALOG } from "../models/catalog/model-catalog.js";
@@ -21,12 +21,12 @@ import { ModelStore } from "../models/store/model-store.js";
 import { ModelRuntime } from "./onnx/onnx-runtime.js";
 import type { WorkerContext } from "./worker-context.js";
 import { chunkedImageHandler } from "./chunked-image-handler.js";
-import type { WithImage } from "../core/image-chunks.js";
+import type { WithImage } from "../transport/image-chunks.js";
 import { workOf } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
 import { methodOf } from "./call-record.js";
 import { LocalCalls } from "./local-calls.js";
-import type { LocalWorker } from "../core/local-worker.js";
+import type { LocalWorker } from "../transport/local-worker.js";
 import { setServiceHeapGrowth } from "../core/heap-growth.js";
 
 interface ServiceBinding {
@@ -39,7 +39,7 @@ export interface RunningWorker {
   address: string;
   port: number;
   server: Server;
-  /** The same services for the router in this process, without gRPC (core/local-worker.ts). */
+  /** The same services for the router in this process, without gRPC (transport/local-worker.ts). */
   local: LocalWorker;
   /** Stops accepting calls, waits up to `graceMs` for running ones (RPCs and local calls), then forces. */
   shutdown(graceMs?: number): Promise<void>;

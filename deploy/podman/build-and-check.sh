@@ -65,13 +65,13 @@ name=atelier-check-$$
 podman run -d --name "$name" --network=host -e PORT="$port" -e ATELIER_METRICS_PORT=0 -e ATELIER_PROVISION_MODELS=false "$image" >/dev/null
 trap 'podman rm -f "$name" >/dev/null 2>&1 || true' EXIT
 for _ in $(seq 1 60); do
-  podman exec "$name" node dist/operations/health/healthcheck-cli.js 2>/dev/null && break
+  podman exec "$name" node dist/bin/healthcheck-cli.js 2>/dev/null && break
   sleep 1
 done
-podman exec "$name" node dist/operations/health/healthcheck-cli.js
+podman exec "$name" node dist/bin/healthcheck-cli.js
 [ "$(podman exec "$name" id -u)" != 0 ] || { echo "the container runs as root" >&2; exit 1; }
 curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null
-key=$(podman exec "$name" node dist/server/keys/keys-cli.js create --name image-check --json | node -e 'let s="";process.stdin.on("data",(c)=>s+=c).on("end",()=>console.log(JSON.parse(s).key))')
+key=$(podman exec "$name" node dist/bin/keys-cli.js create --name image-check --json | node -e 'let s="";process.stdin.on("data",(c)=>s+=c).on("end",()=>console.log(JSON.parse(s).key))')
 pixel='data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAQAAAAECAIAAAAmkwkpAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAEElEQVQImWM4kWIERwzEcQBCchXhzfoe+QAAAABJRU5ErkJggg=='
 status=$(curl -s -o /dev/null -w '%{http_code}' -H "authorization: Bearer $key" -H 'content-type: application/json' \
   -d "{\"imageUrl\":\"$pixel\",\"scale\":2,\"model\":\"esrgan-slim\"}" "http://127.0.0.1:$port/api/v1/tools/upscale")

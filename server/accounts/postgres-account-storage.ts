@@ -4,8 +4,8 @@
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
-import { isDatabaseUnreachable, openMigratedPool, queryReachable } from "../keys/postgres-pool.js";
-import { storeUnavailable } from "../keys/store-unavailable.js";
+import { isDatabaseUnreachable, openMigratedPool, queryReachable } from "../../database/postgres-pool.js";
+import { storeUnavailable } from "../../database/store-unavailable.js";
 import { RateLimiterPostgres, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { changedUserColumns, readyRateLimiter, type AccountStorage, type RateLimiterOptions, type StoredInvite, type StoredSession, type StoredUser, type UserChanges, type UserRole } from "./account-store.js";
 

@@ -3,7 +3,7 @@
  * beside `api_keys` (component `accounts` in `schema_versions`).
  */
 import Database from "better-sqlite3";
-import { openMigratedSqlite } from "../keys/sqlite-migrations.js";
+import { openMigratedSqlite } from "../../database/sqlite-migrations.js";
 import { RateLimiterSQLite, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { changedUserColumns, readyRateLimiter, type AccountStorage, type RateLimiterOptions, type StoredInvite, type StoredSession, type StoredUser, type UserChanges, type UserRole } from "./account-store.js";
 

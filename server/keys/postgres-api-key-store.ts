@@ -10,9 +10,9 @@ import pg from "pg";
 import type { Logger } from "../../core/logger.js";
 import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type InsertOutcome, type OwnerKeyCap, type StoredApiKey } from "./api-key-store.js";
 import type { ApiKeyScope } from "./api-key-scopes.js";
-import { POSTGRES_SCHEMA_TABLE } from "./postgres-migrations.js";
-import { isDatabaseUnreachable, openMigratedPool, queryReachable } from "./postgres-pool.js";
-import { storeUnavailable } from "./store-unavailable.js";
+import { POSTGRES_SCHEMA_TABLE } from "../../database/postgres-migrations.js";
+import { isDatabaseUnreachable, openMigratedPool, queryReachable } from "../../database/postgres-pool.js";
+import { storeUnavailable } from "../../database/store-unavailable.js";
 
 /** The keys table; prefixed, since the database may be shared with other applications. */
 export const POSTGRES_KEYS_TABLE = "atelier_api_keys";

@@ -5,7 +5,7 @@
 import Database from "better-sqlite3";
 import { StorageBackedApiKeyStore, type ApiKeyStorage, type ApiKeyStoreOptions, type InsertOutcome, type OwnerKeyCap, type StoredApiKey } from "./api-key-store.js";
 import type { ApiKeyScope } from "./api-key-scopes.js";
-import { openMigratedSqlite } from "./sqlite-migrations.js";
+import { openMigratedSqlite } from "../../database/sqlite-migrations.js";
 
 /** The component's row in `schema_versions`; other tables in the same file keep their own rows. */
 const SCHEMA_COMPONENT = "api_keys";

@@ -11,7 +11,7 @@
  */
 import { Redis } from "ioredis";
 import type { Logger } from "../../core/logger.js";
-import { storeUnavailable } from "../keys/store-unavailable.js";
+import { storeUnavailable } from "../../database/store-unavailable.js";
 import { CountingQuotaStore, type CounterKind, type CounterName, type CounterStep, type QuotaCounters, type QuotaStore } from "./quota-store.js";
 
 /** Prefix of every key's request counter; the API key id follows after a colon. */

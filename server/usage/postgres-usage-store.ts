@@ -5,7 +5,7 @@
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
-import { openMigratedPool } from "../keys/postgres-pool.js";
+import { openMigratedPool } from "../../database/postgres-pool.js";
 import { hourStart, type KeyUsage, type UsageExportRow, type UsageFilter, type UsageIncrement, type UsageRow, type UsageStore } from "./usage-store.js";
 
 export const POSTGRES_USAGE_TABLE = "atelier_api_usage";

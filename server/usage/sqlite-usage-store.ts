@@ -4,7 +4,7 @@
  * all the writing there is.
  */
 import type Database from "better-sqlite3";
-import { openMigratedSqlite } from "../keys/sqlite-migrations.js";
+import { openMigratedSqlite } from "../../database/sqlite-migrations.js";
 import { hourStart, type KeyUsage, type UsageExportRow, type UsageFilter, type UsageIncrement, type UsageRow, type UsageStore } from "./usage-store.js";
 
 const SCHEMA_COMPONENT = "api_usage";

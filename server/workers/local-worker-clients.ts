@@ -1,13 +1,13 @@
 /**
- * Worker calls for the services whose worker runs in the router's process (core/local-worker.ts):
+ * Worker calls for the services whose worker runs in the router's process (transport/local-worker.ts):
  * the same operations as the gRPC clients, with the same deadline, cancellation, trace context and
  * progress, answered with the same errors, but with no serializing, framing or copying of images on
  * the event loop both share. Services whose worker runs elsewhere keep their gRPC clients.
  */
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import type { AtelierError } from "../../core/errors.js";
-import { workerCallError } from "../../core/grpc-errors.js";
-import type { InProcessWorker, LocalWorker } from "../../core/local-worker.js";
+import { workerCallError } from "../../transport/grpc-errors.js";
+import type { InProcessWorker, LocalWorker } from "../../transport/local-worker.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
 import { BackgroundServiceService } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceService } from "../../gen/atelier/catalog/v1/catalog_service.js";

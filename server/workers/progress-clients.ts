@@ -8,7 +8,7 @@
 import { credentials, Metadata, type ClientReadableStream } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import { fromGrpcError } from "../../core/grpc-errors.js";
+import { fromGrpcError } from "../../transport/grpc-errors.js";
 import type { RemoveBackgroundRequest, RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { GenerationServiceClient, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
 import type { StyleTransferRequest, StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";

@@ -14,10 +14,10 @@
 import { credentials, makeGenericClientConstructor, Metadata, status as GrpcStatus, type Client, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import { fromGrpcError } from "../../core/grpc-errors.js";
-import { GRPC_FLOW_CONTROL_OPTION } from "../../core/grpc-flow-control.js";
-import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../../core/image-chunks.js";
-import { withImageCodecs } from "../../core/image-message-codec.js";
+import { fromGrpcError } from "../../transport/grpc-errors.js";
+import { GRPC_FLOW_CONTROL_OPTION } from "../../transport/grpc-flow-control.js";
+import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../../transport/image-chunks.js";
+import { withImageCodecs } from "../../transport/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
 import { BackgroundServiceClient, BackgroundServiceService, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceClient, type ListModelsRequest, type ListModelsResponse } from "../../gen/atelier/catalog/v1/catalog_service.js";
@@ -103,7 +103,7 @@ export type ChunkedMethod<Req, Res> = (metadata: Metadata, options: { deadline: 
 export type ProgressListener = (step: number, steps: number, stage: string) => void;
 
 /**
- * One attempt of a `*Chunked` call (core/image-chunks.ts): the request goes out with its image in
+ * One attempt of a `*Chunked` call (transport/image-chunks.ts): the request goes out with its image in
  * chunks, each written when the stream has room; the answer's image is gathered from its chunks
  * into one buffer as they arrive. Resolves with the same response as the unary twin.
  */
@@ -217,7 +217,7 @@ export function workerChannelOptions(config: AtelierConfig) {
   };
 }
 
-// The generated clients, with images written and read without extra copies (core/image-message-codec.ts).
+// The generated clients, with images written and read without extra copies (transport/image-message-codec.ts).
 export const UpscaleClient = makeGenericClientConstructor(withImageCodecs(UpscaleServiceService), UpscaleServiceClient.serviceName) as unknown as typeof UpscaleServiceClient;
 const GenerationClient = makeGenericClientConstructor(withImageCodecs(GenerationServiceService), GenerationServiceClient.serviceName) as unknown as typeof GenerationServiceClient;
 export const StyleTransferClient = makeGenericClientConstructor(withImageCodecs(StyleTransferServiceService), StyleTransferServiceClient.serviceName) as unknown as typeof StyleTransferServiceClient;

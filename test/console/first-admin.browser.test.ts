@@ -56,7 +56,7 @@ beforeAll(async () => {
     ATELIER_PROVISION_MODELS: "false",
     ATELIER_WORKER_ADDRESS: `127.0.0.1:${await freeLoopbackPort()}`,
   };
-  child = spawn(process.execPath, ["--import", "tsx", "facade/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  child = spawn(process.execPath, ["--import", "tsx", "bin/service.ts"], { env, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   browser = await launchChromium();

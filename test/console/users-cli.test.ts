@@ -9,7 +9,7 @@ import { SqliteAccountStorage } from "../../server/accounts/sqlite-account-stora
 import { AccountStore } from "../../server/accounts/account-store.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const cliPath = path.join(repoRoot, "server", "accounts", "users-cli.ts");
+const cliPath = path.join(repoRoot, "bin", "users-cli.ts");
 let dataDir: string;
 
 function users(input: string | undefined, ...args: string[]) {

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { HEAP_GROWING_PERCENT } from "../../core/heap-growth.js";
 import { createLogger } from "../../core/logger.js";
-import { startAtelier, type RunningAtelier } from "../../facade/start-atelier.js";
+import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
 import { startWorkerServer, type RunningWorker } from "../../workers/worker-server.js";
 import { makeDataDir } from "../support/test-service.js";
 

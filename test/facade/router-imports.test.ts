@@ -1,5 +1,5 @@
 /**
- * A router whose workers run elsewhere carries no ML stack (issue 13): `facade/main.ts`, started as
+ * A router whose workers run elsewhere carries no ML stack (issue 13): `bin/service.ts`, started as
  * `npm start` starts it but with every capability's worker address set, serves real requests through
  * a real worker without loading onnxruntime, sharp, or any module of workers/ beyond the model
  * catalog and the installer. The same process started without worker addresses (the in-process full
@@ -55,7 +55,7 @@ function packageOf(file: string): string | undefined {
 
 async function startRouter(env: Record<string, string>, dataDir: string): Promise<RouterProcess> {
   const record = path.join(dataDir, `loaded-${Date.now()}.json`);
-  const child = spawn(process.execPath, ["--import", "tsx", "--import", recorder, path.join(repoRoot, "facade", "main.ts")], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--import", recorder, path.join(repoRoot, "bin", "service.ts")], {
     cwd: repoRoot,
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", ATELIER_DATA_DIR: dataDir, ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false", RECORD_IMPORTS_TO: record, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -9,7 +9,7 @@ import { credentials, Server, ServerCredentials, status as GrpcStatus, type Serv
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
-import { ERROR_CODE_METADATA_KEY } from "../../core/grpc-errors.js";
+import { ERROR_CODE_METADATA_KEY } from "../../transport/grpc-errors.js";
 import { createLogger } from "../../core/logger.js";
 import {
   GenerateStreamRequest,

@@ -1,5 +1,5 @@
 /**
- * The `*Chunked` RPCs (core/image-chunks.ts): the router's callChunked against a real server whose
+ * The `*Chunked` RPCs (transport/image-chunks.ts): the router's callChunked against a real server whose
  * chunked twin serves the unary work (workers/chunked-image-handler.ts), on loopback. Images of
  * sizes around a chunk's boundary arrive whole, progress arrives in order, streams that break the
  * chunking rules are refused with a status, and a worker without the chunked RPC gets the unary one.
@@ -8,9 +8,9 @@ import crypto from "node:crypto";
 import { credentials, makeGenericClientConstructor, Metadata, Server, ServerCredentials, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
-import { ERROR_CODE_METADATA_KEY } from "../../core/grpc-errors.js";
-import { IMAGE_CHUNK_BYTES } from "../../core/image-chunks.js";
-import { withImageCodecs } from "../../core/image-message-codec.js";
+import { ERROR_CODE_METADATA_KEY } from "../../transport/grpc-errors.js";
+import { IMAGE_CHUNK_BYTES } from "../../transport/image-chunks.js";
+import { withImageCodecs } from "../../transport/image-message-codec.js";
 import { createLogger } from "../../core/logger.js";
 import {
   UpscaleRequest,

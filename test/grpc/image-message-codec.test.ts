@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { deserializeWithImage, IMAGE_MESSAGES, LARGE_IMAGE_BYTES, serializeWithImage, withImageCodecs } from "../../core/image-message-codec.js";
+import { deserializeWithImage, IMAGE_MESSAGES, LARGE_IMAGE_BYTES, serializeWithImage, withImageCodecs } from "../../transport/image-message-codec.js";
 import { BackgroundServiceService, RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";
 import { GenerationServiceService } from "../../gen/atelier/generation/v1/generation_service.js";
 import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";

@@ -1,5 +1,5 @@
 /**
- * The HTTP/2 receive windows of the router–worker link (core/grpc-flow-control.ts): the worker's gRPC
+ * The HTTP/2 receive windows of the router–worker link (transport/grpc-flow-control.ts): the worker's gRPC
  * server announces them to whoever connects, and the router's clients announce theirs to the worker,
  * so neither side's image waits for a WINDOW_UPDATE every 64 KiB. Seen from the other end of a real
  * connection on loopback: what the peer's SETTINGS say and how large its connection window is.
@@ -8,7 +8,7 @@ import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
-import { GRPC_RECEIVE_WINDOW_BYTES } from "../../core/grpc-flow-control.js";
+import { GRPC_RECEIVE_WINDOW_BYTES } from "../../transport/grpc-flow-control.js";
 import { createLogger } from "../../core/logger.js";
 import { ListModelsRequest } from "../../gen/atelier/catalog/v1/catalog_service.js";
 import { createWorkerClients } from "../../server/workers/worker-clients.js";

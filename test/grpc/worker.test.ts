@@ -19,7 +19,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
-import { ERROR_CODE_METADATA_KEY, fromGrpcError, RETRY_AFTER_METADATA_KEY, toGrpcStatus } from "../../core/grpc-errors.js";
+import { ERROR_CODE_METADATA_KEY, fromGrpcError, RETRY_AFTER_METADATA_KEY, toGrpcStatus } from "../../transport/grpc-errors.js";
 import { createLogger } from "../../core/logger.js";
 import { GenerateRequest, GenerateStreamRequest, GenerationServiceClient } from "../../gen/atelier/generation/v1/generation_service.js";
 import { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/background_service.js";

@@ -14,10 +14,10 @@ import { AtelierError } from "../../core/errors.js";
 import { LAST_USED_RESOLUTION_MS, type ApiKeyStore } from "../../server/keys/api-key-store.js";
 import { openApiKeyStore } from "../../server/keys/open-api-key-store.js";
 import { POSTGRES_KEYS_TABLE, POSTGRES_SCHEMA_TABLE, PostgresApiKeyStore } from "../../server/keys/postgres-api-key-store.js";
-import { DatabaseOpenError } from "../../server/keys/postgres-pool.js";
+import { DatabaseOpenError } from "../../database/postgres-pool.js";
 import { SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
-import { DATABASE_FILE_NAME } from "../../server/keys/sqlite-migrations.js";
-import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../server/keys/store-unavailable.js";
+import { DATABASE_FILE_NAME } from "../../database/sqlite-migrations.js";
+import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../database/store-unavailable.js";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
 import { freeLoopbackPort } from "../support/free-port.js";
 

@@ -10,7 +10,7 @@ import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from ".
 import { freeLoopbackPort } from "../support/free-port.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const cliPath = path.join(repoRoot, "server", "keys", "keys-cli.ts");
+const cliPath = path.join(repoRoot, "bin", "keys-cli.ts");
 
 let dataDir: string;
 

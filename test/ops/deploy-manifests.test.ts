@@ -84,7 +84,7 @@ describe("Kubernetes manifests", () => {
     }
     expect(container.readinessProbe).toMatchObject({ httpGet: { path: READY_PATH } });
     expect(container.livenessProbe).toMatchObject({ httpGet: { path: HEALTH_PATH } });
-    expect(container.command).toEqual(["node", "dist/facade/main.js"]);
+    expect(container.command).toEqual(["node", "dist/bin/service.js"]);
   });
 
   it("workers run non-root with gRPC probes and the models volume", () => {
@@ -92,7 +92,7 @@ describe("Kubernetes manifests", () => {
     const spec = worker.spec.template.spec;
     expect(spec.securityContext.runAsNonRoot).toBe(true);
     const container = spec.containers[0]!;
-    expect(container.command).toEqual(["node", "dist/workers/main.js"]);
+    expect(container.command).toEqual(["node", "dist/bin/workers.js"]);
     expect(container.readinessProbe).toMatchObject({ grpc: { port: 50051 } });
     expect(container.livenessProbe).toMatchObject({ grpc: { port: 50051 } });
     expect(container.volumeMounts).toContainEqual({ name: "models", mountPath: "/models" });
@@ -126,9 +126,9 @@ describe("compose topology", () => {
     expect(router!.environment!.ATELIER_DATABASE_URL).toMatch(/^postgresql:\/\/atelier:.*@postgres:5432\/atelier$/);
     expect(router!.environment!.ATELIER_REDIS_URL).toBe("redis://redis:6379");
     expect(worker!.deploy!.replicas).toBe(2);
-    expect(worker!.command).toEqual(["node", "dist/workers/main.js"]);
+    expect(worker!.command).toEqual(["node", "dist/bin/workers.js"]);
     expect(worker!.volumes).toContain("models:/models");
-    expect(worker!.healthcheck!.test).toEqual(["CMD", "node", "dist/operations/health/healthcheck-cli.js", "worker"]);
+    expect(worker!.healthcheck!.test).toEqual(["CMD", "node", "dist/bin/healthcheck-cli.js", "worker"]);
     expect(compose.volumes).toHaveProperty("models");
   });
 
@@ -160,7 +160,7 @@ describe("Dockerfile", () => {
     expect(runtime).toMatch(/ATELIER_METRICS_PORT=9464/);
     expect(runtime).toMatch(/ATELIER_METRICS_HOST=0\.0\.0\.0/);
     expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "dist\/operations\/health\/healthcheck-cli\.js"\]$/m);
-    expect(fs.existsSync(path.join("operations", "health", "healthcheck-cli.ts"))).toBe(true);
+    expect(fs.existsSync(path.join("bin", "healthcheck-cli.ts"))).toBe(true);
   });
 
   it("keeps build output and local data out of the build context", () => {

@@ -59,7 +59,7 @@ describe.skipIf(skip)("scale-out topology: two routers, two worker replicas, Red
   const dataDir = makeDataDir();
 
   const startWorker = (index: number) =>
-    launch("workers/main.ts", { ...common, LOG_LEVEL: "debug", ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: String(workerPorts[index]) }, (line) =>
+    launch("bin/workers.ts", { ...common, LOG_LEVEL: "debug", ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: String(workerPorts[index]) }, (line) =>
       line.includes('"msg":"worker listening"') ? line : undefined,
     );
 
@@ -79,7 +79,7 @@ describe.skipIf(skip)("scale-out topology: two routers, two worker replicas, Red
     const replicas = `ipv4:127.0.0.1:${workerPorts[0]},127.0.0.1:${workerPorts[1]}`;
     const started = await Promise.all(
       [0, 1].map(() =>
-        launch("facade/main.ts", { ...common, PORT: "0", LOG_LEVEL: "warn", ATELIER_WORKER_ADDRESS: replicas }, (line) => /^Atelier is listening on (\S+)/.exec(line)?.[1]),
+        launch("bin/service.ts", { ...common, PORT: "0", LOG_LEVEL: "warn", ATELIER_WORKER_ADDRESS: replicas }, (line) => /^Atelier is listening on (\S+)/.exec(line)?.[1]),
       ),
     );
     routers.push(...started.map((router) => router.value));

@@ -4,7 +4,7 @@
  */
 import { credentials, Metadata, Server, ServerCredentials, status as GrpcStatus, type ServiceError, type UntypedServiceImplementation } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ERROR_CODE_METADATA_KEY } from "../../core/grpc-errors.js";
+import { ERROR_CODE_METADATA_KEY } from "../../transport/grpc-errors.js";
 import { createLogger } from "../../core/logger.js";
 import { ImprovePromptRequest, PromptServiceClient, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
 import { promptServiceImplementation, type PromptServiceOptions } from "../../workers/prompt/prompt-service.js";

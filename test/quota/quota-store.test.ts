@@ -9,7 +9,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
-import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../server/keys/store-unavailable.js";
+import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../database/store-unavailable.js";
 import { openQuotaStore } from "../../server/quota/open-quota-store.js";
 import type { QuotaCharge, QuotaDecision, QuotaStore } from "../../server/quota/quota-store.js";
 import { createRedisQuotaStore, QuotaStoreOpenError, REDIS_QUOTA_KEY_PREFIX } from "../../server/quota/redis-quota-store.js";

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../server/keys/store-unavailable.js";
+import { STORE_UNAVAILABLE_CODE, STORE_UNAVAILABLE_RETRY_SECONDS } from "../../database/store-unavailable.js";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
 import { skipWithoutRedis, startRedisServer, type RedisServer } from "../support/redis-server.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";

@@ -1,5 +1,5 @@
 /**
- * The router's calls to the worker in its own process, made without gRPC (core/local-worker.ts):
+ * The router's calls to the worker in its own process, made without gRPC (transport/local-worker.ts):
  * REST calls and jobs are answered with the worker's gRPC server shut down; the worker side gives
  * a call's work the same errors, progress, cancellation and metrics as its RPC, and refuses new
  * calls while letting running ones finish when it shuts down; the router side answers a deadline

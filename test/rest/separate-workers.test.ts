@@ -10,7 +10,7 @@ let workerAddress: string;
 let service: TestService;
 
 beforeAll(async () => {
-  workerProcess = spawn(process.execPath, ["--import", "tsx", "workers/main.ts"], {
+  workerProcess = spawn(process.execPath, ["--import", "tsx", "bin/workers.ts"], {
     env: { ...process.env, ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: "0", LOG_LEVEL: "info", ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false" },
     stdio: ["ignore", "pipe", "inherit"],
   });

@@ -1,5 +1,5 @@
 /**
- * facade/main.ts as `npm start` runs it, in a child process of its own: for tests of what only a
+ * bin/service.ts as `npm start` runs it, in a child process of its own: for tests of what only a
  * whole process shows (signals and the shutdown grace period, its own memory, its exit code).
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -31,7 +31,7 @@ export function mainProcessEnv(dataDir: string, settings: Record<string, string>
 
 /** Starts the service and resolves once it says where it listens; rejects with its output if it exits first. */
 export async function startMainProcess(env: NodeJS.ProcessEnv): Promise<MainProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "facade/main.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "bin/service.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {

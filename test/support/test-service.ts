@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { loadConfig, type AtelierConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
-import { startAtelier, type RunningAtelier } from "../../facade/start-atelier.js";
+import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
 
 export interface TestService extends RunningAtelier {
   dataDir: string;

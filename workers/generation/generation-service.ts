@@ -6,7 +6,7 @@
  */
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import { asAtelierError, AtelierError } from "../../core/errors.js";
-import { toGrpcStatus } from "../../core/grpc-errors.js";
+import { toGrpcStatus } from "../../transport/grpc-errors.js";
 import {
   GenerationServiceService,
   type GenerateRequest,

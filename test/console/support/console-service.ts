@@ -5,7 +5,7 @@
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { loadConfig } from "../../../core/config.js";
-import { startAtelier, type RunningAtelier } from "../../../facade/start-atelier.js";
+import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js";
 import type { User, UserRole } from "../../../server/accounts/account-store.js";
 import { makeDataDir } from "../../support/test-service.js";
 

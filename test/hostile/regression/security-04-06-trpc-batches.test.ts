@@ -13,7 +13,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../core/config.js";
 import { LIMITS } from "../../../core/limits.js";
-import { startAtelier, type RunningAtelier } from "../../../facade/start-atelier.js";
+import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js";
 import { startMetricsServer, type MetricsServer } from "../../../observability/metrics-server.js";
 import { freeLoopbackPort } from "../../support/free-port.js";
 import { makeDataDir } from "../../support/test-service.js";

@@ -11,7 +11,7 @@ import os from "node:os";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../core/config.js";
 import { createLogger } from "../../../core/logger.js";
-import { startAtelier, type RunningAtelier } from "../../../facade/start-atelier.js";
+import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js";
 import { startMetricsServer, type MetricsServer } from "../../../observability/metrics-server.js";
 import { startBanner } from "../../../operations/start-banner.js";
 import { freeLoopbackPort } from "../../support/free-port.js";
@@ -68,7 +68,7 @@ describe("metrics are off unless their port is set", () => {
   });
 
   it("starts two services with different PORTs side by side", async () => {
-    // What `npm start` (facade/main.ts) runs, minus its signal handlers, each from an environment
+    // What `npm start` (bin/service.ts) runs, minus its signal handlers, each from an environment
     // that names no ATELIER_METRICS_* variable.
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("ATELIER_METRICS_")));
     const logger = createLogger("silent");

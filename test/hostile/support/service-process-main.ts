@@ -7,7 +7,7 @@
  */
 import { loadConfig } from "../../../core/config.js";
 import { createLogger } from "../../../core/logger.js";
-import { startAtelier } from "../../../facade/start-atelier.js";
+import { startAtelier } from "../../../bin/start-atelier.js";
 
 const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "error", ATELIER_METRICS_PORT: "0", ATELIER_PROVISION_MODELS: "false", ...process.env });
 const running = await startAtelier(config, createLogger(config.logLevel));

@@ -4,7 +4,7 @@
  * and a 422 are both "bad argument" to gRPC) and clients of any language can read it.
  */
 import { Metadata, status as GrpcStatus, type ServiceError, type StatusObject } from "@grpc/grpc-js";
-import { AtelierError, ERROR_KINDS, isErrorCode, type ErrorCode, type FieldIssue } from "./errors.js";
+import { AtelierError, ERROR_KINDS, isErrorCode, type ErrorCode, type FieldIssue } from "../core/errors.js";
 
 export const ERROR_CODE_METADATA_KEY = "atelier-error-code";
 export const RETRY_AFTER_METADATA_KEY = "atelier-retry-after";

@@ -4,7 +4,7 @@
  * connections, running the component's migrations, and the operator's message when that fails.
  */
 import pg from "pg";
-import type { Logger } from "../../core/logger.js";
+import type { Logger } from "../core/logger.js";
 import { migratePostgres } from "./postgres-migrations.js";
 import { storeUnavailable, type SharedStore } from "./store-unavailable.js";
 

@@ -3,7 +3,7 @@
  * counters, PostgreSQL for API keys and accounts). The service fails closed: without the store a request can be
  * neither authenticated nor metered, so it is refused with 503 and `Retry-After`, never let through.
  */
-import { AtelierError, type ErrorCode } from "../../core/errors.js";
+import { AtelierError, type ErrorCode } from "../core/errors.js";
 
 /**
  * The code clients see. None of the existing codes names this failure: `OVERLOADED` is the closest

@@ -5,10 +5,10 @@
  *
  * Exit codes and messages as for every operator CLI ({@link runOperatorCli}).
  */
-import { loadConfig } from "../../core/config.js";
-import { CommandError, parseCommandLine, print, runOperatorCli, UsageError } from "../operator-cli.js";
-import { USER_ROLES, type AccountStore, type User, type UserRole } from "./account-store.js";
-import { openAccountStore } from "./open-account-store.js";
+import { loadConfig } from "../core/config.js";
+import { CommandError, parseCommandLine, print, runOperatorCli, UsageError } from "./operator-cli.js";
+import { USER_ROLES, type AccountStore, type User, type UserRole } from "../server/accounts/account-store.js";
+import { openAccountStore } from "../server/accounts/open-account-store.js";
 
 const USAGE = `Usage: npm run users -- <command> [options]
 

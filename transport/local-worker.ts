@@ -5,7 +5,7 @@
  * workers/local-calls.ts, the router side server/workers/local-worker-clients.ts.
  */
 
-import type { WorkerServiceName } from "./config.js";
+import type { WorkerServiceName } from "../core/config.js";
 
 export interface LocalCallOptions {
   /** Aborts the work (it stops at its next check) when the caller goes away or its deadline passes. */

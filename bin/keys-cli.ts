@@ -3,10 +3,10 @@
  * ({@link openApiKeyStore}: PostgreSQL when `ATELIER_DATABASE_URL` is set, else SQLite). Exit codes
  * and messages as for every operator CLI ({@link runOperatorCli}).
  */
-import { loadConfig } from "../../core/config.js";
-import { CommandError, parseCommandLine, print, runOperatorCli, UsageError } from "../operator-cli.js";
-import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
-import { openApiKeyStore } from "./open-api-key-store.js";
+import { loadConfig } from "../core/config.js";
+import { CommandError, parseCommandLine, print, runOperatorCli, UsageError } from "./operator-cli.js";
+import type { ApiKeyRecord, ApiKeyStore } from "../server/keys/api-key-store.js";
+import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 
 const USAGE = `Usage: npm run keys -- <command> [options]
 

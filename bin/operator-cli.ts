@@ -9,7 +9,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ConfigError } from "../core/config.js";
 import { AtelierError } from "../core/errors.js";
-import { DatabaseOpenError } from "./keys/postgres-pool.js";
+import { DatabaseOpenError } from "../database/postgres-pool.js";
 
 const EXIT_FAILURE = 1;
 const EXIT_USAGE = 2;

@@ -12,7 +12,7 @@
  */
 import type http2 from "node:http2";
 import type { Server } from "@grpc/grpc-js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../core/logger.js";
 
 export const GRPC_RECEIVE_WINDOW_BYTES = 16 * 1024 * 1024;
 

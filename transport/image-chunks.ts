@@ -6,7 +6,7 @@
  * allocated when the first chunk announces the length.
  */
 import type { Writable } from "node:stream";
-import { AtelierError } from "./errors.js";
+import { AtelierError } from "../core/errors.js";
 import type { Image, ImageChunk } from "../gen/atelier/image/v1/image.js";
 
 /**

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { Readiness } from "../operations/health/readiness.js";
 import { startOperations } from "../operations/service-operations.js";
-import { startWorkerServer } from "./worker-server.js";
+import { startWorkerServer } from "../workers/worker-server.js";
 
 async function main(): Promise<void> {
   const config = loadConfig();
