@@ -22,6 +22,9 @@ function sizeIssue(field: "width" | "height", value: number, min: number, max: n
   return { path: field, message: `Expected ${kind} between ${min} and ${max} for ${field} but received ${value}.` };
 }
 
+/** What to do about a result over the output limit. */
+export const GENERATION_SIZE_HINT = "Ask for a smaller width and height.";
+
 /** Fields that do not depend on the model: prompt, negative prompt, steps, guidance, scheduler. */
 export function requestIssues(request: GenerateRequest): FieldIssue[] {
   const issues: FieldIssue[] = [];

@@ -22,7 +22,7 @@ import { encodeImage } from "../image/encode-image.js";
 import { assertOutputSize } from "../image/image-limits.js";
 import { rawImagePipeline } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
-import { assertValidRequest, generationParams } from "./generation-request.js";
+import { assertValidRequest, GENERATION_SIZE_HINT, generationParams } from "./generation-request.js";
 import { defaultGeneratorRegistry, type GeneratorRegistry } from "./generator-registry.js";
 import type { ImageGenerator } from "./image-generator.js";
 import { chooseGenerationModel, type ModelChoiceContext, type ModelChoiceOptions } from "./model-choice.js";
@@ -67,7 +67,7 @@ export function createGenerationService(context: WorkerContext, options: Generat
       assertValidRequest(request);
       const entry = chooseGenerationModel(request.model, choice());
       const params = generationParams(request, entry, entries());
-      assertOutputSize(params.width, params.height, context.limits, "Ask for a smaller width and height.");
+      assertOutputSize(params.width, params.height, context.limits, GENERATION_SIZE_HINT);
       const generator = generatorFor(entry);
       const result = await context.queue.run(() => generator.generate(params, onStep, signal), signal);
       const { image } = result;

@@ -49,6 +49,17 @@ export function noGenerationModelError(context: ModelChoiceContext, options: Mod
   });
 }
 
+/** The entry of `entries` named `requested`, installed or not; 400 listing the generation models when there is none. */
+export function namedGenerationModel(requested: string, entries: readonly CatalogEntry[], options: ModelChoiceOptions = {}): CatalogEntry {
+  const allowed = entries.filter((entry) => !options.photographicOnly || entry.photographic === true);
+  const entry = allowed.find((candidate) => candidate.id === requested);
+  if (entry) return entry;
+  const ids = allowed.map((candidate) => candidate.id).join(", ");
+  throw new AtelierError("INVALID_INPUT", `Unknown generation model "${requested}". Expected one of: ${ids}.`, {
+    issues: [{ path: "model", message: `Expected one of ${ids} but received "${requested}".` }],
+  });
+}
+
 /**
  * The entry for a request's `model` field: empty picks the default. Unknown ids answer 400 listing
  * the generation models; known ones that are not installed answer 503 naming the install command.
@@ -59,14 +70,7 @@ export function chooseGenerationModel(requested: string, context: ModelChoiceCon
     if (!chosen) throw noGenerationModelError(context, options);
     return chosen;
   }
-  const allowed = context.entries.filter((entry) => !options.photographicOnly || entry.photographic === true);
-  const entry = allowed.find((candidate) => candidate.id === requested);
-  if (!entry) {
-    const ids = allowed.map((candidate) => candidate.id).join(", ");
-    throw new AtelierError("INVALID_INPUT", `Unknown generation model "${requested}". Expected one of: ${ids}.`, {
-      issues: [{ path: "model", message: `Expected one of ${ids} but received "${requested}".` }],
-    });
-  }
+  const entry = namedGenerationModel(requested, context.entries, options);
   context.models.assertUsable(entry);
   if (!context.registry.supports(entry)) {
     throw modelNotInstalled(`The model "${entry.id}" is installed, but this version of the worker cannot run it yet.`);

@@ -14,6 +14,9 @@ export function megapixels(pixels: number): string {
   return `${(pixels / 1_000_000).toFixed(1)} MP`;
 }
 
+/** What to do about a result over the limit when the result has the source's size. */
+export const SMALLER_IMAGE_HINT = "Use a smaller image.";
+
 /** Refuses, before any work, an output over the configured pixel limit. */
 export function assertOutputSize(width: number, height: number, limits: ImageLimits, hint: string): void {
   if (width * height > limits.maxOutputPixels) {

@@ -25,9 +25,23 @@ export interface StyleJob {
 }
 
 /** Styles this server can run now: installed and not disabled. Reads the models folder; for error paths. */
-function usableStyles(models: ModelLoader): string {
-  const usable = STYLE_ENTRIES.filter((entry) => models.isUsable(entry)).map((entry) => entry.id);
-  return usable.length > 0 ? usable.join(", ") : "none";
+function usableStyles(models: ModelLoader): string[] {
+  return STYLE_ENTRIES.filter((entry) => models.isUsable(entry)).map((entry) => entry.id);
+}
+
+const listed = (ids: readonly string[]) => (ids.length > 0 ? ids.join(", ") : "none");
+
+/** The catalog record of the style `id`, undefined for an id the catalog does not know. */
+export function styleEntry(id: string): CatalogEntry | undefined {
+  return STYLE_ENTRIES.find((candidate) => candidate.id === id);
+}
+
+/** The 400 for a style id the catalog does not know, naming the styles `usable` on this server. */
+export function unknownStyleError(id: string, usable: readonly string[]): AtelierError {
+  const known = STYLE_ENTRIES.map((entry) => entry.id).join(", ");
+  return new AtelierError("INVALID_INPUT", `Unknown style "${id}". Available styles: ${known} (usable on this server: ${listed(usable)}; see GET /api/v1/models).`, {
+    issues: [{ path: "style", message: `Expected one of ${known} but received "${id}".` }],
+  });
 }
 
 /** The catalog record for `id`; 400 for an unknown id, 503 when this server cannot run it. */
@@ -39,23 +53,17 @@ export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
         `No style-transfer model is installed on this server. An operator installs styles from ${STYLE_PACKS} with \`npm run models -- pull <style>\`, for example \`npm run models -- pull mathura\`.`,
       );
     }
-    throw new AtelierError("INVALID_INPUT", `Expected a style id for style but received none. Styles usable on this server: ${usableStyles(models)}.`, {
+    throw new AtelierError("INVALID_INPUT", `Expected a style id for style but received none. Styles usable on this server: ${listed(usableStyles(models))}.`, {
       issues: [{ path: "style", message: `Expected one of ${known}.` }],
     });
   }
-  const entry = STYLE_ENTRIES.find((candidate) => candidate.id === id);
-  if (!entry) {
-    throw new AtelierError(
-      "INVALID_INPUT",
-      `Unknown style "${id}". Available styles: ${known} (usable on this server: ${usableStyles(models)}; see GET /api/v1/models).`,
-      { issues: [{ path: "style", message: `Expected one of ${known} but received "${id}".` }] },
-    );
-  }
+  const entry = styleEntry(id);
+  if (!entry) throw unknownStyleError(id, usableStyles(models));
   try {
     models.assertUsable(entry);
   } catch (error) {
     if (!(error instanceof AtelierError) || error.code !== "MODEL_NOT_INSTALLED") throw error;
-    throw modelNotInstalled(`${error.message} Usable style-transfer styles on this server: ${usableStyles(models)}.`, { cause: error, retryAfterSeconds: error.retryAfterSeconds });
+    throw modelNotInstalled(`${error.message} Usable style-transfer styles on this server: ${listed(usableStyles(models))}.`, { cause: error, retryAfterSeconds: error.retryAfterSeconds });
   }
   return entry;
 }

@@ -23,7 +23,7 @@ import {
 import { unaryHandler } from "../grpc-handler.js";
 import { splitAlpha } from "../image/alpha.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize } from "../image/image-limits.js";
+import { assertOutputSize, SMALLER_IMAGE_HINT } from "../image/image-limits.js";
 import { openImage } from "../image/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
@@ -77,7 +77,7 @@ export async function styleTransfer(
   const job = checkStyleRequest(request, deps.models);
   const opened = await openImage(job.imageBytes, deps.limits);
   const { width, height } = opened.info;
-  assertOutputSize(width, height, deps.limits, "Use a smaller image.");
+  assertOutputSize(width, height, deps.limits, SMALLER_IMAGE_HINT);
   const image = await deps.queue.run(async () => {
     const started = performance.now();
     const decoded = await readRawImage(opened.pipeline().toColourspace("srgb"));
