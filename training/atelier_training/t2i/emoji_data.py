@@ -155,7 +155,7 @@ def package_version(package: str) -> str:
     return subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], check=True, capture_output=True, text=True).stdout
 
 
-def choose_heldout(annotations: list[Annotation], rng: np.random.Generator) -> set[str]:
+def choose_heldout(annotations: list[Annotation], rng: np.random.Generator, count: int) -> set[str]:
     """Base emoji (no tone, not a flag) whose keywords say something beyond the name; one per class."""
     candidates = sorted(
         {
@@ -166,7 +166,7 @@ def choose_heldout(annotations: list[Annotation], rng: np.random.Generator) -> s
             and len([word for word in entry.keywords if word != entry.name]) >= 2
         }
     )
-    return set(rng.choice(candidates, size=HELDOUT_COUNT, replace=False).tolist())
+    return set(rng.choice(candidates, size=min(count, len(candidates)), replace=False).tolist())
 
 
 def build(out: Path, limit: int | None = None) -> dict[str, object]:
@@ -178,17 +178,16 @@ def build(out: Path, limit: int | None = None) -> dict[str, object]:
     kept: list[tuple[Annotation, Image.Image]] = []
     skipped = 0
     for sequence in sorted(annotations):
+        if limit is not None and len(kept) == limit:
+            break
         image = render(font, sequence)
         if image is None:
             skipped += 1
             continue
         kept.append((annotations[sequence], image))
     rng = np.random.default_rng(SEED)
-    heldout = choose_heldout([entry for entry, _ in kept], rng)
-    if limit is not None:
-        # A subset for smoke runs: the held-out emoji first, then the rest in order.
-        kept = [pair for pair in kept if pair[0].sequence in heldout] + [pair for pair in kept if pair[0].sequence not in heldout]
-        kept = kept[:limit]
+    # A smoke subset (--limit) holds out a quarter of its images.
+    heldout = choose_heldout([entry for entry, _ in kept], rng, HELDOUT_COUNT if limit is None else max(1, limit // 4))
     keys = sorted({class_key(entry.sequence) for entry, _ in kept})
     class_of = {key: index for index, key in enumerate(keys)}
     images = np.stack([np.asarray(image, dtype=np.uint8) for _, image in kept])
@@ -225,7 +224,7 @@ def build(out: Path, limit: int | None = None) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--limit", type=int, help="keep only this many images (held-out ones first); the manifest is not written")
+    parser.add_argument("--limit", type=int, help="render only the first this many images (smoke runs); the manifest is not written")
     args = parser.parse_args()
     result = build(args.out, args.limit)
     if args.limit is None:

@@ -15,6 +15,7 @@ import { runtimeGraph, type GraphHandle } from "./diffusion-graph.js";
 import { runDiffusion, type DiffusionModel } from "./diffusion-pipeline.js";
 import { diffusionSettings } from "./diffusion-settings.js";
 import { DEFAULT_VAE_SCALING_FACTOR, DIFFUSION_GRAPHS, EXPORT_FILES, missingFiles, readJsonObject } from "../../../models/catalog/diffusion-export-layout.js";
+import { latentFactor } from "./latent-factor.js";
 import { NoiseSchedule } from "./noise-schedule.js";
 import { DEFAULT_SCHEDULE, parseScheduleConfig } from "./scheduler-config.js";
 import { SAMPLER_NAMES, samplerSpec } from "./schedulers/sampler-registry.js";
@@ -66,6 +67,7 @@ async function loadModel(entry: CatalogEntry, context: WorkerContext, padToken: 
     tokenizer,
     schedule: new NoiseSchedule(scheduleConfig),
     vaeScalingFactor: numberOr(vaeConfig?.scaling_factor, DEFAULT_VAE_SCALING_FACTOR),
+    latentFactor: await read("VAE config", async () => latentFactor(vaeConfig)),
   };
   const condSize = unetConfig?.time_cond_proj_dim;
   if (typeof condSize === "number" && Number.isInteger(condSize)) model.timestepCondSize = condSize;

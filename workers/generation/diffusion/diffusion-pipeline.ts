@@ -9,6 +9,9 @@
  *    the signal is checked before every step;
  * 4. decode the latents with the VAE.
  *
+ * A pixel-space model runs the same loop: its "latents" are the RGB pixels (one per latent cell, see
+ * `latentFactor`) and its VAE decoder only clamps them.
+ *
  * Randomness comes only from the seed (workers/generation/seeded-random.ts: sfc32 seeded through
  * splitmix32, Box–Muller normals), drawn in a fixed order (initial latents in NCHW order, then any
  * noise the sampler adds, step by step), so the same parameters give the same pixels on the same
@@ -28,9 +31,6 @@ import { encodeTokens } from "./text-encoding.js";
 import { UnetRunner, unetLayout } from "./unet.js";
 import { decodeLatents } from "./vae-decoding.js";
 
-/** Pixels per latent cell along each side. */
-export const LATENT_FACTOR = 8;
-
 export interface DiffusionModel {
   textEncoder: GraphHandle;
   unet: GraphHandle;
@@ -39,6 +39,8 @@ export interface DiffusionModel {
   schedule: NoiseSchedule;
   /** Latents are divided by this before decoding (0.18215). */
   vaeScalingFactor: number;
+  /** Pixels per latent cell along each side: 8 for SD's VAE, 1 for a pixel-space model (latent-factor.ts). */
+  latentFactor: number;
   /** `timestep_cond` size when the UNet's signature leaves it open (unet/config.json `time_cond_proj_dim`). */
   timestepCondSize?: number;
 }
@@ -46,7 +48,7 @@ export interface DiffusionModel {
 export interface DiffusionRequest {
   prompt: string;
   negativePrompt: string;
-  /** Pixels, a multiple of 8. */
+  /** Pixels, a multiple of the model's latent factor. */
   width: number;
   height: number;
   /** Denoising steps, 1..sampler.maxSteps. */
@@ -74,11 +76,11 @@ function invalid(field: string, message: string): AtelierError {
 }
 
 /** Checks what the pipeline itself depends on (the service has already checked the catalog's bounds). */
-export function checkRequest(request: DiffusionRequest): void {
+export function checkRequest(request: DiffusionRequest, latentFactor: number): void {
   for (const field of ["width", "height"] as const) {
     const value = request[field];
-    if (!Number.isInteger(value) || value < LATENT_FACTOR || value % LATENT_FACTOR !== 0) {
-      throw invalid(field, `Expected a positive multiple of ${LATENT_FACTOR} for ${field} but received ${value}.`);
+    if (!Number.isInteger(value) || value < latentFactor || value % latentFactor !== 0) {
+      throw invalid(field, `Expected a positive multiple of ${latentFactor} for ${field} but received ${value}.`);
     }
   }
   const { steps, sampler } = request;
@@ -96,18 +98,19 @@ export async function runDiffusion(
   onStep: (step: number, totalSteps: number) => void,
   signal: AbortSignal,
 ): Promise<DiffusionResult> {
-  checkRequest(request);
+  checkRequest(request, model.latentFactor);
   throwIfCancelled(signal);
   const sampler = request.sampler.create(model.schedule, request.steps);
   const totalSteps = sampler.timesteps.length;
-  const latentHeight = request.height / LATENT_FACTOR;
-  const latentWidth = request.width / LATENT_FACTOR;
+  const factor = model.latentFactor;
+  const latentHeight = request.height / factor;
+  const latentWidth = request.width / factor;
 
   // The UNet's signature decides guidance (LCM UNets embed it instead) and the latent shape.
   const layout = await model.unet.use(async (graph) => unetLayout(graph.signature.inputs, graph.signature.outputs, model.timestepCondSize), signal);
   if (layout.fixedLatentSize && (layout.fixedLatentSize[0] !== latentHeight || layout.fixedLatentSize[1] !== latentWidth)) {
     const [h, w] = layout.fixedLatentSize;
-    throw invalid("width", `This model only draws ${w * LATENT_FACTOR}x${h * LATENT_FACTOR} images; received ${request.width}x${request.height}.`);
+    throw invalid("width", `This model only draws ${w * factor}x${h * factor} images; received ${request.width}x${request.height}.`);
   }
   const embedsGuidance = layout.timestepCondSize !== undefined;
   const guided = request.sampler.classifierFree && !embedsGuidance && request.guidanceScale > 1;
