@@ -52,6 +52,7 @@ const endToEndTests = [
   "test/training/**/*.test.ts",
   "test/grpc/python-client.test.ts",
   "test/ops/scale-out.test.ts",
+  "test/contract/prism-conformance.test.ts",
 ];
 
 export default defineConfig({

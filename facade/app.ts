@@ -122,7 +122,7 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
 
   const document = servedOpenApiDocument(version);
   // The image operations also take their body as a multipart form, with the image as a file.
-  const forms = new Map([...uploadForms(document)].map(([path, form]) => [`${API_PREFIX}${path}`, form]));
+  const forms = uploadForms(document);
   const formBodies = multipartBodies({ ...services.config.http, maxImageBytes: services.config.images.maxBytes }, forms, largeBodies);
   const operations = restRoutes(API_PREFIX);
   const routes = new Map<string, string[]>();

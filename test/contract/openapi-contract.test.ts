@@ -254,7 +254,7 @@ describe.runIf(available)("the served OpenAPI document as a contract", () => {
         if (name in fields) body.append(name, typeof value === "string" ? value : JSON.stringify(value));
         else body.append(filePart!, new Blob([Buffer.from(String(value).split(",")[1]!, "base64")]), "example.png");
       }
-      const response = await fetch(`${service.url}/api${path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${key}` }, body });
+      const response = await fetch(`${service.url}${path}`, { method: method.toUpperCase(), headers: { authorization: `Bearer ${key}` }, body });
       await expectDocumented(operation, response, what);
       expect(response.status, what).toBe(200);
     }

@@ -25,7 +25,7 @@ describe("OpenAPI document: jobs", () => {
   it("gives every POST operation Prefer and Idempotency-Key, a 202 with Location, and the webhook callback", () => {
     expect(JOB_OPERATIONS.size).toBeGreaterThanOrEqual(5);
     for (const operation of JOB_OPERATIONS.values()) {
-      const post = document.paths[operation.restPath].post as Json;
+      const post = document.paths[`/api${operation.restPath}`].post as Json;
       const headers = (post.parameters as Json[]).filter((parameter) => parameter.in === "header").map((parameter) => parameter.name);
       expect(headers).toEqual(expect.arrayContaining(["Prefer", "Idempotency-Key"]));
       expect(post.responses["202"].headers).toHaveProperty("Location");
@@ -37,11 +37,11 @@ describe("OpenAPI document: jobs", () => {
   });
 
   it("documents the jobs and webhook-secret paths with their methods", () => {
-    expect(Object.keys(document.paths["/v1/jobs"])).toEqual(["get"]);
-    expect(Object.keys(document.paths["/v1/jobs/{id}"]).sort()).toEqual(["delete", "get"]);
-    expect(Object.keys(document.paths["/v1/jobs/{id}/result"])).toEqual(["get"]);
-    expect(Object.keys(document.paths["/v1/jobs/{id}/events"].get.responses["200"].content)).toEqual(["text/event-stream"]);
-    expect(Object.keys(document.paths["/v1/webhooks/secret"]).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(document.paths["/api/v1/jobs"])).toEqual(["get"]);
+    expect(Object.keys(document.paths["/api/v1/jobs/{id}"]).sort()).toEqual(["delete", "get"]);
+    expect(Object.keys(document.paths["/api/v1/jobs/{id}/result"])).toEqual(["get"]);
+    expect(Object.keys(document.paths["/api/v1/jobs/{id}/events"].get.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(Object.keys(document.paths["/api/v1/webhooks/secret"]).sort()).toEqual(["get", "post"]);
     for (const name of ["Job", "JobList", "WebhookEvent", "WebhookSecret"]) expect(document.components.schemas).toHaveProperty(name);
   });
 
@@ -82,28 +82,28 @@ describe("jobs operations answer as documented", () => {
 
     const accepted = await service.post("/prompt/improve", { prompt: "a heron" }, key, { prefer: "respond-async" });
     expect(accepted.status).toBe(202);
-    const job = await expectDocumented("/v1/prompt/improve", "post", accepted);
+    const job = await expectDocumented("/api/v1/prompt/improve", "post", accepted);
     let done: Json;
-    do done = await expectDocumented("/v1/jobs/{id}", "get", await api(`/v1/jobs/${job.id}`));
+    do done = await expectDocumented("/api/v1/jobs/{id}", "get", await api(`/v1/jobs/${job.id}`));
     while (done.status !== "succeeded");
-    await expectDocumented("/v1/jobs", "get", await api("/v1/jobs?limit=1"));
-    await expectDocumented("/v1/jobs", "get", await api("/v1/jobs?limit=0"));
-    await expectDocumented("/v1/jobs/{id}", "get", await api("/v1/jobs/job_unknown"));
-    await expectDocumented("/v1/jobs/{id}", "get", await fetch(`${service.url}/api/v1/jobs/${job.id}`));
-    await expectDocumented("/v1/jobs/{id}", "delete", await api(`/v1/jobs/${job.id}`, { method: "DELETE" }));
+    await expectDocumented("/api/v1/jobs", "get", await api("/v1/jobs?limit=1"));
+    await expectDocumented("/api/v1/jobs", "get", await api("/v1/jobs?limit=0"));
+    await expectDocumented("/api/v1/jobs/{id}", "get", await api("/v1/jobs/job_unknown"));
+    await expectDocumented("/api/v1/jobs/{id}", "get", await fetch(`${service.url}/api/v1/jobs/${job.id}`));
+    await expectDocumented("/api/v1/jobs/{id}", "delete", await api(`/v1/jobs/${job.id}`, { method: "DELETE" }));
     const result = await api(`/v1/jobs/${job.id}/result`);
     expect(result.status).toBe(200);
-    await expectDocumented("/v1/jobs/{id}/result", "get", result);
-    await expectDocumented("/v1/webhooks/secret", "get", await api("/v1/webhooks/secret"));
-    await expectDocumented("/v1/webhooks/secret", "post", await api("/v1/webhooks/secret", { method: "POST" }));
+    await expectDocumented("/api/v1/jobs/{id}/result", "get", result);
+    await expectDocumented("/api/v1/webhooks/secret", "get", await api("/v1/webhooks/secret"));
+    await expectDocumented("/api/v1/webhooks/secret", "post", await api("/v1/webhooks/secret", { method: "POST" }));
 
     const headers = { prefer: "respond-async", "idempotency-key": "walk-1" };
     await service.post("/prompt/improve", { prompt: "one" }, key, headers);
     const mismatch = await service.post("/prompt/improve", { prompt: "two" }, key, headers);
-    expect(((await expectDocumented("/v1/prompt/improve", "post", mismatch)) as { code: string }).code).toBe("IDEMPOTENCY_MISMATCH");
+    expect(((await expectDocumented("/api/v1/prompt/improve", "post", mismatch)) as { code: string }).code).toBe("IDEMPOTENCY_MISMATCH");
 
     const events = await api(`/v1/jobs/${job.id}/events`);
-    expect(Object.keys(document.paths["/v1/jobs/{id}/events"].get.responses["200"].content)).toContain(events.headers.get("content-type")!.split(";")[0]);
+    expect(Object.keys(document.paths["/api/v1/jobs/{id}/events"].get.responses["200"].content)).toContain(events.headers.get("content-type")!.split(";")[0]);
     await events.text();
   });
 });

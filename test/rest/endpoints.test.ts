@@ -272,11 +272,11 @@ describe("GET /api/v1/openapi.json", () => {
     );
     expect(document.components.securitySchemes.bearerAuth?.scheme).toBe("bearer");
     expect(document.components.schemas.Error).toBeDefined();
-    const upscale = document.paths["/v1/tools/upscale"]!.post!;
+    const upscale = document.paths["/api/v1/tools/upscale"]!.post!;
     expect(upscale.security).toEqual([{ bearerAuth: [] }]);
     expect(Object.keys(upscale.responses["200"]!.headers ?? {})).toEqual(expect.arrayContaining(["RateLimit", "RateLimit-Policy", "X-RateLimit-Remaining", "X-Request-Id"]));
     expect(JSON.stringify(upscale.responses["429"])).toContain("#/components/schemas/Error");
-    expect(document.paths["/v1/models"]!.get!.security ?? []).toEqual([]);
+    expect(document.paths["/api/v1/models"]!.get!.security ?? []).toEqual([]);
   });
 });
 

@@ -49,8 +49,6 @@ export interface ApiRequest extends RequestOptions {
   noRetryStatuses?: number[];
   /** Statuses that are an answer for this request, not an error (503 "not ready" from /readyz). */
   acceptStatuses?: number[];
-  /** The path is at the server's root, not under `/api`. */
-  root?: boolean;
 }
 
 /** What every response carries besides its body. */
@@ -98,8 +96,8 @@ function parseErrorBody(response: Response, bytes: Uint8Array): unknown {
 export class HttpClient {
   constructor(readonly options: HttpClientOptions) {}
 
-  url(path: string, query?: Record<string, string | number | undefined>, root = false): string {
-    const url = new URL(this.options.baseURL.replace(/\/+$/, "") + (root ? "" : "/api") + path);
+  url(path: string, query?: Record<string, string | number | undefined>): string {
+    const url = new URL(this.options.baseURL.replace(/\/+$/, "") + path);
     for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     return url.toString();
   }
@@ -124,7 +122,7 @@ export class HttpClient {
     const timeout = request.timeout ?? this.options.timeout;
     const idempotency: Record<string, string> = request.method === "POST" ? { "idempotency-key": request.idempotencyKey ?? newIdempotencyKey() } : {};
     const headers = this.headers(request, idempotency);
-    const url = this.url(request.path, request.query, request.root);
+    const url = this.url(request.path, request.query);
     for (let attempt = 0; ; attempt++) {
       const retriesLeft = maxRetries - attempt;
       // A retried POST asks for the job (RFC 7240 respond-async): if the first try is still running

@@ -13,7 +13,6 @@ import httpx
 from ._errors import AtelierError, error_from_response
 from ._images import FilePart, form_fields
 from ._models import camel_case
-from ._operations import ROOT_PATHS
 from ._retry import DEFAULT_MAX_RETRY_AFTER, is_retryable_code, is_retryable_status, retry_after_seconds
 from ._version import __version__
 
@@ -93,7 +92,7 @@ def build_request(http: Union[httpx.Client, httpx.AsyncClient], settings: Settin
     content: Dict[str, Any] = {"json": call.body} if call.files is None else {"data": form_fields(call.body or {}), "files": call.files}
     return http.build_request(
         call.method,
-        settings.base_url + ("" if call.path in ROOT_PATHS else "/api") + call.path,
+        settings.base_url + call.path,
         **content,
         params=query or None,
         headers=headers,

@@ -13,7 +13,7 @@ from ._sse import ServerSentEvent
 
 def _client_method(operation: str) -> str:
     """The client method for a job's ``operation``, which the server names by REST path (``tools/upscale``)."""
-    path = operation if operation.startswith("/") else "/v1/" + operation
+    path = operation if operation.startswith("/") else "/api/v1/" + operation
     return next((name for method, rest_path, name in OPERATIONS if method == "POST" and rest_path == path), operation)
 
 

@@ -4,6 +4,240 @@
  */
 
 export interface paths {
+    "/api/v1/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate an image from a text prompt
+         * @description Only `prompt` is required; size and model default from the model catalog (the best installed model: a Stable Diffusion model when one is installed, else the `cvae-quickdraw` doodle model). Sizes outside the chosen model's limits answer 400 with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always reports the seed; the same seed and parameters give the same image.
+         *
+         *     The examples run on a server where `npm run models -- pull cvae-quickdraw` has installed the models they use.
+         */
+        post: operations["generate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your jobs
+         * @description The calling key's jobs, newest first, a page at a time.
+         */
+        get: operations["jobs-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a job
+         * @description Status, progress, queue position, and once finished the result (exactly the synchronous body) or the error.
+         */
+        get: operations["jobs-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a job
+         * @description Cancels a queued or running job; a running one stops on the worker within one step. Answers the canceled job.
+         */
+        delete: operations["jobs-cancel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a job (Server-Sent Events)
+         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. The `result` event says where the result is: `{"status": "succeeded", "jobUrl": "/api/v1/jobs/{id}", "resultUrl": "/api/v1/jobs/{id}/result"}`; fetch either for the result (the job's `result` is the synchronous body). With `?include=result` it also carries that body as `result` (null once purged): for an image operation, the whole image as a data URL. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
+         */
+        get: operations["jobs-events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/jobs/{id}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a job's result
+         * @description An image operation's image as raw bytes (its metadata in `X-Atelier-*` headers); other operations' JSON body.
+         */
+        get: operations["jobs-result"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the models
+         * @description Every model this server knows, with whether it is installed, its licence and its constraints. Needs no API key and does not count against the quota.
+         */
+        get: operations["models-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/prompt/improve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Improve a prompt
+         * @description Turns a short idea into a detailed prompt that image models render well.
+         */
+        post: operations["prompt-improve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/background-remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove or replace the background of an image
+         * @description Separates the subject of the image at `imageUrl` from its background and removes or replaces the background. The result has the source's size: a PNG (or WebP) cutout with a soft alpha edge whose colours are cleaned of the old background, or a composite.
+         *
+         *     The examples run on a server where `npm run models -- pull portrait-selfie` has installed the models they use.
+         */
+        post: operations["tools-backgroundRemove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/style-transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply an artistic style to an image
+         * @description Repaints the image at `imageUrl` in `style` and returns it at the source's size. The networks paint strokes of a fixed size in pixels, so the style is applied at a working resolution (longest side ATELIER_STYLE_WORKING_SIZE, default 1024 px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.
+         *
+         *     The examples run on a server where `npm run models -- pull mathura` has installed the models they use.
+         */
+        post: operations["tools-styleTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/upscale": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upscale an image
+         * @description Enlarges the image at `imageUrl` by `scale` on both sides and returns it as a data URL.
+         */
+        post: operations["tools-upscale"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your webhook signing secret
+         * @description The key's Standard Webhooks secret, made on first use; verify deliveries with it.
+         */
+        get: operations["webhooks-secret"];
+        put?: never;
+        /**
+         * Replace your webhook signing secret
+         * @description Makes a new secret; deliveries from now on are signed with it.
+         */
+        post: operations["webhooks-secret-rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -38,240 +272,6 @@ export interface paths {
         get: operations["readyz"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/generate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Generate an image from a text prompt
-         * @description Only `prompt` is required; size and model default from the model catalog (the best installed model: a Stable Diffusion model when one is installed, else the `cvae-quickdraw` doodle model). Sizes outside the chosen model's limits answer 400 with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always reports the seed; the same seed and parameters give the same image.
-         *
-         *     The examples run on a server where `npm run models -- pull cvae-quickdraw` has installed the models they use.
-         */
-        post: operations["generate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/jobs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List your jobs
-         * @description The calling key's jobs, newest first, a page at a time.
-         */
-        get: operations["jobs-list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/jobs/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a job
-         * @description Status, progress, queue position, and once finished the result (exactly the synchronous body) or the error.
-         */
-        get: operations["jobs-get"];
-        put?: never;
-        post?: never;
-        /**
-         * Cancel a job
-         * @description Cancels a queued or running job; a running one stops on the worker within one step. Answers the canceled job.
-         */
-        delete: operations["jobs-cancel"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/jobs/{id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Follow a job (Server-Sent Events)
-         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. The `result` event says where the result is: `{"status": "succeeded", "jobUrl": "/api/v1/jobs/{id}", "resultUrl": "/api/v1/jobs/{id}/result"}`; fetch either for the result (the job's `result` is the synchronous body). With `?include=result` it also carries that body as `result` (null once purged): for an image operation, the whole image as a data URL. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
-         */
-        get: operations["jobs-events"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/jobs/{id}/result": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a job's result
-         * @description An image operation's image as raw bytes (its metadata in `X-Atelier-*` headers); other operations' JSON body.
-         */
-        get: operations["jobs-result"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the models
-         * @description Every model this server knows, with whether it is installed, its licence and its constraints. Needs no API key and does not count against the quota.
-         */
-        get: operations["models-list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/prompt/improve": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Improve a prompt
-         * @description Turns a short idea into a detailed prompt that image models render well.
-         */
-        post: operations["prompt-improve"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/background-remove": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Remove or replace the background of an image
-         * @description Separates the subject of the image at `imageUrl` from its background and removes or replaces the background. The result has the source's size: a PNG (or WebP) cutout with a soft alpha edge whose colours are cleaned of the old background, or a composite.
-         *
-         *     The examples run on a server where `npm run models -- pull portrait-selfie` has installed the models they use.
-         */
-        post: operations["tools-backgroundRemove"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/style-transfer": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Apply an artistic style to an image
-         * @description Repaints the image at `imageUrl` in `style` and returns it at the source's size. The networks paint strokes of a fixed size in pixels, so the style is applied at a working resolution (longest side ATELIER_STYLE_WORKING_SIZE, default 1024 px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.
-         *
-         *     The examples run on a server where `npm run models -- pull mathura` has installed the models they use.
-         */
-        post: operations["tools-styleTransfer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/tools/upscale": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Upscale an image
-         * @description Enlarges the image at `imageUrl` by `scale` on both sides and returns it as a data URL.
-         */
-        post: operations["tools-upscale"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/webhooks/secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get your webhook signing secret
-         * @description The key's Standard Webhooks secret, made on first use; verify deliveries with it.
-         */
-        get: operations["webhooks-secret"];
-        put?: never;
-        /**
-         * Replace your webhook signing secret
-         * @description Makes a new secret; deliveries from now on are signed with it.
-         */
-        post: operations["webhooks-secret-rotate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -476,129 +476,6 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    healthz: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Alive. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ok";
-                        uptimeSeconds?: number;
-                    };
-                };
-            };
-            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
-            405: {
-                headers: {
-                    Allow: components["headers"]["Allow"];
-                    traceresponse: components["headers"]["traceresponse"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    readyz: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ready. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        checks: {
-                            /** @description False for checks that are reported but never make the process unready. */
-                            critical: boolean;
-                            /** @description What was found: addresses, a reason, progress. */
-                            detail?: string;
-                            info?: {
-                                [key: string]: unknown;
-                            };
-                            /** @description Time the check took. */
-                            ms: number;
-                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
-                            name: string;
-                            ok: boolean;
-                        }[];
-                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
-                        notReady: {
-                            detail: string;
-                            name: string;
-                        }[];
-                        ready: boolean;
-                        /** @enum {string} */
-                        status: "ready" | "not ready";
-                    };
-                };
-            };
-            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
-            405: {
-                headers: {
-                    Allow: components["headers"]["Allow"];
-                    traceresponse: components["headers"]["traceresponse"];
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not ready; `notReady` says why. Carries `Retry-After`. */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        checks: {
-                            /** @description False for checks that are reported but never make the process unready. */
-                            critical: boolean;
-                            /** @description What was found: addresses, a reason, progress. */
-                            detail?: string;
-                            info?: {
-                                [key: string]: unknown;
-                            };
-                            /** @description Time the check took. */
-                            ms: number;
-                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
-                            name: string;
-                            ok: boolean;
-                        }[];
-                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
-                        notReady: {
-                            detail: string;
-                            name: string;
-                        }[];
-                        ready: boolean;
-                        /** @enum {string} */
-                        status: "ready" | "not ready";
-                    };
-                };
-            };
-        };
-    };
     generate: {
         parameters: {
             query?: never;
@@ -703,7 +580,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. The options (all but whether a named model is installed) and an image sent as a data URL (its format, its size, the result's size) are checked before the job is accepted: a request the synchronous call refuses for them is refused the same way, with its status and body, and no job is made. */
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -1767,7 +1644,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. The options (all but whether a named model is installed) and an image sent as a data URL (its format, its size, the result's size) are checked before the job is accepted: a request the synchronous call refuses for them is refused the same way, with its status and body, and no job is made. */
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -2080,7 +1957,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
-            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. */
+            /** @description Accepted as a job (`Prefer: respond-async`, an unfinished `wait`, or a `webhookUrl`). Follow `Location`. The options (all but whether a named model is installed) and an image sent as a data URL (its format, its size, the result's size) are checked before the job is accepted: a request the synchronous call refuses for them is refused the same way, with its status and body, and no job is made. */
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -2656,6 +2533,129 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    healthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                        uptimeSeconds?: number;
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            /** @description False for checks that are reported but never make the process unready. */
+                            critical: boolean;
+                            /** @description What was found: addresses, a reason, progress. */
+                            detail?: string;
+                            info?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Time the check took. */
+                            ms: number;
+                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
+                            name: string;
+                            ok: boolean;
+                        }[];
+                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
+                        notReady: {
+                            detail: string;
+                            name: string;
+                        }[];
+                        ready: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: This path does not take that method; `Allow` lists the ones it takes. */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    traceresponse: components["headers"]["traceresponse"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready; `notReady` says why. Carries `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        checks: {
+                            /** @description False for checks that are reported but never make the process unready. */
+                            critical: boolean;
+                            /** @description What was found: addresses, a reason, progress. */
+                            detail?: string;
+                            info?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description Time the check took. */
+                            ms: number;
+                            /** @description `workers`, `keys`, `redis`, `models-folder` or `provisioning`. */
+                            name: string;
+                            ok: boolean;
+                        }[];
+                        /** @description What is not ready: failed critical checks, and `shutdown` while the process drains. */
+                        notReady: {
+                            detail: string;
+                            name: string;
+                        }[];
+                        ready: boolean;
+                        /** @enum {string} */
+                        status: "ready" | "not ready";
+                    };
                 };
             };
         };

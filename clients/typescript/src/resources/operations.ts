@@ -106,13 +106,13 @@ export class Health {
 
   /** Liveness (`GET /healthz`): answers while the server process runs. */
   async live(options?: RequestOptions): Promise<APIResult<Liveness>> {
-    const { data, meta } = await this.http.json<Liveness>({ ...options, method: "GET", path: pathOf("health.live"), root: true });
+    const { data, meta } = await this.http.json<Liveness>({ ...options, method: "GET", path: pathOf("health.live") });
     return withMeta(data, meta);
   }
 
   /** Readiness (`GET /readyz`): `ready` false (a 503, not retried) says which checks fail in `notReady`. */
   async ready(options?: RequestOptions): Promise<APIResult<Readiness>> {
-    const { data, meta } = await this.http.json<Readiness>({ maxRetries: 0, ...options, method: "GET", path: pathOf("health.ready"), root: true, acceptStatuses: [503] });
+    const { data, meta } = await this.http.json<Readiness>({ maxRetries: 0, ...options, method: "GET", path: pathOf("health.ready"), acceptStatuses: [503] });
     return withMeta(data, meta);
   }
 }
