@@ -1,5 +1,5 @@
 /**
- * Every `curl` command of README.md, run exactly as printed by the real curl (through bash) against a
+ * Every `curl` command of README.md and of the pages in docs/, run exactly as printed by the real curl (through bash) against a
  * real server with the models the README says to pull, with the two variables the README has the
  * reader export: ATELIER_API_KEY (a real key) and ATELIER_BASE_URL (the test server's address). No
  * example may write the address itself, or it would break as soon as PORT changes.
@@ -15,10 +15,12 @@ import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
-const README = path.join(import.meta.dirname, "../../README.md");
+const ROOT = path.join(import.meta.dirname, "../..");
+/** README.md, then every page of docs/: a reader runs an example from any of them. */
+const PAGES = ["README.md", ...fs.readdirSync(path.join(ROOT, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
 const available = ["cvae-quickdraw", "style-fast-ml5", "portrait-seg-mediapipe-selfie"].every((folder) => hasMirrorModel(folder));
 
-/** The README's shell blocks that call the API, continuation lines joined. */
+/** A page's shell blocks that call the API, continuation lines joined. */
 function curlBlocks(markdown: string): string[] {
   return [...markdown.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)]
     .map((match) => match[1]!.replace(/\\\n\s*/g, " "))
@@ -47,8 +49,14 @@ afterAll(async () => {
   await service?.close();
 });
 
-describe.runIf(available)("README curl examples", () => {
-  const blocks = curlBlocks(fs.readFileSync(README, "utf8"));
+describe.runIf(available)("README and docs curl examples", () => {
+  const pageBlocks = PAGES.flatMap((page) => curlBlocks(fs.readFileSync(path.join(ROOT, page), "utf8")).map((block) => ({ page, block })));
+  const blocks = pageBlocks.map(({ block }) => block);
+
+  it("finds examples in the README and in docs/", () => {
+    expect(pageBlocks.some(({ page }) => page === "README.md")).toBe(true);
+    expect(pageBlocks.some(({ page }) => page.startsWith("docs/"))).toBe(true);
+  });
 
   it("finds the examples, each aimed at $ATELIER_BASE_URL with no address of its own", () => {
     const commands = blocks.flatMap(curlCommands);
@@ -64,7 +72,7 @@ describe.runIf(available)("README curl examples", () => {
   // earlier one set, such as $JOB), in a scratch folder holding the images it uploads (a small
   // picture under each name) and the files it writes. `curl` is wrapped with --fail-with-body so any
   // error status fails the block; the commands themselves are untouched.
-  it.each(blocks.map((block) => [curlCommands(block)[0]!.slice(0, 80), block]))("runs the block starting %s… and every call succeeds", async (_label, block) => {
+  it.each(pageBlocks.map(({ page, block }) => [page, curlCommands(block)[0]!.slice(0, 80), block]))("%s: runs the block starting %s… and every call succeeds", async (_page, _label, block) => {
     const script = `set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; }\n${block}`;
     const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-readme-"));
     const uploads = uploadedFiles(block);
