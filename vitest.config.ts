@@ -13,6 +13,7 @@ const unitTests = [
   "test/contract/catalog-docs.test.ts",
   "test/contract/limits.test.ts",
   "test/core/config.test.ts",
+  "test/docs/generated-docs.test.ts",
   "test/facade/uploaded-image.test.ts",
   "test/generation/diffusion/clip-tokenizer.test.ts",
   "test/generation/diffusion/diffusion-catalog.test.ts",

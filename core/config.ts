@@ -65,7 +65,7 @@ function integer(fallback: number, min: number, max: number, unit?: SettingUnit)
   return {
     schema: z.coerce.number().int().min(min).max(max).default(fallback),
     default: `\`${fallback}\`${unit ? ` (${readableQuantity(fallback, unit)})` : ""}`,
-    accepts: `${min}–${max}`,
+    accepts: unit === "bytes" || unit === "ms" ? `${readableQuantity(min, unit)}–${readableQuantity(max, unit)}` : `${min}–${max}`,
     value: fallback,
     ...(unit ? { unit } : {}),
   };
