@@ -80,7 +80,7 @@ export async function pullModel(entry: CatalogEntry, store: ModelStore, options:
   if (unpinned.length > 0) {
     throw new ModelInstallError(
       `${entry.id} cannot be pulled: no source publishes checksums for ${unpinned.length} of its files (${unpinned[0]}, …). ` +
-        `Export it yourself (README: Stable Diffusion) and install the export with \`npm run models -- import ${entry.id} EXPORT_DIR\`.`,
+        `Export it yourself (docs/models.md, Stable Diffusion) and install the export with \`npm run models -- import ${entry.id} EXPORT_DIR\`.`,
     );
   }
   const hub = source.hub;

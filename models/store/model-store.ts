@@ -119,7 +119,7 @@ export class ModelStore {
         return "reinstall Atelier (its own models ship with it)";
       case "files":
         return unpinnedFiles(entry).length > 0
-          ? `export it (README: Stable Diffusion), then npm run models -- import ${entry.id} EXPORT_DIR`
+          ? `export it (docs/models.md, Stable Diffusion), then npm run models -- import ${entry.id} EXPORT_DIR`
           : `npm run models -- pull ${entry.id}`;
     }
   }
