@@ -19,7 +19,7 @@ Commands:
 
 Environment:
   ATELIER_DATABASE_URL  PostgreSQL URL of the shared key database (when the service uses one)
-  ATELIER_DATA_DIR      folder holding atelier.db when ATELIER_DATABASE_URL is unset (default: ./data)
+  ATELIER_DATA_DIR      folder holding atelier.db when ATELIER_DATABASE_URL is unset (as for the service)
 `;
 
 interface Options {
