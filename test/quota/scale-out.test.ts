@@ -1,6 +1,6 @@
 /**
  * Two routers sharing one Redis (quota counters) and one PostgreSQL (API keys), over real HTTP:
- * what `ATELIER_REDIS_URL` and `ATELIER_DATABASE_URL` promise in the README's "Scaling out".
+ * what `ATELIER_REDIS_URL` and `ATELIER_DATABASE_URL` promise in docs/operations.md ("Several routers").
  */
 import fs from "node:fs";
 import path from "node:path";
