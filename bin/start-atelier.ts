@@ -29,6 +29,7 @@ import { HubClient } from "../models/store/hub-files.js";
 import type { RunningWorker } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { serviceReadiness } from "../operations/health/service-readiness.js";
+import { warmUpCheck } from "../operations/health/warm-up-check.js";
 import type { Readiness } from "../operations/health/readiness.js";
 import { createFacadeApp, JSON_BODY_PREFIXES } from "../facade/app.js";
 import { continueWhenBodyIsRead } from "../facade/expect-continue.js";
@@ -139,6 +140,11 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   const host = config.http.host.includes(":") ? `[${config.http.host}]` : config.http.host;
   const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   logger.info({ url, workers: addresses }, "atelier listening");
+  // Only now that it serves, so warming never delays the first requests or the start itself.
+  if (worker && config.inference.warmUp) {
+    ready.readiness.add(warmUpCheck(worker.warmUp));
+    worker.warmUp.start();
+  }
 
   return {
     url,

@@ -13,13 +13,14 @@ import { CLIP_MERGES_FILE } from "../models/catalog/entries/clip-merges.js";
 import { catalogEntry, MODEL_CATALOG } from "../models/catalog/model-catalog.js";
 import { promptServiceImplementation, type PromptServiceOptions } from "./prompt/prompt-service.js";
 import { upscaleServiceImplementation } from "./upscale/upscale-service.js";
-import { generationServiceImplementation } from "./generation/generation-service.js";
+import { createGenerationService, generationServiceImplementation } from "./generation/generation-service.js";
 import { backgroundServiceImplementation } from "./background/background-service.js";
 import { styleTransferServiceImplementation } from "./style/style-service.js";
 import { ModelLoader } from "./model-loader.js";
 import { ModelStore } from "../models/store/model-store.js";
 import { ModelRuntime } from "./onnx/onnx-runtime.js";
 import type { WorkerContext } from "./worker-context.js";
+import { WarmUp } from "./warm-up.js";
 import { chunkedImageHandler } from "./chunked-image-handler.js";
 import type { WithImage } from "../transport/image-chunks.js";
 import { workOf } from "./grpc-handler.js";
@@ -41,6 +42,8 @@ export interface RunningWorker {
   server: Server;
   /** The same services for the router in this process, without gRPC (transport/local-worker.ts). */
   local: LocalWorker;
+  /** Warms the default models; started by whoever starts the service once it serves (ATELIER_WARM_UP). */
+  warmUp: WarmUp;
   /** Stops accepting calls, waits up to `graceMs` for running ones (RPCs and local calls), then forces. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -60,7 +63,13 @@ export function createWorkerContext(config: AtelierConfig, logger: Logger): Work
     limits: config.images,
     logger,
     queue: new WorkQueue({ concurrency: config.workers.concurrency, queueLength: config.workers.queueLength }),
-    runtime: new ModelRuntime({ threads: config.inference.threads, spinning: config.inference.spinning, memoryBudgetBytes: config.inference.memoryBudgetBytes, logger }),
+    runtime: new ModelRuntime({
+      threads: config.inference.threads,
+      spinning: config.inference.spinning,
+      memoryBudgetBytes: config.inference.memoryBudgetBytes,
+      idleReleaseMs: config.inference.idleReleaseMs,
+      logger,
+    }),
     models: new ModelLoader(new ModelStore(config.modelsDir), { disableNonCommercial: config.inference.disableNonCommercial }),
   };
 }
@@ -141,13 +150,16 @@ export async function startWorkerServer(
   );
   widenServerReceiveWindows(server, logger);
   logger.info({ address: `${hostForBind}:${port}` }, "worker listening");
+  const warmUp = new WarmUp(context, createGenerationService(context));
   return {
     address: `${hostForBind}:${port}`,
     port,
     server,
     local,
+    warmUp,
     shutdown: async (graceMs = 10_000) => {
       health.setStatus("", "NOT_SERVING");
+      await warmUp.stop();
       const served = new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           server.forceShutdown();

@@ -120,6 +120,24 @@ export interface GenerationConstraints {
   options: readonly GenerationOption[];
 }
 
+/**
+ * onnxruntime session options that are chosen per model, from measurements on it (time per run, peak
+ * and resident memory after its runs and after release: bench/session-options.ts).
+ */
+export interface SessionSettings {
+  /** onnxruntime's CPU memory arena: activation memory is kept between runs and reused. */
+  cpuArena: boolean;
+  /** onnxruntime's memory pattern: one block planned for a whole run from the shapes of earlier runs. */
+  memoryPattern: boolean;
+  /**
+   * Release the session once it has been idle for ATELIER_MODEL_IDLE_RELEASE_MS: for models whose
+   * arena keeps hundreds of MB between runs, so that memory goes back while nobody uses them.
+   */
+  releaseWhenIdle?: boolean;
+  /** Why, with the figures measured, where an option here costs more than 10 % time. */
+  reason?: string;
+}
+
 /** Geometry rules for image-to-image networks. */
 export interface InferenceGeometry {
   /** The network only accepts exactly this input size (width, height). */
@@ -171,4 +189,6 @@ export interface CatalogEntry {
   photographic?: boolean;
   /** Extra facts for clients (presets, previews), serialised as JSON. */
   details?: Record<string, unknown>;
+  /** The onnxruntime session options this model runs with, where they differ from the runtime's default. */
+  session?: SessionSettings;
 }

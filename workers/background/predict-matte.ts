@@ -11,6 +11,7 @@ import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-imag
 import type { ModelLoader } from "../model-loader.js";
 import { initializersAsConstants } from "../onnx/initializer-inputs.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
+import { sessionSettings } from "../onnx/session-settings.js";
 import type { FloatPlanes } from "./box-filter.js";
 import type { ChosenModel } from "./choose-model.js";
 
@@ -33,17 +34,23 @@ export function networkSize(model: ChosenModel): [number, number] {
   return tensors(model).size;
 }
 
+/** The ONNX graph the session runs: the catalogued one, with its pixel conversion built in where it can be. */
+export function segmentationGraph(model: ChosenModel, models: ModelLoader): () => Promise<Uint8Array> {
+  const load = models.graphLoader(model.entry, "default");
+  const { format, input } = tensors(model);
+  const table = byteInputTable(format);
+  const prepare = (bytes: Uint8Array) => (table ? withByteImageInput(bytes, table, format.layout, input.name) : bytes);
+  return async () => prepare(initializersAsConstants(await load()));
+}
+
 /**
  * The session handle for a model (lazy: nothing loads until it runs). Weights an old exporter listed
  * as inputs are made constants first, so onnxruntime optimizes them (initializer-inputs.ts).
  */
 export function segmentationSession(model: ChosenModel, runtime: ModelRuntime, models: ModelLoader) {
-  const load = models.graphLoader(model.entry, "default");
-  const { format, input } = tensors(model);
-  const table = byteInputTable(format);
-  const prepare = (bytes: Uint8Array) => (table ? withByteImageInput(bytes, table, format.layout, input.name) : bytes);
-  return runtime.model(models.sessionKey(model.entry, "default"), async () => prepare(initializersAsConstants(await load())), {
+  return runtime.model(models.sessionKey(model.entry, "default"), segmentationGraph(model, models), {
     workingBytes: model.spec.workingMiB * MiB,
+    session: sessionSettings(model.entry),
   });
 }
 

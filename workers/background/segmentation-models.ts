@@ -17,10 +17,9 @@ export interface SegmentationSpec {
   maskChannel: number;
   /**
    * Peak activation memory of one run at the network's fixed-size input, in MiB, counted against the
-   * model memory budget on top of the runtime's estimate for the weights. ISNet's is above the
-   * runtime's arena limit, so it is resident only while ISNet runs: measured about +480 MiB at
-   * 1024x1024 without the arena (workers/onnx/session-cost.ts; with the arena it was +0.8 GiB per
-   * run, kept); the portrait models take a few MiB.
+   * model memory budget on top of the runtime's estimate for the weights until a run has been
+   * measured. ISNet's arena keeps it between runs (its catalog entry says why; the session is
+   * released when idle); the portrait models take a few MiB.
    */
   workingMiB: number;
   /**
@@ -40,7 +39,7 @@ export interface SegmentationSpec {
  * portraits only.
  */
 export const SEGMENTATION_MODELS: readonly SegmentationSpec[] = [
-  { id: "isnet-general", maskChannel: 0, workingMiB: 620, inputKernel: "linear" },
+  { id: "isnet-general", maskChannel: 0, workingMiB: 900, inputKernel: "linear" },
   { id: "portrait-selfie", maskChannel: 0, workingMiB: 16, inputKernel: "lanczos3" },
   { id: "portrait-sinet", maskChannel: 1, workingMiB: 16, inputKernel: "lanczos3" },
 ];

@@ -31,7 +31,8 @@ import { InferenceThread, type MemoryReading } from "./inference-thread-host.js"
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
 import { collectGarbage, processPeakBytes, residentBytes } from "./process-memory.mjs";
-import { chargedBytes, estimateSessionBytes, keepsArena, PROCESS_MARGIN_BYTES, type MeasuredCost } from "./session-cost.js";
+import { chargedBytes, estimateSessionBytes, PROCESS_MARGIN_BYTES, type MeasuredCost } from "./session-cost.js";
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./session-settings.js";
 import type { ByteTensor, ByteTensorMap, FeedMap, ModelSignature, TensorData, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
@@ -56,6 +57,11 @@ export interface ModelRuntimeOptions {
   runsPerSession?: number;
   /** Let the intra-op threads busy-wait between runs (onnxruntime's default); default false. */
   spinning?: boolean;
+  /**
+   * How long a session whose settings ask for it (`releaseWhenIdle`) stays loaded with nobody using
+   * it, in ms; 0 keeps it until the budget needs the room. Default 0.
+   */
+  idleReleaseMs?: number;
 }
 
 /**
@@ -74,18 +80,10 @@ export type ModelLoader = () => Promise<Uint8Array | ModelFile>;
 export interface ModelOptions {
   /** A tiny feed run once right after loading, so kernel set-up is not paid by the first real call. */
   warmUp?: FeedMap;
-  /**
-   * Peak activation memory, in bytes, of one run; added to the estimate. Up to ARENA_MAX_WORKING_BYTES
-   * the session keeps it between runs (onnxruntime's arena); above, it is allocated per run and
-   * returned after it (see session-cost.ts).
-   */
+  /** Peak activation memory, in bytes, of one run; added to the estimate until a run has been measured. */
   workingBytes?: number;
-  /**
-   * Keep the arena whatever the working set: for graphs of many large activations, allocating them
-   * anew every run costs several times the run itself (style at 1 MP: 10.8x the arena session's time
-   * without it, 1.7x with it), so they hold the memory, which the budget charges.
-   */
-  keepArena?: boolean;
+  /** The model's session options (its catalog entry's); default DEFAULT_SESSION_SETTINGS. */
+  session?: SessionSettings;
 }
 
 export interface RunOptions {
@@ -166,8 +164,10 @@ export interface RuntimeStats {
   hits: number;
   /** Sessions created. */
   loads: number;
-  /** Sessions released to make room. */
+  /** Sessions released to make room or after being idle. */
   evictions: number;
+  /** Of those, the sessions released after being idle. */
+  idleReleases: number;
 }
 
 interface LoadedSession {
@@ -184,11 +184,15 @@ class SessionEntry {
   estimatedBytes = 0;
   /** Activation memory its caller declared (part of the estimate). */
   workingBytes = 0;
+  /** Its settings ask for release after the runtime's idle time. */
+  releaseWhenIdle = false;
   // The load itself is a user until it settles, so a half-made session is never evicted.
   users = 1;
   /** Value of the runtime's use counter at the last use; smaller means less recently used. */
   lastUse = 0;
   runs = 0;
+  /** Set while the session waits, idle, to be released (idle release). */
+  idleTimer: NodeJS.Timeout | undefined;
   readonly gate: RunGate;
   readonly ready: Promise<LoadedSession>;
 
@@ -240,6 +244,9 @@ export class ModelRuntime {
   private thread: InferenceThread | undefined;
   private nextSessionId = 1;
   private readonly runsPerSession: number;
+  private readonly idleReleaseMs: number;
+  /** Sessions released for having been idle. */
+  private idleReleases = 0;
   private readonly logger: RuntimeLogger;
   private readonly budget: number;
   private readonly processLimit: number;
@@ -268,6 +275,8 @@ export class ModelRuntime {
     this.processLimit = this.budget + (options.processMarginBytes ?? PROCESS_MARGIN_BYTES);
     this.logger = options.logger;
     this.runsPerSession = options.runsPerSession ?? 1;
+    this.idleReleaseMs = options.idleReleaseMs ?? 0;
+    if (!(this.idleReleaseMs >= 0)) throw new RangeError(`Expected a non-negative number of ms for idleReleaseMs but received ${this.idleReleaseMs}`);
     if (!Number.isInteger(this.runsPerSession) || this.runsPerSession < 1) {
       throw new RangeError(`Expected integer of at least 1 for runsPerSession but received ${this.runsPerSession}`);
     }
@@ -319,6 +328,7 @@ export class ModelRuntime {
       hits: this.hits,
       loads: this.loads,
       evictions: this.evictions,
+      idleReleases: this.idleReleases,
     };
   }
 
@@ -333,6 +343,7 @@ export class ModelRuntime {
       // Loads nobody waits for any more (all their callers cancelled) still finish before the release.
       await Promise.allSettled([...this.entries.values()].map((entry) => entry.ready));
       const entries = [...this.entries.values()];
+      for (const entry of entries) clearTimeout(entry.idleTimer);
       this.entries.clear();
       await Promise.allSettled([
         ...entries.map((entry) => (entry.loaded ? this.thread?.release(entry.loaded.id) : undefined)),
@@ -388,6 +399,8 @@ export class ModelRuntime {
       entry = new SessionEntry(key, this.runsPerSession, (created) => this.load(created, load, options));
       this.entries.set(key, entry);
     }
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = undefined;
     entry.users++;
     entry.lastUse = ++this.useCounter;
     return entry;
@@ -399,7 +412,22 @@ export class ModelRuntime {
     if (entry.users === 0) {
       this.evictOver(this.budget, entry);
       this.evictWhileProcessOver(0, entry);
+      if (entry.releaseWhenIdle && this.idleReleaseMs > 0 && this.entries.get(entry.key) === entry) this.releaseWhenIdle(entry);
     }
+  }
+
+  /** Evicts `entry` once it has stayed idle for the idle-release time (a use in between cancels it). */
+  private releaseWhenIdle(entry: SessionEntry): void {
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = setTimeout(() => {
+      entry.idleTimer = undefined;
+      if (entry.users > 0 || entry.loaded === undefined || this.entries.get(entry.key) !== entry || this.disposing) return;
+      this.idleReleases++;
+      this.logger.info({ model: entry.key, idleMs: this.idleReleaseMs }, "model released after being idle");
+      this.evict(entry);
+    }, this.idleReleaseMs);
+    // A pending release must not keep a process alive on its own.
+    entry.idleTimer.unref();
   }
 
   private async load(entry: SessionEntry, load: ModelLoader, options: ModelOptions): Promise<LoadedSession> {
@@ -417,10 +445,13 @@ export class ModelRuntime {
       const id = this.nextSessionId++;
       let loaded: LoadedSession;
       try {
-        // The arena and memory patterns go together: a pattern is one block planned for a whole run, which
-        // pays off when the arena keeps it, and raised ISNet's peak by about 230 MB per run without one.
-        const arena = options.keepArena ?? keepsArena(options.workingBytes);
-        const created = await thread.create(id, source, { ...this.sessionOptions, enableCpuMemArena: arena, enableMemPattern: arena });
+        const settings = options.session ?? DEFAULT_SESSION_SETTINGS;
+        entry.releaseWhenIdle = settings.releaseWhenIdle === true;
+        const created = await thread.create(id, source, {
+          ...this.sessionOptions,
+          enableCpuMemArena: settings.cpuArena,
+          enableMemPattern: settings.memoryPattern,
+        });
         // The thread has its own copy: this one (84 MB for ISNet) goes now rather than at some later
         // collection that might come in the middle of the first run's peak.
         source = undefined;
@@ -547,6 +578,8 @@ export class ModelRuntime {
   }
 
   private evict(entry: SessionEntry): void {
+    clearTimeout(entry.idleTimer);
+    entry.idleTimer = undefined;
     this.entries.delete(entry.key);
     this.evictions++;
     this.logger.debug({ model: entry.key, chargedMiB: mib(this.charge(entry)) }, "model evicted");

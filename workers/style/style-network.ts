@@ -7,6 +7,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry, InferenceGeometry } from "../../models/catalog/catalog-types.js";
 import type { RawImage } from "../image/raw-image.js";
 import { runImageNetwork } from "../image/image-network.js";
+import { sessionSettings } from "../onnx/session-settings.js";
 import type { WorkerContext } from "../worker-context.js";
 import { addReflectedMargin, cropTo, extendToMinimum, removeMargin } from "./edge-margin.js";
 import { styleFamily } from "./style-families.js";
@@ -61,7 +62,7 @@ export async function paintWithStyle(
   // working size are reduced to it first), so the memory budget holds whatever comes next.
   const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * margin + (geometry.sizeMultiple ?? 1);
   const prepared = async () => (family.prepareGraph ? family.prepareGraph(await load()) : load());
-  const options = { workingBytes: largestTile * largestTile * family.bytesPerTilePixel, keepArena: true };
+  const options = { workingBytes: largestTile * largestTile * family.bytesPerTilePixel, session: sessionSettings(entry) };
   const report: PaintReport = { tiles: 0, runMs: 0 };
   const timed = async <T>(run: () => Promise<T>): Promise<T> => {
     const started = performance.now();

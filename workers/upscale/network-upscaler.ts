@@ -10,6 +10,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { CatalogEntry, InferenceGeometry } from "../../models/catalog/catalog-types.js";
 import type { RawImage } from "../image/raw-image.js";
 import { runImageNetwork } from "../image/image-network.js";
+import { sessionSettings } from "../onnx/session-settings.js";
 import type { WorkerContext } from "../worker-context.js";
 
 export type NetworkDependencies = Pick<WorkerContext, "runtime" | "models">;
@@ -95,7 +96,7 @@ export async function runUpscaleNetwork(
       label: `model "${entry.id}"`,
       key: deps.models.sessionKey(entry, graph),
       load: deps.models.graphLoader(entry, graph),
-      options: { workingBytes: tileWorkingBytes(entry, nativeScale) },
+      options: { workingBytes: tileWorkingBytes(entry, nativeScale), session: sessionSettings(entry) },
       format,
       input,
       output,

