@@ -1,7 +1,7 @@
 /**
- * gRPC BackgroundService: validates the request, picks the segmentation model, checks the image
- * against the limits, then runs the whole removal (network and full-resolution steps) as one job of
- * the worker's queue.
+ * gRPC BackgroundService: validates the request, picks the segmentation model (or, with none named,
+ * how the picture will pick it), checks the image against the limits, then runs the choice and the
+ * whole removal (network and full-resolution steps) as one job of the worker's queue.
  */
 import { AtelierError } from "../../core/errors.js";
 import {
@@ -10,10 +10,11 @@ import {
   type RemoveBackgroundResponse,
 } from "../../gen/atelier/background/v1/background_service.js";
 import { unaryHandler } from "../grpc-handler.js";
-import { assertOutputSize } from "../image/image-limits.js";
+import { assertOutputSize, SMALLER_IMAGE_HINT } from "../image/image-limits.js";
 import { openImage } from "../image/open-image.js";
 import type { WorkerContext } from "../worker-context.js";
-import { chooseModel } from "./choose-model.js";
+import { modelChoice } from "./choose-model.js";
+import { chooseForImage } from "./choose-per-image.js";
 import { runRemoval, type FillRequest } from "./remove-background.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
@@ -64,14 +65,15 @@ export async function removeBackground(request: RemoveBackgroundRequest, deps: B
   if (request.onlyMask && fill.kind !== "transparent") {
     throw invalid("only_mask", "Expected no replacement with only_mask, which returns the matte alone");
   }
-  const model = chooseModel(request.model, deps.models);
+  const choice = modelChoice(request.model, deps.models);
   const source = await openImage(request.image.data, deps.limits);
-  assertOutputSize(source.info.width, source.info.height, deps.limits, "Use a smaller image.");
-  const { image, timings } = await deps.queue.run(
-    () => runRemoval({ source, model, fill, onlyMask: request.onlyMask, outputFormat: request.outputFormat }, deps, signal),
-    signal,
-  );
-  deps.logger.debug({ model: model.entry.id, width: source.info.width, height: source.info.height, fill: fill.kind, timings }, "background removed");
+  assertOutputSize(source.info.width, source.info.height, deps.limits, SMALLER_IMAGE_HINT);
+  const { image, timings, model, evidence } = await deps.queue.run(async () => {
+    const chosen = "model" in choice ? { model: choice.model, evidence: undefined } : await chooseForImage(choice.perImage, source, deps, signal);
+    const removal = await runRemoval({ source, model: chosen.model, fill, onlyMask: request.onlyMask, outputFormat: request.outputFormat }, deps, signal);
+    return { ...removal, ...chosen };
+  }, signal);
+  deps.logger.debug({ model: model.entry.id, person: evidence, width: source.info.width, height: source.info.height, fill: fill.kind, timings }, "background removed");
   return { image, model: model.entry.id, note: model.note ?? "" };
 }
 

@@ -29,6 +29,11 @@ export interface SegmentationSpec {
    * model's mean IoU falls from 0.90 to 0.88 on the people and from 0.89 to 0.87 on the objects).
    */
   inputKernel: "linear" | "lanczos3";
+  /**
+   * Its own matte tells whether a person is in the picture (person-evidence.ts), so a request that
+   * names no model runs it first and keeps its result where it finds one (choose-model.ts).
+   */
+  detectsPeople?: true;
 }
 
 /**
@@ -40,7 +45,7 @@ export interface SegmentationSpec {
  */
 export const SEGMENTATION_MODELS: readonly SegmentationSpec[] = [
   { id: "isnet-general", maskChannel: 0, workingMiB: 900, inputKernel: "linear" },
-  { id: "portrait-selfie", maskChannel: 0, workingMiB: 16, inputKernel: "lanczos3" },
+  { id: "portrait-selfie", maskChannel: 0, workingMiB: 16, inputKernel: "lanczos3", detectsPeople: true },
   { id: "portrait-sinet", maskChannel: 1, workingMiB: 16, inputKernel: "lanczos3" },
 ];
 
