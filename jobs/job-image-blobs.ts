@@ -9,19 +9,10 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { newBlob, type BlobPart, type BlobRef, type ImagesToStore, type StoredImage, type StoredImages } from "./job-images.js";
+import { newBlob, type BlobPart, type BlobReader, type BlobRef, type ImagesToStore, type StoredImage, type StoredImages } from "./job-images.js";
 import type { InsertOutcome, NewJob } from "./job-store.js";
 
-/** A stored blob's bytes, read in order a chunk at a time when asked for, never held whole. */
-export interface BlobReader {
-  /** Bytes in the blob. */
-  readonly length: number;
-  /**
-   * The bytes in order, `chunkBytes` at a time (the last shorter); each call reads them afresh.
-   * Throws when the blob is deleted or replaced while being read.
-   */
-  chunks(chunkBytes: number): AsyncGenerator<Buffer>;
-}
+export type { BlobReader };
 
 export interface JobImageBlobs {
   /** Stores each image's bytes at its blob (replacing what was there). */

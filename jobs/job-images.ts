@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { ImageBytes } from "./raw-image.js";
+import type { ImageBytes } from "../core/image-bytes.js";
 
 /** Which of a job's sets of bytes a blob belongs to; each set is deleted as a whole. */
 export type BlobPart = "input" | "result" | "webhook";
@@ -179,4 +179,15 @@ export async function asciiText(bytes: Buffer): Promise<string> {
     text += bytes.toString("latin1", at, Math.min(at + TEXT_PIECE_BYTES, bytes.length));
   }
   return text;
+}
+
+/** A stored blob's bytes, read in order a chunk at a time when asked for, never held whole. */
+export interface BlobReader {
+  /** Bytes in the blob. */
+  readonly length: number;
+  /**
+   * The bytes in order, `chunkBytes` at a time (the last shorter); each call reads them afresh.
+   * Throws when the blob is deleted or replaced while being read.
+   */
+  chunks(chunkBytes: number): AsyncGenerator<Buffer>;
 }

@@ -4,7 +4,33 @@
  */
 import type { PublicError } from "../core/errors.js";
 import type { StoredImages } from "./job-images.js";
-import type { WebhookAttempt, WebhookDelivery } from "./job-store.js";
+
+/** One try at delivering a job's webhook. */
+export interface WebhookAttempt {
+  at: string;
+  /** The receiver's HTTP status; null when no answer came. */
+  statusCode: number | null;
+  /** Why the attempt failed, when it did. */
+  error: string | null;
+}
+
+export interface WebhookDelivery {
+  id: number;
+  jobId: string;
+  apiKeyId: string;
+  url: string;
+  /** `webhook-id`: the same on every retry, so receivers can drop duplicates. */
+  messageId: string;
+  /** The body sent, its images' data URLs replaced by the stand-ins of `images`. */
+  payload: string;
+  /** The payload's images, the delivery's own copy of the result's (so a purged result leaves them). */
+  images: StoredImages;
+  /** `pending` until a 2xx (`delivered`), a refusal or the retry window's end (`failed`). */
+  status: "pending" | "delivered" | "failed";
+  createdAtMs: number;
+  nextAttemptAtMs: number;
+  attempts: WebhookAttempt[];
+}
 
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];

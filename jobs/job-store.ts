@@ -3,9 +3,10 @@
  * contract as the embedded SQLite one (sqlite-job-store.ts).
  */
 import type { PublicError } from "../core/errors.js";
-import type { BlobReader } from "./job-image-blobs.js";
-import type { BlobRef, ImagesToStore, StoredImages } from "./job-images.js";
-import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus } from "./job-record.js";
+import type { BlobReader, BlobRef, ImagesToStore, StoredImages } from "./job-images.js";
+import { QUEUED_PROGRESS, type JobProgress, type JobRecord, type JobStatus, type WebhookAttempt, type WebhookDelivery } from "./job-record.js";
+
+export type { WebhookAttempt, WebhookDelivery };
 
 export interface NewJob {
   id: string;
@@ -63,33 +64,6 @@ export interface IdempotencyEntry {
   fingerprint: string;
   jobId: string;
   createdAtMs: number;
-}
-
-/** One try at delivering a job's webhook. */
-export interface WebhookAttempt {
-  at: string;
-  /** The receiver's HTTP status; null when no answer came. */
-  statusCode: number | null;
-  /** Why the attempt failed, when it did. */
-  error: string | null;
-}
-
-export interface WebhookDelivery {
-  id: number;
-  jobId: string;
-  apiKeyId: string;
-  url: string;
-  /** `webhook-id`: the same on every retry, so receivers can drop duplicates. */
-  messageId: string;
-  /** The body sent, its images' data URLs replaced by the stand-ins of `images`. */
-  payload: string;
-  /** The payload's images, the delivery's own copy of the result's (so a purged result leaves them). */
-  images: StoredImages;
-  /** `pending` until a 2xx (`delivered`), a refusal or the retry window's end (`failed`). */
-  status: "pending" | "delivered" | "failed";
-  createdAtMs: number;
-  nextAttemptAtMs: number;
-  attempts: WebhookAttempt[];
 }
 
 export interface JobListPage {

@@ -13,7 +13,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import { BASE64_SLICE_CHARS } from "../core/base64-slices.js";
 import { randomUUID } from "node:crypto";
 import type { BlobReader } from "./job-image-blobs.js";
-import type { ImageBytes } from "./raw-image.js";
+import type { ImageBytes } from "../core/image-bytes.js";
 
 /** Strings at least this long are escaped in slices of this many characters. */
 const SLICE_CHARACTERS = 256 * 1024;

@@ -6,6 +6,7 @@
  */
 import { decodeBase64 } from "../core/base64-slices.js";
 import { AtelierError } from "../core/errors.js";
+import type { ImageBytes } from "../core/image-bytes.js";
 import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
 import type { ImageSource } from "./json-pieces.js";
 
@@ -91,11 +92,7 @@ export async function dataUrlBytes(url: string): Promise<{ bytes: Buffer; mediaT
   return parts ? { bytes: await decodeBase64(url, parts.payloadAt), mediaType: parts.mediaType } : null;
 }
 
-/** An image as bytes whose data URL is `data:<mimeType>;base64,` and their base64 (RequestContext.keepImage). */
-export interface ImageBytes {
-  bytes: Uint8Array;
-  mimeType: string;
-}
+export type { ImageBytes };
 
 /** The image `url` stands for in `kept`, else the bytes of a data URL; null for any other URL. */
 async function imageAt(url: string, kept: ReadonlyMap<string, ImageSource>): Promise<ImageSource | null> {

@@ -1,7 +1,7 @@
 /** What every procedure can see: the request's identity and the long-lived services. */
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
-import type { ImageBytes } from "../jobs/raw-image.js";
+import type { ImageBytes } from "../core/image-bytes.js";
 import type { AccountStore } from "./accounts/account-store.js";
 import type { ApiKeyRecord, ApiKeyStore } from "./keys/api-key-store.js";
 import type { ImageSource } from "./image-source/image-source.js";

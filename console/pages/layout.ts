@@ -7,7 +7,18 @@ import type { User } from "../../server/accounts/account-store.js";
 import { assetUrl } from "../server/assets.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
-import type { NavLink } from "../server/pages.js";
+
+export interface NavEntry {
+  label: string;
+  /** Position in the navigation: API keys 10, Usage 20, Jobs 25, Playground 30, Models 40, API reference 50, Users 60, Account 70. */
+  order: number;
+}
+
+/** A navigation link as the layout renders it. */
+export interface NavLink extends NavEntry {
+  path: string;
+  adminOnly: boolean;
+}
 
 export interface LayoutInput {
   title: string;

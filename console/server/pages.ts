@@ -9,7 +9,9 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import type { User } from "../../server/accounts/account-store.js";
 import type { AtelierServices } from "../../server/context.js";
-import { layout } from "../pages/layout.js";
+import { layout, type NavEntry, type NavLink } from "../pages/layout.js";
+
+export type { NavEntry, NavLink };
 import { csrfTokenFor } from "./csrf.js";
 import { html, type Html } from "./html.js";
 import { securityHeaders, type CspDirectives } from "./security-headers.js";
@@ -62,11 +64,6 @@ export function redirect(location: string, notice?: string): Redirect {
 export type PageResult = Html | PageResponse | Redirect;
 type Handler = (page: PageRequest) => PageResult | Promise<PageResult>;
 
-export interface NavEntry {
-  label: string;
-  /** Position in the navigation: API keys 10, Usage 20, Jobs 25, Playground 30, Models 40, API reference 50, Users 60, Account 70. */
-  order: number;
-}
 
 export interface PageDefinition {
   /** An express path: `/keys`, `/keys/:id`. */
@@ -85,11 +82,6 @@ export interface PageDefinition {
   post?: Handler;
 }
 
-/** A navigation link as the layout renders it. */
-export interface NavLink extends NavEntry {
-  path: string;
-  adminOnly: boolean;
-}
 
 const navigation = new WeakMap<express.Router, NavLink[]>();
 

@@ -5,10 +5,7 @@
  * tables, clip-vocabulary.ts): each symbol is a token from the start, a byte symbol, and every merge
  * makes one. Results are cached per word.
  */
-import type { BpeVocabulary } from "./clip-vocabulary.js";
-
-/** Marks the last symbol of a word in CLIP's vocabulary. */
-export const END_OF_WORD = "</w>";
+import { END_OF_WORD, type BpeVocabulary } from "./clip-vocabulary.js";
 
 /**
  * Words whose tokens are remembered. A service's prompts bring new words without end; past this many

@@ -8,10 +8,11 @@
  *   `tokenizer/` folder.
  */
 import { BYTE_ALPHABET } from "./byte-unicode.js";
-import { END_OF_WORD } from "./bpe.js";
 
 export const START_OF_TEXT = "<|startoftext|>";
 export const END_OF_TEXT = "<|endoftext|>";
+/** Marks the last symbol of a word in CLIP's vocabulary. */
+export const END_OF_WORD = "</w>";
 
 /** Merges CLIP uses from the OpenAI file: `lines[1 : 49152 - 256 - 2 + 1]`. */
 export const CLIP_MERGE_COUNT = 49152 - 256 - 2;

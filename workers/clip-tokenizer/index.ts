@@ -1,10 +1,11 @@
 /** CLIP's byte-level BPE tokenizer, as the Stable Diffusion text encoders read prompts. */
 export { BYTE_ALPHABET, BYTE_ENCODER, byteEncode } from "./byte-unicode.js";
-export { BytePairEncoder, END_OF_WORD } from "./bpe.js";
+export { BytePairEncoder } from "./bpe.js";
 export { CLIP_CONTEXT_LENGTH, ClipTokenizer, type ClipTokenizerOptions } from "./clip-tokenizer.js";
 export {
   CLIP_MERGE_COUNT,
   END_OF_TEXT,
+  END_OF_WORD,
   START_OF_TEXT,
   vocabularyFromClipMerges,
   vocabularyFromFiles,

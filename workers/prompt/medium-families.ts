@@ -5,10 +5,10 @@
  * allowed by the chosen style or medium. Terms that imply no medium ("sharp focus", "golden hour")
  * suit every style.
  */
+import { MEDIUM_FAMILIES, type MediumFamily } from "../../models/catalog/prompt-presets/medium-family-names.js";
 import { normalizePhrase } from "./term-keys.js";
 
-export const MEDIUM_FAMILIES = ["photo", "render3d", "painting", "drawing", "anime", "pixel", "digital", "sculpture", "print", "realism"] as const;
-export type MediumFamily = (typeof MEDIUM_FAMILIES)[number];
+export { MEDIUM_FAMILIES, type MediumFamily };
 
 /** Words (or two-word phrases) that imply a family. Matched on normalised phrases, whole words. */
 const FAMILY_MARKERS: Record<MediumFamily, string[]> = {

@@ -7,7 +7,7 @@
  * matcher accepts either spelling from users. Clients see this table in the engine's `/models`
  * record (`STYLE_PRESETS` → the catalog entry's `details.styles`).
  */
-import type { MediumFamily } from "../../../workers/prompt/medium-families.js";
+import type { MediumFamily } from "./medium-family-names.js";
 
 export interface StylePreset {
   /** Stable id clients may send as `style`. */
