@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../core/config.js";
+import { ConfigError, defaultOf, loadConfig, SETTING_SECTIONS, SETTINGS, type Setting } from "../../core/config.js";
 
 describe("loadConfig", () => {
   it("has documented defaults", () => {
@@ -39,5 +39,17 @@ describe("loadConfig", () => {
     expect(problems).toMatch(/PORT/);
     expect(problems).toMatch(/ATELIER_RATE_LIMIT_PER_HOUR/);
     expect(problems).toMatch(/LOG_LEVEL/);
+  });
+
+  it("applies the default each setting documents, and tells it in readable units", () => {
+    for (const [name, entry] of Object.entries(SETTINGS) as [string, Setting][]) {
+      expect(SETTING_SECTIONS, name).toContain(entry.section);
+      expect(entry.meaning.length, name).toBeGreaterThan(10);
+      if (entry.value !== undefined) expect(entry.schema.parse(undefined), name).toBe(entry.value);
+    }
+    expect(defaultOf("ATELIER_MAX_OUTPUT_PIXELS")).toBe("16.8 MP");
+    expect(defaultOf("ATELIER_MAX_IMAGE_BYTES")).toBe("25 MiB");
+    expect(defaultOf("ATELIER_UPSCALE_TIME_BUDGET_MS")).toBe("10 s");
+    expect(defaultOf("ATELIER_RATE_LIMIT_PER_HOUR")).toBe(String(loadConfig({}).quota.defaultLimit));
   });
 });
