@@ -33,7 +33,7 @@ class PixelDecoder(nn.Module):
 
 
 def load_model(path: Path) -> tuple[TextToImage, Tokenizer, dict[str, object]]:
-    saved = torch.load(path, map_location="cpu")
+    saved = torch.load(path, map_location="cpu", weights_only=False)
     shape = ModelShape(**{**saved["shape"], "channels": tuple(saved["shape"]["channels"]), "attention_levels": tuple(saved["shape"]["attention_levels"])})
     model = TextToImage(shape)
     model.load_state_dict({key: value.float() for key, value in saved["weights"].items()})

@@ -86,7 +86,7 @@ class Trainer:
         self.images = self.images.to(device)
         self.heldout = [index for index, entry in enumerate(self.emoji) if entry.heldout]
         checkpoint_path = out / "checkpoint.pt"
-        checkpoint = torch.load(checkpoint_path, map_location="cpu") if resume and checkpoint_path.exists() else None
+        checkpoint = torch.load(checkpoint_path, map_location="cpu", weights_only=False) if resume and checkpoint_path.exists() else None
         if checkpoint:
             self.tokenizer = Tokenizer.from_state(checkpoint["tokenizer"])
         else:
