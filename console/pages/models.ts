@@ -11,6 +11,8 @@ import type { AtelierServices, RequestContext } from "../../server/context.js";
 import type { InstallJob } from "../../server/model-installs/model-installs.js";
 import { appRouter } from "../../server/router.js";
 import { catalogEntry } from "../../models/catalog/model-catalog.js";
+import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import { licenseCaution } from "../../server/model-installs/license-terms.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
 import { currentUser, registerPage, requireAdmin, requireSession, type PageRequest } from "../server/pages.js";
@@ -66,8 +68,21 @@ function actions(page: PageRequest, model: ModelRecord, job: InstallJob | undefi
     html`<form method="post" action="/models/${model.id}/${action}" class="inline-form" data-model-action="${action}" data-model-id="${model.id}">${csrfField(page.csrfToken)}<button type="submit" class="button ${style}">${label}<span class="visually-hidden"> ${model.name}</span></button></form>`;
   if (going(job)) return form("cancel", "Cancel", "button-quiet");
   if (model.installed) return installable ? form("remove", "Remove", "button-danger") : html`<span class="muted">Ships with the service</span>`;
-  if (installable) return form("install", "Install", "button-primary");
+  if (installable) return installForm(page, model, entry);
   return model.installCommand ? html`<span class="muted install-command"><code>${model.installCommand}</code></span>` : html``;
+}
+
+/**
+ * The Install button; for a model whose licence must be accepted (license-terms.ts), with a required
+ * box naming the licence, which the server checks too.
+ */
+function installForm(page: PageRequest, model: ModelRecord, entry: CatalogEntry): Html {
+  const caution = licenseCaution(entry);
+  const accept =
+    caution === undefined
+      ? html``
+      : html`<label class="accept-license"><input type="checkbox" name="acceptLicense" value="yes" required> I accept the licence, knowing ${caution}: <em>${model.license}</em></label>`;
+  return html`<form method="post" action="/models/${model.id}/install" class="inline-form install-form" data-model-action="install" data-model-id="${model.id}">${csrfField(page.csrfToken)}${accept}<button type="submit" class="button button-primary">Install<span class="visually-hidden"> ${model.name}</span></button></form>`;
 }
 
 async function modelsPage(page: PageRequest): Promise<Html> {
@@ -85,7 +100,7 @@ async function modelsPage(page: PageRequest): Promise<Html> {
         return html`<tr data-model-id="${model.id}" data-installing="${String(going(job))}">
           <th scope="row" data-label="Model">${model.name}<br><code>${model.id}</code></th>
           <td data-label="Task">${TASK_LABELS[model.task]}</td>
-          <td data-label="Licence">${model.license}${model.nonCommercial ? html` <span class="badge badge-warning">non-commercial</span>` : html``}</td>
+          <td data-label="Licence">${model.license}${model.nonCommercial ? html` <span class="badge badge-warning">non-commercial</span>` : catalogEntry(model.id)?.licenseStated === false ? html` <span class="badge badge-warning">no licence</span>` : html``}</td>
           <td data-label="Size">${size(model.sizeBytes)}</td>
           <td data-label="State"><span class="status ${model.disabled ? "status-revoked" : model.installed ? "status-active" : "status-missing"}">${model.disabled ? "disabled" : model.installed ? "installed" : "not installed"}</span>
             <div class="install-progress">
@@ -118,7 +133,8 @@ function modelAction(services: AtelierServices, action: "install" | "remove" | "
     const id = String(req.params.id ?? "");
     try {
       if (action === "install") {
-        const job = services.modelInstalls.install(id, currentUser(res)!.id);
+        const licenseAccepted = (req.body as Record<string, unknown> | undefined)?.acceptLicense === "yes";
+        const job = services.modelInstalls.install(id, currentUser(res)!.id, { licenseAccepted });
         answer(req, res, 202, { job }, `Installing ${id}; the progress shows below.`);
       } else if (action === "remove") {
         const removed = services.modelInstalls.remove(id);

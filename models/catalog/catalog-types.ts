@@ -138,6 +138,36 @@ export interface SessionSettings {
   reason?: string;
 }
 
+/**
+ * Figures measured on a model that the workers plan with (bench/upscale-bench.ts, bench/model-memory.ts),
+ * keyed by native factor for upscalers. Never sent to clients.
+ */
+export interface ModelMeasurements {
+  /** Activation memory one tile leaves resident (onnxruntime's arena keeps the peak), in bytes per output pixel of the tile. */
+  tileBytesPerOutputPixel?: Partial<Record<number, number>>;
+  /** Milliseconds per output megapixel on 2 cores, one run, tiles included (bench/upscale-bench.ts speed). */
+  msPerOutputMegapixel?: Partial<Record<number, number>>;
+}
+
+/** How background removal runs a segmentation network, beyond what the tensor signature says. */
+export interface SegmentationSettings {
+  /** Channel of the output tensor that holds the foreground probability (0..1). */
+  maskChannel: number;
+  /**
+   * Peak activation memory of one run at the network's fixed-size input, in MiB, counted against the
+   * model memory budget on top of the runtime's estimate for the weights until a run has been
+   * measured.
+   */
+  workingMiB: number;
+  /** How the image is resized to the network's input. */
+  inputKernel: "linear" | "lanczos3";
+  /**
+   * Its own matte tells whether a person is in the picture (person-evidence.ts), so a request that
+   * names no model runs it first and keeps its result where it finds one (models/requests/background-model-choice.ts).
+   */
+  detectsPeople?: true;
+}
+
 /** Geometry rules for image-to-image networks. */
 export interface InferenceGeometry {
   /** The network only accepts exactly this input size (width, height). */
@@ -171,6 +201,8 @@ export interface CatalogEntry {
   /** SPDX id or short licence text. */
   license: string;
   nonCommercial: boolean;
+  /** False when the weights were published with no licence (whoever runs them has no written permission); absent otherwise. */
+  licenseStated?: false;
   /** Credit the licence asks for, shown in `/models` and the README. */
   attribution?: string;
   /** Home of the upstream project, for people. */
@@ -184,6 +216,14 @@ export interface CatalogEntry {
   imageFormat?: ImageTensorFormat;
   geometry?: InferenceGeometry;
   upscale?: UpscaleConstraints;
+  /**
+   * Upscalers only: this model's place in the default order of a request without `model`, by factor
+   * (1 first; the first usable one runs, Lanczos after all of them). Absent factors: never a default.
+   */
+  upscaleDefaultRank?: Partial<Record<number, number>>;
+  /** Background-removal networks only: how they are run. */
+  segmentation?: SegmentationSettings;
+  measured?: ModelMeasurements;
   generation?: GenerationConstraints;
   /** Generation models only: draws photographic scenes usable as replacement backgrounds. */
   photographic?: boolean;

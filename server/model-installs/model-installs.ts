@@ -14,6 +14,7 @@ import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
 import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
 import type { HubClient } from "../../models/store/hub-files.js";
 import { cleanStaging, pullModel, removeModel, type ModelConverters } from "../../models/store/model-installer.js";
+import { assertLicenseAccepted } from "./license-terms.js";
 import { ModelStore } from "../../models/store/model-store.js";
 
 export type InstallState = "queued" | "running" | "installed" | "failed" | "cancelled";
@@ -62,10 +63,12 @@ export class ModelInstalls {
   /**
    * Queues an install of `modelId` and returns its job at once; asking again while one is queued
    * or running returns that job. Throws NOT_FOUND for an unknown id and INVALID_INPUT for a model
-   * that cannot be installed from here (built in, shipped by npm, or an export only an operator can make).
+   * that cannot be installed from here (built in, shipped by npm, or an export only an operator can make),
+   * or whose licence must be accepted (license-terms.ts) and was not.
    */
-  install(modelId: string, requestedBy: string): InstallJob {
+  install(modelId: string, requestedBy: string, options: { licenseAccepted?: boolean } = {}): InstallJob {
     const entry = this.installable(modelId);
+    assertLicenseAccepted(entry, options.licenseAccepted === true);
     const current = this.jobs.get(modelId);
     if (current && (current.state === "queued" || current.state === "running")) return { ...current };
     const job: InstallJob = { modelId, state: "queued", receivedBytes: 0, totalBytes: weightSize(entry), requestedBy, startedAt: new Date().toISOString() };

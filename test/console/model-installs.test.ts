@@ -84,4 +84,21 @@ describe("console model installs", () => {
     expect(refusal(() => service.install("esrgan-slim", "a")).message).toMatch(/cannot be installed from the console: npm install/);
     expect(refusal(() => service.remove("esrgan-slim")).message).toMatch(/npm uninstall/);
   });
+
+  it("installs a non-commercial or unlicensed model only once its licence is accepted", () => {
+    const service = installs();
+    for (const [id, why] of [["udnie", "its licence forbids commercial use"], ["candy-lite", "its weights were published without a licence"]] as const) {
+      let refused: unknown;
+      try {
+        service.install(id, "admin-1");
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toBeInstanceOf(AtelierError);
+      expect((refused as AtelierError).code).toBe("INVALID_INPUT");
+      expect((refused as AtelierError).message).toContain(`${id} is installed only once its licence is accepted, because ${why}: "${catalogEntry(id)!.license}"`);
+      expect(service.job(id)).toBeUndefined();
+      expect(service.install(id, "admin-1", { licenseAccepted: true }).modelId).toBe(id);
+    }
+  });
 });

@@ -74,6 +74,7 @@ const nc16Entries: CatalogEntry[] = NC16_STYLES.map((style) => {
       "Exported at a fixed 256x256; made size-independent when loaded, so it paints at the working size like the other styles. Fastest and lowest quality tier.",
     license: "No licence stated for the weights (training code BSD-3-Clause, pytorch/examples)",
     nonCommercial: false,
+    licenseStated: false,
     attribution: "Weights by gnsmrky (pytorch-fast-neural-style-onnxjs).",
     homepage: "https://github.com/gnsmrky/pytorch-fast-neural-style-onnxjs",
     source: { kind: "files", files: pinnedFiles(id) },
