@@ -19,10 +19,10 @@ import { OutputFormat } from "../gen/atelier/image/v1/image.js";
 import { buildComposite, CUP, matteScores, PERSON } from "../test/background/ground-truth.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
 import { testPhoto } from "../test/support/test-assets.js";
-import { modelChoice, type ChosenModel, type PerImageChoice } from "../workers/background/choose-model.js";
+import { modelChoice, type ChosenModel, type PerImageChoice } from "../models/requests/background-model-choice.js";
 import { chooseForImage } from "../workers/background/choose-per-image.js";
 import { runRemoval } from "../workers/background/remove-background.js";
-import { openImage } from "../workers/image/open-image.js";
+import { openImage } from "../core/open-image.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 
 const modelsDir = await installedModelsDir(["portrait-selfie"]);

@@ -2,7 +2,7 @@
  * The photographs of the upscaling quality bench, in two sets kept apart on purpose:
  *
  * - tuning: the six photos of scripts/fetch-test-photos.sh (tests use them too). The default models
- *   and the time budget of workers/upscale/upscale-choice.ts were chosen on these.
+ *   and the time budget of models/requests/upscale-choice.ts were chosen on these.
  * - reporting: photos the project never tuned on, for the figures the README reports: fur, foliage,
  *   a face, text, buildings, an aerial view, a circuit board, feathers.
  *

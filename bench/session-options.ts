@@ -31,7 +31,7 @@ import { promisify } from "node:util";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
-import { chooseModel } from "../workers/background/choose-model.js";
+import { chooseModel } from "../models/requests/background-model-choice.js";
 import { segmentationGraph } from "../workers/background/predict-matte.js";
 import type { CatalogEntry } from "../models/catalog/catalog-types.js";
 import { catalogEntry } from "../models/catalog/model-catalog.js";

@@ -2,7 +2,7 @@
  * Upscaling benchmark: quality against Lanczos and bicubic on natural photographs, speed per model,
  * ONNX against UpscalerJS's TensorFlow.js approach, and the REST service's overhead over a bare
  * onnxruntime session. Prints Markdown tables; the README's upscaling table and the default order in
- * workers/upscale/upscale-choice.ts come from them.
+ * models/requests/upscale-choice.ts come from them.
  *
  *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all but rest-goals/rest-1mp)
  *     quality options: --scales=2,4 (default) --sets=tuning,reporting (default both)
@@ -55,7 +55,7 @@ import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
 import { modelEnsemble } from "../workers/upscale/model-ensemble.js";
 import { resample } from "../workers/upscale/resample.js";
 import { upscaleByChoice } from "../workers/upscale/upscale-service.js";
-import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, runPath, upscalePath } from "../workers/upscale/upscale-choice.js";
+import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, runPath, upscalePath } from "../models/requests/upscale-choice.js";
 import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
 import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";

@@ -392,7 +392,7 @@ export interface AtelierConfig {
     /** ATELIER_MAX_OUTPUT_PIXELS */
     maxOutputPixels: number;
     /**
-     * ATELIER_UPSCALE_TIME_BUDGET_MS (workers/upscale/upscale-choice.ts). Optional so image limits
+     * ATELIER_UPSCALE_TIME_BUDGET_MS (models/requests/upscale-choice.ts). Optional so image limits
      * built by hand keep the fast default.
      */
     upscaleTimeBudgetMs?: number;

@@ -13,9 +13,10 @@ import type { CatalogEntry, GraphSource } from "../models/catalog/catalog-types.
 import { sha256OfFile } from "../models/store/fetch-weight-file.js";
 import { convertTfjsLayers } from "../models/convert/model-converters.js";
 import type { ModelFile } from "./onnx/onnx-runtime.js";
+import type { ModelAvailability } from "../models/store/model-availability.js";
 import type { ModelStore } from "../models/store/model-store.js";
 
-export class ModelLoader {
+export class ModelLoader implements ModelAvailability {
   private readonly verified = new Set<string>();
 
   constructor(

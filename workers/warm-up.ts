@@ -16,12 +16,12 @@ import { GenerateRequest } from "../gen/atelier/generation/v1/generation_service
 import { UpscaleQuality, UpscaleRequest } from "../gen/atelier/upscale/v1/upscale_service.js";
 import type { CatalogEntry } from "../models/catalog/catalog-types.js";
 import { weightSize } from "../models/catalog/model-catalog.js";
-import { chooseModel } from "./background/choose-model.js";
+import { chooseModel } from "../models/requests/background-model-choice.js";
 import { removeBackground } from "./background/background-service.js";
 import type { GenerationService } from "./generation/generation-service.js";
 import { estimateSessionBytes } from "./onnx/session-cost.js";
 import { upscale } from "./upscale/upscale-service.js";
-import { chooseByQuality } from "./upscale/upscale-choice.js";
+import { chooseByQuality } from "../models/requests/upscale-choice.js";
 import type { WorkerContext } from "./worker-context.js";
 
 /** Side of the warm-up image: small, so a warm-up call is one short run (a fixed-size network runs at its own size all the same). */

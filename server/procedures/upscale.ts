@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { UpscaleQuality, type UpscaleRequest } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { assertUpscaleFits, checkUpscaleOptions } from "../../workers/upscale/upscale-request.js";
+import { assertUpscaleFits, checkUpscaleOptions } from "../../models/requests/upscale-request.js";
 import type { RequestContext } from "../context.js";
 import { isDataUrl } from "../image-source/fetch-image.js";
 import { UPSCALE_QUALITIES, type UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
@@ -56,7 +56,7 @@ function upscaleOptions(input: UpscaleInput): Omit<UpscaleRequest, "image"> {
 }
 
 /**
- * The worker's checks that need no worker and no download (workers/upscale/upscale-request.ts), so
+ * The worker's checks that need no worker and no download (models/requests/upscale-request.ts), so
  * a job is refused with the synchronous call's error before it is accepted: the quality and model
  * options, and for an image sent as a data URL, the image itself (format, bytes, pixels) and the
  * result's size. Whether a named model is installed, and an image behind an http(s) URL, are
@@ -69,7 +69,7 @@ export async function precheckUpscale(input: UpscaleInput, ctx: RequestContext):
   const limits = ctx.services.config.images;
   // Loaded only here: a router reads an image's header only for this check, so a router whose
   // jobs never carry an inline image never loads sharp (test/facade/router-imports.test.ts).
-  const { openImage } = await import("../../workers/image/open-image.js");
+  const { openImage } = await import("../../core/open-image.js");
   const { info } = await openImage(image.data, limits);
   assertUpscaleFits(info.width, info.height, input.scale, limits);
 }

@@ -18,7 +18,7 @@ import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { decodeSource, WORKING_FROM_FULL_PIXELS } from "../../workers/background/decode-source.js";
 import { PlanePool } from "../../workers/background/scratch-plane.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
-import { openImage } from "../../workers/image/open-image.js";
+import { openImage } from "../../core/open-image.js";
 import { encodeImage } from "../../workers/image/encode-image.js";
 import { hasTestPhotos } from "../support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, PERSON, type Composite } from "./ground-truth.js";

@@ -15,7 +15,7 @@ import { byteInputTable, imageToTensor } from "../../workers/image/image-tensor.
 import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
-import { chooseModel } from "../../workers/background/choose-model.js";
+import { chooseModel } from "../../models/requests/background-model-choice.js";
 import { segmentationInput, segmentationSession } from "../../workers/background/predict-matte.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";

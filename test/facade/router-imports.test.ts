@@ -22,14 +22,9 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const recorder = path.join(repoRoot, "test", "support", "record-imports.mjs");
 
 /**
- * What a router may load from workers/: nothing that runs or serves a model (the catalog and the
- * installer live in models/).
+ * What a router may load from workers/: nothing. What it shares with them (the catalog, the
+ * installer, each operation's request checks, the image reader) lives in models/ and core/.
  */
-const ROUTER_SIDE_OF_WORKERS = [
-  // The upscale request's own checks, which the router runs before accepting a job.
-  /^workers\/upscale\/(upscale-request|upscale-choice)\.ts$/,
-  /^workers\/image\/image-limits\.ts$/,
-];
 /** Packages that belong to the workers: their entry points must not be loaded by a router. */
 const WORKER_PACKAGES = ["onnxruntime-node", "onnxruntime-common", "sharp", "onnx-proto", "compromise", "@imgly/background-removal-node"];
 /** Native libraries of the same. */
@@ -124,7 +119,7 @@ describe("a router-only process (workers elsewhere)", () => {
     expect(loaded.packages).toContain("@grpc/grpc-js");
 
     const workerFiles = loaded.files.map((file) => file.split(path.sep).join("/")).filter((file) => file.startsWith("workers/"));
-    expect(workerFiles.filter((file) => !ROUTER_SIDE_OF_WORKERS.some((allowed) => allowed.test(file)))).toEqual([]);
+    expect(workerFiles).toEqual([]);
     expect(WORKER_PACKAGES.filter((name) => loaded.packages.has(name))).toEqual([]);
     // Nor the drivers of stores it was not configured with (PostgreSQL, Redis): they load on demand.
     expect(["pg", "ioredis"].filter((name) => loaded.packages.has(name))).toEqual([]);

@@ -8,7 +8,7 @@ import { loadConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { restyle } from "../../workers/style/style-service.js";
-import { STYLE_ENTRIES } from "../../workers/style/style-request.js";
+import { STYLE_ENTRIES } from "../../models/requests/style-request.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";

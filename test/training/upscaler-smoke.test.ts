@@ -18,7 +18,7 @@ import { INSTALL_RECORD, ModelStore } from "../../models/store/model-store.js";
 import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
-import { upscalePath } from "../../workers/upscale/upscale-choice.js";
+import { upscalePath } from "../../models/requests/upscale-choice.js";
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");

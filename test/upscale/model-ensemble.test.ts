@@ -5,7 +5,7 @@ import { AtelierError } from "../../core/errors.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import { modelEnsemble } from "../../workers/upscale/model-ensemble.js";
 import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
-import { defaultModel, upscalePath } from "../../workers/upscale/upscale-choice.js";
+import { defaultModel, upscalePath } from "../../models/requests/upscale-choice.js";
 import { upscaleByChoice } from "../../workers/upscale/upscale-service.js";
 import { hasTestPhotos } from "../support/test-assets.js";
 import { mirrorHas, networkDependencies, photoCrop } from "./upscale-fixtures.js";

@@ -19,7 +19,7 @@ import {
   type NetworkDependencies,
 } from "../../workers/upscale/network-upscaler.js";
 import { resample } from "../../workers/upscale/resample.js";
-import { upscalePath } from "../../workers/upscale/upscale-choice.js";
+import { upscalePath } from "../../models/requests/upscale-choice.js";
 import { hasTestPhotos } from "../support/test-assets.js";
 import { fakeNetwork, mirrorHas, networkDependencies, photoCrop, withAlphaDisc } from "./upscale-fixtures.js";
 

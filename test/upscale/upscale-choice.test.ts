@@ -17,7 +17,7 @@ import {
   runPath,
   upscaleEntries,
   upscalePath,
-} from "../../workers/upscale/upscale-choice.js";
+} from "../../models/requests/upscale-choice.js";
 
 const entry = (id: string) => catalogEntry(id)!;
 const photo = { width: 640, height: 480 };

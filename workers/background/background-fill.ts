@@ -4,8 +4,8 @@
  * resolution.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { ImageLimits } from "../image/image-limits.js";
-import { openImage } from "../image/open-image.js";
+import type { ImageLimits } from "../../core/image-limits.js";
+import { openImage } from "../../core/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import { gaussianMean, type FloatPlanes } from "./box-filter.js";
 

@@ -10,10 +10,10 @@ import {
   type RemoveBackgroundResponse,
 } from "../../gen/atelier/background/v1/background_service.js";
 import { unaryHandler } from "../grpc-handler.js";
-import { assertOutputSize, SMALLER_IMAGE_HINT } from "../image/image-limits.js";
-import { openImage } from "../image/open-image.js";
+import { assertOutputSize, SMALLER_IMAGE_HINT } from "../../core/image-limits.js";
+import { openImage } from "../../core/open-image.js";
 import type { WorkerContext } from "../worker-context.js";
-import { modelChoice } from "./choose-model.js";
+import { modelChoice } from "../../models/requests/background-model-choice.js";
 import { chooseForImage } from "./choose-per-image.js";
 import { runRemoval, type FillRequest } from "./remove-background.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";

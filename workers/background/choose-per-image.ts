@@ -4,9 +4,9 @@
  * is, its result is as good as the general model's (bench/background-choice.ts), so it serves the
  * request; elsewhere the general model does.
  */
-import type { OpenedImage } from "../image/open-image.js";
+import type { OpenedImage } from "../../core/open-image.js";
 import { readRawImage } from "../image/raw-image.js";
-import type { ChosenModel, PerImageChoice } from "./choose-model.js";
+import type { ChosenModel, PerImageChoice } from "../../models/requests/background-model-choice.js";
 import { personEvidence, showsPerson, type PersonEvidence } from "./person-evidence.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
 import type { RemovalDependencies } from "./remove-background.js";

@@ -10,7 +10,7 @@
  * network runs.
  */
 import { splitAlpha, type SplitImage } from "../image/alpha.js";
-import type { OpenedImage } from "../image/open-image.js";
+import type { OpenedImage } from "../../core/open-image.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
 import type { Allocate } from "./scratch-plane.js";
@@ -27,7 +27,7 @@ export interface DecodedSource {
 
 export interface DecodeSizes {
   network: Size;
-  /** Kernel for the network's input (see segmentation-models.ts). */
+  /** Kernel for the network's input (see models/requests/segmentation-models.ts). */
   networkKernel: "linear" | "lanczos3";
   working: Size;
   /** Where the working copy's float plane comes from. */

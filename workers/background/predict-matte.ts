@@ -13,7 +13,7 @@ import { initializersAsConstants } from "../onnx/initializer-inputs.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { sessionSettings } from "../onnx/session-settings.js";
 import type { FloatPlanes } from "./box-filter.js";
-import type { ChosenModel } from "./choose-model.js";
+import type { ChosenModel } from "../../models/requests/background-model-choice.js";
 
 const MiB = 1024 * 1024;
 

@@ -18,13 +18,13 @@
 import type { OutputFormat, Image } from "../../gen/atelier/image/v1/image.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import { encodeImage, type ColourAndAlpha } from "../image/encode-image.js";
-import type { ImageLimits } from "../image/image-limits.js";
-import type { OpenedImage } from "../image/open-image.js";
+import type { ImageLimits } from "../../core/image-limits.js";
+import type { OpenedImage } from "../../core/open-image.js";
 import type { RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../model-loader.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
-import type { ChosenModel } from "./choose-model.js";
+import type { ChosenModel } from "../../models/requests/background-model-choice.js";
 import { composeImage, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
 import { decodeSource, observed } from "./decode-source.js";

@@ -1,5 +1,5 @@
 /**
- * gRPC GenerationService: validates the request, picks the model (model-choice.ts), asks the
+ * gRPC GenerationService: validates the request, picks the model (models/requests/generation-model-choice.ts), asks the
  * registry for its generator, runs it inside the worker's work queue and encodes the image.
  * GenerateStream runs the same work, writing one progress message per step and then the result;
  * cancelling either call aborts the signal the generator checks between steps.
@@ -19,13 +19,13 @@ import { entriesForTask } from "../../models/catalog/model-catalog.js";
 import { abortSignalFor, unaryHandler } from "../grpc-handler.js";
 import { reportProgress } from "../work-progress.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize } from "../image/image-limits.js";
+import { assertOutputSize } from "../../core/image-limits.js";
 import { rawImagePipeline } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
-import { assertValidRequest, GENERATION_SIZE_HINT, generationParams } from "./generation-request.js";
+import { assertValidRequest, GENERATION_SIZE_HINT, generationParams } from "../../models/requests/generation-request.js";
 import { defaultGeneratorRegistry, type GeneratorRegistry } from "./generator-registry.js";
 import type { ImageGenerator } from "./image-generator.js";
-import { chooseGenerationModel, type ModelChoiceContext, type ModelChoiceOptions } from "./model-choice.js";
+import { chooseGenerationModel, type ModelChoiceContext, type ModelChoiceOptions } from "../../models/requests/generation-model-choice.js";
 
 export interface GenerationServiceOptions {
   /** Model families this worker runs; default: every family of this version. */
@@ -39,7 +39,7 @@ export type StepListener = (step: number, totalSteps: number) => void;
 
 export interface GenerationService {
   generate(request: GenerateRequest, signal: AbortSignal, onStep?: StepListener): Promise<GenerateResponse>;
-  /** The model a request with this `model` field would use (see model-choice.ts). */
+  /** The model a request with this `model` field would use (see models/requests/generation-model-choice.ts). */
   chooseModel(requested: string, options?: ModelChoiceOptions): CatalogEntry;
 }
 

@@ -7,13 +7,9 @@
  */
 import type { RawImage } from "../image/raw-image.js";
 import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
+import type { GenerationParams } from "../../models/requests/generation-request.js";
 
-/**
- * What to draw, already validated by the service. `width` and `height` are within the model's
- * bounds (`entry.generation`), `seed` is 0..2^32-1; optional fields are undefined when the caller
- * left them to the model's default.
- */
-export interface GenerationParams { prompt: string; negativePrompt: string; width: number; height: number; steps?: number; guidanceScale?: number; seed: number; scheduler?: string; }
+export type { GenerationParams };
 
 /** The drawn pixels at exactly `width` x `height`, the steps run, and how the prompt was read. */
 export interface GeneratedImage { image: RawImage; steps: number; interpretation?: string; }

@@ -4,7 +4,7 @@
  */
 import sharp, { type Sharp } from "sharp";
 import { AtelierError } from "../../core/errors.js";
-import { renderPipeline } from "./open-image.js";
+import { renderPipeline } from "../../core/open-image.js";
 
 export interface RawImage {
   /** `width * height * channels` samples, 0..255. */

@@ -2,8 +2,8 @@
  * gRPC StyleTransferService: repaints a photo in a catalogued style and returns it at the photo's size.
  *
  * The pipeline, in order (one file per step):
- * 1. check the request (style-request.ts): unknown style 400, style not usable here 503;
- * 2. decode with the byte and pixel caps, orientation applied, as 8-bit sRGB (image/open-image.ts);
+ * 1. check the request (models/requests/style-request.ts): unknown style 400, style not usable here 503;
+ * 2. decode with the byte and pixel caps, orientation applied, as 8-bit sRGB (core/open-image.ts);
  * 3. take alpha off (image/alpha.ts); it goes back unchanged at the end, never through a network;
  * 4. reduce to the working size (working-size.ts, resample.ts), because the networks' strokes have a
  *    fixed size in pixels;
@@ -23,14 +23,14 @@ import {
 import { unaryHandler } from "../grpc-handler.js";
 import { splitAlpha } from "../image/alpha.js";
 import { encodeImage } from "../image/encode-image.js";
-import { assertOutputSize, SMALLER_IMAGE_HINT } from "../image/image-limits.js";
-import { openImage } from "../image/open-image.js";
+import { assertOutputSize, SMALLER_IMAGE_HINT } from "../../core/image-limits.js";
+import { openImage } from "../../core/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { blendWithOriginal } from "./blend-strength.js";
 import { keepOriginalColors } from "./preserve-colors.js";
 import { resizeImage } from "./resample.js";
-import { checkStyleRequest, type StyleJob } from "./style-request.js";
+import { checkStyleRequest, type StyleJob } from "../../models/requests/style-request.js";
 import { paintWithStyle, type PaintReport } from "./style-network.js";
 import type { StyleSettings } from "./style-settings.js";
 import { workingSizeFor, type Size } from "./working-size.js";

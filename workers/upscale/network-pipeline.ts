@@ -25,7 +25,7 @@ import { mergeGreyAlpha, replaceLuma, toGrey } from "./colour-planes.js";
 import { lanczosResize } from "./lanczos-upscaler.js";
 import { runUpscaleNetwork, type NetworkDependencies } from "./network-upscaler.js";
 import { selfEnsemble } from "./self-ensemble.js";
-import type { UpscalePath } from "./upscale-choice.js";
+import type { UpscalePath } from "../../models/requests/upscale-choice.js";
 
 export interface NetworkUpscale {
   image: RawImage;

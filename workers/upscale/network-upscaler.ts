@@ -15,20 +15,7 @@ import type { WorkerContext } from "../worker-context.js";
 
 export type NetworkDependencies = Pick<WorkerContext, "runtime" | "models">;
 
-/**
- * Activation memory one tile leaves resident (onnxruntime's arena keeps the peak), in bytes per output
- * pixel of the tile, by model and native factor. Measured with onnxruntime-node 1.30 on CPU as the
- * resident growth over the first run at a tile size (64 to 512 px, two or three sizes for most graphs,
- * which agreed within 10%); thick x3 is between its measured x2 and x4. Other models get
- * {@link DEFAULT_BYTES_PER_OUTPUT_PIXEL}.
- */
-const BYTES_PER_OUTPUT_PIXEL: Record<string, Record<number, number>> = {
-  "esrgan-slim": { 2: 420, 3: 360, 4: 330, 8: 940 },
-  "esrgan-medium": { 2: 1550, 3: 680, 4: 430, 8: 990 },
-  "esrgan-thick": { 2: 550, 3: 300, 4: 150, 8: 120 },
-  "lsdir-compact-x4": { 4: 72 },
-  "espcn-x3": { 3: 70 },
-};
+/** Activation memory per output pixel of a tile for models whose catalog entry has no measured figure. */
 const DEFAULT_BYTES_PER_OUTPUT_PIXEL = 512;
 
 /**
@@ -38,7 +25,7 @@ const DEFAULT_BYTES_PER_OUTPUT_PIXEL = 512;
 export const MAX_TILE_WORKING_BYTES = 512 * 1024 * 1024;
 
 function workingBytes(entry: CatalogEntry, scale: number, width: number, height: number): number {
-  const perPixel = BYTES_PER_OUTPUT_PIXEL[entry.id]?.[scale] ?? DEFAULT_BYTES_PER_OUTPUT_PIXEL;
+  const perPixel = entry.measured?.tileBytesPerOutputPixel?.[scale] ?? DEFAULT_BYTES_PER_OUTPUT_PIXEL;
   return width * height * scale * scale * perPixel;
 }
 

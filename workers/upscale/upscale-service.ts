@@ -1,6 +1,6 @@
 /**
  * gRPC UpscaleService: validates the request, picks the model and its path to the factor
- * (upscale-choice.ts), refuses an output over the pixel limit before any work, then runs the
+ * (models/requests/upscale-choice.ts), refuses an output over the pixel limit before any work, then runs the
  * upscale and the encoding inside the worker's queue.
  *
  * Order of refusals: scale out of range, no image, unknown quality or quality beside a model, unknown
@@ -16,16 +16,16 @@ import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { unaryHandler } from "../grpc-handler.js";
 import { encodeImage } from "../image/encode-image.js";
-import { openImage, type OpenedImage } from "../image/open-image.js";
+import { openImage, type OpenedImage } from "../../core/open-image.js";
 import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
 import type { NetworkDependencies } from "./network-upscaler.js";
 import { modelEnsemble } from "./model-ensemble.js";
-import { chooseByQuality, isClassical, upscalePath, type UpscaleChoice } from "./upscale-choice.js";
+import { chooseByQuality, isClassical, upscalePath, type UpscaleChoice } from "../../models/requests/upscale-choice.js";
 import { progressStreamHandler } from "../progress-stream-handler.js";
-import { assertScale, assertUpscaleFits, checkUpscaleOptions } from "./upscale-request.js";
+import { assertScale, assertUpscaleFits, checkUpscaleOptions } from "../../models/requests/upscale-request.js";
 
 export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models"> & Partial<Pick<WorkerContext, "config">>;
 

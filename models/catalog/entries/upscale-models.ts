@@ -16,8 +16,14 @@ const ATELIER_COMPACT_ATTRIBUTION =
   "(https://creativecommons.org/licenses/by/4.0/). Changed by Atelier: the last convolution refitted for clean, " +
   "bicubic-reduced photographs (training/, fit_head.py); the other layers are the original's. Shared under CC BY 4.0.";
 
+/**
+ * Milliseconds per output megapixel of LSDIR compact's x4 network on 2 cores (bench/upscale-bench.ts
+ * speed); Atelier's own networks share its architecture and operators, so its rate.
+ */
+const SRVGG_COMPACT_X4_MS = 528;
+
 /** Atelier's own SRVGG compact network at one native factor (training/README.md), committed with the code. */
-function atelierCompact(scale: 2 | 4, name: string, description: string): CatalogEntry {
+function atelierCompact(scale: 2 | 4, name: string, description: string, upscaleDefaultRank: Partial<Record<number, number>>): CatalogEntry {
   const id = `atelier-compact-x${scale}`;
   return {
     id,
@@ -37,15 +43,34 @@ function atelierCompact(scale: 2 | 4, name: string, description: string): Catalo
     imageFormat: { layout: "NCHW", channelOrder: "RGB", range: [0, 1] },
     // The same network as LSDIR compact, so the same tiles: about 150 MB of activations at 384 px.
     geometry: { tileSize: 384, tileOverlap: 16 },
-    // At most a 2x Lanczos enlargement after the network (upscale-choice.ts): x2 reaches up to x4.
+    // At most a 2x Lanczos enlargement after the network (models/requests/upscale-choice.ts): x2 reaches up to x4.
     upscale: { nativeScales: [scale], supportedScales: UPSCALE_SCALES.filter((factor) => factor <= 2 * scale) },
+    upscaleDefaultRank,
+    // The x2 network runs the x4 one's body on the same input, so it costs what reaching x2 through x4 does.
+    measured: { msPerOutputMegapixel: { [scale]: (SRVGG_COMPACT_X4_MS * 16) / (scale * scale) } },
   };
 }
 
 /** Value range of the UpscalerJS networks: RDN (slim, medium) works in 0-255, RRDN (thick) in 0-1. */
 const ESRGAN_RANGE = { slim: [0, 255], medium: [0, 255], thick: [0, 1] } as const;
 
-function esrgan(size: "slim" | "medium" | "thick", name: string, description: string): CatalogEntry {
+/**
+ * Activation memory one tile leaves resident, bytes per output pixel by native factor: measured with
+ * onnxruntime-node on CPU as the resident growth over the first run at a tile size (64 to 512 px, two
+ * or three sizes for most graphs, which agreed within 10%); thick x3 is between its x2 and x4.
+ */
+const ESRGAN_TILE_BYTES = {
+  slim: { 2: 420, 3: 360, 4: 330, 8: 940 },
+  medium: { 2: 1550, 3: 680, 4: 430, 8: 990 },
+  thick: { 2: 550, 3: 300, 4: 150, 8: 120 },
+} as const;
+
+function esrgan(
+  size: "slim" | "medium" | "thick",
+  name: string,
+  description: string,
+  ranking: Pick<CatalogEntry, "upscaleDefaultRank"> & { msPerOutputMegapixel?: Partial<Record<number, number>> },
+): CatalogEntry {
   const range: [number, number] = [...ESRGAN_RANGE[size]];
   const id = `esrgan-${size}`;
   const pkg = `@upscalerjs/esrgan-${size}`;
@@ -69,6 +94,11 @@ function esrgan(size: "slim" | "medium" | "thick", name: string, description: st
     // (x8 tiles are shrunk further by the upscale worker).
     geometry: { tileSize: 192, tileOverlap: 12 },
     upscale: { nativeScales: ESRGAN_SCALES, supportedScales: ALL_SCALES },
+    upscaleDefaultRank: ranking.upscaleDefaultRank,
+    measured: {
+      tileBytesPerOutputPixel: { ...ESRGAN_TILE_BYTES[size] },
+      ...(ranking.msPerOutputMegapixel ? { msPerOutputMegapixel: ranking.msPerOutputMegapixel } : {}),
+    },
   };
 }
 
@@ -90,16 +120,20 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     "thick",
     "ESRGAN thick (UpscalerJS)",
     "Residual-in-residual dense network (RRDN, 10 blocks) trained on DIV2K: the most detailed of the three ESRGAN sizes, and the slowest. Native 2x, 3x, 4x and 8x.",
+    // Within the default's speed bound only through its x8 network, so it leads from x6 on.
+    { upscaleDefaultRank: { 6: 1, 7: 1, 8: 1 }, msPerOutputMegapixel: { 4: 4703 } },
   ),
   esrgan(
     "medium",
     "ESRGAN medium (UpscalerJS)",
     "Residual dense network (RDN) of medium depth trained on DIV2K: a balance of detail and speed. Native 2x, 3x, 4x and 8x.",
+    { upscaleDefaultRank: { 2: 4, 3: 3, 4: 4 } },
   ),
   esrgan(
     "slim",
     "ESRGAN slim (UpscalerJS)",
     "Small residual dense network (RDN) trained on DIV2K: fast, modest gains over classical resampling. Native 2x, 3x, 4x and 8x.",
+    { upscaleDefaultRank: { 2: 5, 3: 4, 4: 5 } },
   ),
   {
     id: "lsdir-compact-x4",
@@ -124,18 +158,22 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     // One 384 px tile keeps about 150 MB of activations; most photos need few tiles.
     geometry: { tileSize: 384, tileOverlap: 16 },
     upscale: { nativeScales: [4], supportedScales: ALL_SCALES },
+    upscaleDefaultRank: { 2: 2, 3: 1, 4: 2, 5: 1, 6: 2, 7: 2, 8: 2 },
+    measured: { tileBytesPerOutputPixel: { 4: 72 }, msPerOutputMegapixel: { 4: SRVGG_COMPACT_X4_MS } },
   },
   atelierCompact(
     4,
     "Atelier compact 4x",
     "Atelier's own 4x network for clean photographs: the SRVGG compact network of 4xLSDIRCompactN3 with its last layer " +
       "refitted to bicubic-reduced photos (least squares on 23 freely licensed photographs). LSDIR compact's speed.",
+    { 4: 1 },
   ),
   atelierCompact(
     2,
     "Atelier compact 2x",
     "Atelier's own 2x network for clean photographs: the body of Atelier compact 4x with a 2x head fitted to " +
       "bicubic-reduced photos. About the work of reaching 2x through the 4x network, without its reduction.",
+    { 2: 1 },
   ),
   {
     id: "espcn-x3",
@@ -158,5 +196,7 @@ export const UPSCALE_MODELS: CatalogEntry[] = [
     // A final Lanczos enlargement over 2x leaves little of the network's gain (bench/upscale-bench.ts:
     // +0.16 dB at x7, +0.10 dB at x8, on half the photos), so 3x reaches up to 6x only.
     upscale: { nativeScales: [3], supportedScales: [2, 3, 4, 5, 6] },
+    upscaleDefaultRank: { 2: 3, 3: 2, 4: 3, 5: 2, 6: 3 },
+    measured: { tileBytesPerOutputPixel: { 3: 70 } },
   },
 ];

@@ -8,8 +8,8 @@ import { AtelierError } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
 import { UpscaleQuality, type UpscaleRequest } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
-import { assertOutputSize, type ImageLimits } from "../image/image-limits.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import { assertOutputSize, type ImageLimits } from "../../core/image-limits.js";
 import { requestedModel } from "./upscale-choice.js";
 
 const { min: MIN_SCALE, max: MAX_SCALE } = LIMITS.upscaleScale;

@@ -1,4 +1,4 @@
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError } from "./errors.js";
 
 /** Bounds every worker applies to untrusted images, from configuration (ATELIER_MAX_*). */
 export interface ImageLimits {

@@ -14,20 +14,12 @@
  * {@link MIN_NETWORK_SIDE} on a side (icons, thumbnails) get Lanczos unless a model is named.
  */
 import { AtelierError } from "../../core/errors.js";
-import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
-import { catalogEntry, entriesForTask } from "../../models/catalog/model-catalog.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import { catalogEntry, entriesForTask } from "../catalog/model-catalog.js";
 import type { UpscaleQuality } from "../../core/upscale-quality.js";
 
-/** Measured milliseconds per output megapixel on 2 cores (bench/upscale-bench.ts speed, README): ESRGAN thick's x4 network. */
-const THICK_X4_MS = 4703;
-/** LSDIR's x4 network, per native-output megapixel. */
-const LSDIR_MS = 528;
-/** Atelier's own x4 network: LSDIR compact's architecture and operators, refitted weights, so LSDIR's rate. */
-const ATELIER_X4_MS = LSDIR_MS;
-/** LSDIR as a self-ensemble of eight at x2: its x4 output is 4 times the x2 one, and eight runs. */
-const LSDIR_ENSEMBLE_X2_MS = LSDIR_MS * 4 * 8;
-/** Atelier's own x2 network runs the same body on the same input as LSDIR reaching x2 through x4. */
-const ATELIER_ENSEMBLE_X2_MS = LSDIR_MS * 4 * 8;
+/** Largest Lanczos enlargement allowed after a network (see the file header). */
+export const MAX_FINAL_ENLARGEMENT = 2;
 
 /** A network run once or as a self-ensemble. */
 export interface NetworkRun {
@@ -56,12 +48,37 @@ export interface AffordableUpgrade extends NetworkRun {
    */
   averagedWith?: NetworkRun;
   /**
-   * Milliseconds per output megapixel on 2 cores, ensembles included, from the speed table of
-   * bench/upscale-bench.ts (README; the constants above); a model ensemble costs the sum of its two
-   * networks' rates (the averaging itself is negligible: the quality bench's x4 ensemble took the sum
-   * of thick's and LSDIR x8's times under the same load).
+   * Milliseconds per output megapixel on 2 cores, ensembles included, from the networks' measured
+   * rates in the catalog (`measured.msPerOutputMegapixel`, bench/upscale-bench.ts speed); a model
+   * ensemble costs the sum of its two networks' rates (the averaging itself is negligible: the quality
+   * bench's x4 ensemble took the sum of thick's and LSDIR x8's times under the same load).
    */
   msPerOutputMegapixel: number;
+}
+
+/** A way as listed below, before its cost is read from the catalog. */
+type Way = Omit<AffordableUpgrade, "msPerOutputMegapixel">;
+
+/**
+ * Milliseconds per output megapixel of `run` at `scale`: the catalog's measured rate at the native
+ * factor it runs at, times the extra pixels that factor makes before the reduction to `scale`, eight
+ * times over as a self-ensemble.
+ */
+function runCost(run: NetworkRun, scale: number): number {
+  const entry = catalogEntry(run.id);
+  const native = (entry && runPath(entry, scale, run.viaNativeScale))?.nativeScale;
+  const rate = native === undefined ? undefined : entry?.measured?.msPerOutputMegapixel?.[native];
+  if (native === undefined || rate === undefined) throw new Error(`The catalog has no measured rate for ${run.id} at x${scale}.`);
+  return rate * (native / scale) ** 2 * (run.selfEnsemble ? 8 : 1);
+}
+
+function withCosts(ways: Readonly<Record<number, readonly Way[]>>): Readonly<Record<number, readonly AffordableUpgrade[]>> {
+  return Object.fromEntries(
+    Object.entries(ways).map(([factor, list]) => [
+      factor,
+      list.map((way) => ({ ...way, msPerOutputMegapixel: runCost(way, Number(factor)) + (way.averagedWith ? runCost(way.averagedWith, Number(factor)) : 0) })),
+    ]),
+  );
 }
 
 /**
@@ -94,36 +111,20 @@ export interface AffordableUpgrade extends NetworkRun {
  * at x4 get the ensemble, up to 0.59 MP and 2.1 MP the single network, larger ones the fast default of
  * {@link DEFAULT_PREFERENCE}.
  */
-export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpgrade[]>> = {
+export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpgrade[]>> = withCosts({
   2: [
-    {
-      id: "lsdir-compact-x4",
-      selfEnsemble: true,
-      averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 },
-      msPerOutputMegapixel: LSDIR_ENSEMBLE_X2_MS + THICK_X4_MS * 4,
-    },
-    {
-      id: "atelier-compact-x2",
-      selfEnsemble: true,
-      averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 },
-      msPerOutputMegapixel: ATELIER_ENSEMBLE_X2_MS + THICK_X4_MS * 4,
-    },
-    { id: "lsdir-compact-x4", selfEnsemble: true, msPerOutputMegapixel: LSDIR_ENSEMBLE_X2_MS },
-    { id: "atelier-compact-x2", selfEnsemble: true, msPerOutputMegapixel: ATELIER_ENSEMBLE_X2_MS },
+    { id: "lsdir-compact-x4", selfEnsemble: true, averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 } },
+    { id: "atelier-compact-x2", selfEnsemble: true, averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 } },
+    { id: "lsdir-compact-x4", selfEnsemble: true },
+    { id: "atelier-compact-x2", selfEnsemble: true },
   ],
   4: [
-    { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "lsdir-compact-x4", selfEnsemble: true }, msPerOutputMegapixel: THICK_X4_MS + LSDIR_MS * 8 },
-    {
-      id: "esrgan-thick",
-      selfEnsemble: false,
-      averagedWith: { id: "atelier-compact-x4", selfEnsemble: true },
-      msPerOutputMegapixel: THICK_X4_MS + ATELIER_X4_MS * 8,
-    },
-    { id: "esrgan-thick", selfEnsemble: false, msPerOutputMegapixel: THICK_X4_MS },
-    { id: "atelier-compact-x4", selfEnsemble: true, msPerOutputMegapixel: ATELIER_X4_MS * 8 },
+    { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "lsdir-compact-x4", selfEnsemble: true } },
+    { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "atelier-compact-x4", selfEnsemble: true } },
+    { id: "esrgan-thick", selfEnsemble: false },
+    { id: "atelier-compact-x4", selfEnsemble: true },
   ],
-};
-
+});
 
 /**
  * What `quality: "max"` runs per factor: the way with the highest mean RGB PSNR gain over Lanczos-3
@@ -166,7 +167,8 @@ function upgradeChoice(upgrade: AffordableUpgrade, scale: number, isUsable: (ent
 export const CLASSICAL_MODEL = "lanczos";
 
 /**
- * Default models per factor, best first; the first one installed runs. Quality decides, among models
+ * Default models per factor, best first (each catalog entry's `upscaleDefaultRank`); the first one
+ * installed runs. Quality decides, among models
  * within the speed bound: a default must finish the largest allowed output (16.8 MP by default) within
  * the default worker deadline (120 s) while the worker runs its default two jobs at once on two cores,
  * so at most 3.5 s per output megapixel measured alone, tiles included.
@@ -185,15 +187,21 @@ export const CLASSICAL_MODEL = "lanczos";
  *
  * Every list ends with Lanczos, which is always installed.
  */
-export const DEFAULT_PREFERENCE: Readonly<Record<number, readonly string[]>> = {
-  2: ["atelier-compact-x2", "lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
-  3: ["lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
-  4: ["atelier-compact-x4", "lsdir-compact-x4", "espcn-x3", "esrgan-medium", "esrgan-slim", CLASSICAL_MODEL],
-  5: ["lsdir-compact-x4", "espcn-x3", CLASSICAL_MODEL],
-  6: ["esrgan-thick", "lsdir-compact-x4", "espcn-x3", CLASSICAL_MODEL],
-  7: ["esrgan-thick", "lsdir-compact-x4", CLASSICAL_MODEL],
-  8: ["esrgan-thick", "lsdir-compact-x4", CLASSICAL_MODEL],
-};
+export const DEFAULT_PREFERENCE: Readonly<Record<number, readonly string[]>> = defaultPreference();
+
+/** {@link DEFAULT_PREFERENCE} from the catalog entries' `upscaleDefaultRank`, Lanczos last at every factor. */
+function defaultPreference(): Record<number, string[]> {
+  const ranked = entriesForTask("upscale").flatMap((entry) =>
+    Object.entries(entry.upscaleDefaultRank ?? {}).map(([factor, rank]) => ({ factor: Number(factor), rank: rank!, id: entry.id })),
+  );
+  const factors = [...new Set(ranked.map(({ factor }) => factor))].sort((a, b) => a - b);
+  return Object.fromEntries(
+    factors.map((factor) => [
+      factor,
+      [...ranked.filter((place) => place.factor === factor).sort((a, b) => a.rank - b.rank).map(({ id }) => id), CLASSICAL_MODEL],
+    ]),
+  );
+}
 
 /**
  * Without an explicit model, inputs narrower or shorter than this (in pixels) are upscaled with
@@ -201,9 +209,6 @@ export const DEFAULT_PREFERENCE: Readonly<Record<number, readonly string[]>> = {
  * more than the whole resample.
  */
 export const MIN_NETWORK_SIDE = 32;
-
-/** Largest Lanczos enlargement allowed after a network (see the file header). */
-export const MAX_FINAL_ENLARGEMENT = 2;
 
 /** How a model reaches a factor. */
 export interface UpscalePath {

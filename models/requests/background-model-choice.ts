@@ -7,8 +7,8 @@
  * so, else a 503 that lists how to install each.
  */
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
-import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
-import type { ModelLoader } from "../model-loader.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { ModelAvailability } from "../store/model-availability.js";
 import { SEGMENTATION_MODELS, segmentationEntry, subjectsOf, type SegmentationSpec } from "./segmentation-models.js";
 
 export interface ChosenModel {
@@ -36,7 +36,7 @@ export interface PerImageChoice {
 }
 
 /** One model for the request, or a choice the picture makes (no model named, both kinds usable). */
-export function modelChoice(requested: string, models: ModelLoader): { model: ChosenModel } | { perImage: PerImageChoice } {
+export function modelChoice(requested: string, models: ModelAvailability): { model: ChosenModel } | { perImage: PerImageChoice } {
   if (requested === "") {
     const usable = SEGMENTATION_MODELS.map((spec) => ({ spec, entry: segmentationEntry(spec) })).filter(({ entry }) => models.isUsable(entry));
     const general = usable.find(({ entry }) => subjectsOf(entry) === "any");
@@ -46,7 +46,7 @@ export function modelChoice(requested: string, models: ModelLoader): { model: Ch
   return { model: chooseModel(requested, models) };
 }
 
-export function chooseModel(requested: string, models: ModelLoader): ChosenModel {
+export function chooseModel(requested: string, models: ModelAvailability): ChosenModel {
   if (requested !== "") {
     const found = namedModel(requested);
     models.assertUsable(found.entry);

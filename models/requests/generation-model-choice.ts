@@ -5,15 +5,15 @@
  * pass `photographicOnly` so the doodle model is never chosen for them.
  */
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
-import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
-import type { ModelLoader } from "../model-loader.js";
-import type { GeneratorRegistry } from "./generator-registry.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import type { ModelAvailability } from "../store/model-availability.js";
 
 export interface ModelChoiceContext {
   /** Generation models of the catalog, in preference order within each kind. */
   entries: readonly CatalogEntry[];
-  models: Pick<ModelLoader, "isUsable" | "assertUsable" | "installable" | "store">;
-  registry: GeneratorRegistry;
+  models: ModelAvailability;
+  /** Whether this worker has a generator for the entry (workers/generation/generator-registry.ts). */
+  registry: { supports(entry: CatalogEntry): boolean };
 }
 
 export interface ModelChoiceOptions {

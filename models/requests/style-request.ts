@@ -6,9 +6,9 @@
 import { AtelierError, modelNotInstalled } from "../../core/errors.js";
 import { LIMITS } from "../../core/limits.js";
 import type { StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
-import { entriesForTask } from "../../models/catalog/model-catalog.js";
-import type { ModelLoader } from "../model-loader.js";
+import type { CatalogEntry } from "../catalog/catalog-types.js";
+import { entriesForTask } from "../catalog/model-catalog.js";
+import type { ModelAvailability } from "../store/model-availability.js";
 
 /** Every style of the catalog, in catalog order. */
 export const STYLE_ENTRIES: readonly CatalogEntry[] = entriesForTask("style-transfer");
@@ -25,7 +25,7 @@ export interface StyleJob {
 }
 
 /** Styles this server can run now: installed and not disabled. Reads the models folder; for error paths. */
-function usableStyles(models: ModelLoader): string[] {
+function usableStyles(models: ModelAvailability): string[] {
   return STYLE_ENTRIES.filter((entry) => models.isUsable(entry)).map((entry) => entry.id);
 }
 
@@ -45,7 +45,7 @@ export function unknownStyleError(id: string, usable: readonly string[]): Atelie
 }
 
 /** The catalog record for `id`; 400 for an unknown id, 503 when this server cannot run it. */
-export function resolveStyle(id: string, models: ModelLoader): CatalogEntry {
+export function resolveStyle(id: string, models: ModelAvailability): CatalogEntry {
   const known = STYLE_ENTRIES.map((entry) => entry.id).join(", ");
   if (id === "") {
     if (!STYLE_ENTRIES.some((entry) => models.isUsable(entry))) {
@@ -81,7 +81,7 @@ export function strengthOf(strength: number | undefined): number {
 }
 
 /** The request checked in contract order: style, strength, image. */
-export function checkStyleRequest(request: StyleTransferRequest, models: ModelLoader): StyleJob {
+export function checkStyleRequest(request: StyleTransferRequest, models: ModelAvailability): StyleJob {
   const entry = resolveStyle(request.style, models);
   const strength = strengthOf(request.strength);
   if (!request.image || request.image.data.byteLength === 0) {

@@ -3,8 +3,8 @@
  * only, EXIF orientation applied. Metadata is not carried to outputs (sharp drops it unless asked).
  */
 import sharp, { type Metadata, type OutputInfo, type Sharp } from "sharp";
-import { AtelierError } from "../../core/errors.js";
-import { ACCEPTED_IMAGE_FORMAT_NAMES, acceptedFormatOf } from "../../core/image-formats.js";
+import { AtelierError } from "./errors.js";
+import { ACCEPTED_IMAGE_FORMAT_NAMES, acceptedFormatOf } from "./image-formats.js";
 import { megapixels, type ImageLimits } from "./image-limits.js";
 
 export interface ImageInfo {

@@ -6,8 +6,7 @@
  */
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
-import { GENERATION_OPTIONS, type CatalogEntry, type GenerationOption } from "../../models/catalog/catalog-types.js";
-import type { GenerationParams } from "./image-generator.js";
+import { GENERATION_OPTIONS, type CatalogEntry, type GenerationOption } from "../catalog/catalog-types.js";
 import { MAX_SEED, randomSeed } from "../../core/seeded-random.js";
 import { LIMITS } from "../../core/limits.js";
 
@@ -21,6 +20,13 @@ function sizeIssue(field: "width" | "height", value: number, min: number, max: n
   const kind = multiple > 1 ? `a multiple of ${multiple}` : "integer";
   return { path: field, message: `Expected ${kind} between ${min} and ${max} for ${field} but received ${value}.` };
 }
+
+/**
+ * What to draw, already validated by the service. `width` and `height` are within the model's
+ * bounds (`entry.generation`), `seed` is 0..2^32-1; optional fields are undefined when the caller
+ * left them to the model's default.
+ */
+export interface GenerationParams { prompt: string; negativePrompt: string; width: number; height: number; steps?: number; guidanceScale?: number; seed: number; scheduler?: string; }
 
 /** What to do about a result over the output limit. */
 export const GENERATION_SIZE_HINT = "Ask for a smaller width and height.";
