@@ -1,6 +1,6 @@
 /**
- * `npm run build`: generates the gRPC code (gen/) and compiles the runtime (core, server, facade,
- * workers, console, gen) to JavaScript in dist/, with the other files it reads (JSON, .mjs, the
+ * `npm run build`: generates the gRPC code (gen/) and compiles the runtime (the folders of
+ * RUNTIME_FOLDERS, and gen) to JavaScript in dist/, with the other files it reads (JSON, .mjs, the
  * console's static assets) copied beside it. Plain JavaScript so
  * it runs where only production dependencies are installed.
  *
@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const stamp = path.join(root, "dist", ".build-stamp");
 /** Folders compiled into dist/; their other files (JSON, .mjs, the console's CSS and images) are copied beside the output. */
-const RUNTIME_FOLDERS = ["core", "models", "server", "facade", "workers", "console", "jobs", "operations", "observability", "bin"];
+const RUNTIME_FOLDERS = ["core", "transport", "database", "models", "server", "facade", "workers", "console", "jobs", "operations", "observability", "bin"];
 /** What the build reads: a change to any of these makes dist/ stale. */
 const SOURCES = [...RUNTIME_FOLDERS, "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
 const NOT_COPIED = /\.(ts|mts|cts|md)$/;
