@@ -1,5 +1,6 @@
 /** docs/models.md's tables: every model of the catalog, by task, with its licence, size and install. */
 import { entriesForTask, weightSize, type CatalogEntry, type ModelTask } from "../../models/catalog/model-catalog.js";
+import { DEFAULT_PREFERENCE, MIN_NETWORK_SIDE } from "../../models/requests/upscale-choice.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import { markdownTable } from "./markdown-table.js";
 
@@ -36,10 +37,29 @@ function licence(entry: CatalogEntry): string {
   return entry.nonCommercial ? `${entry.license} (non-commercial)` : entry.license;
 }
 
+/** Upscalers' native factors and the factors they reach, for their table. */
+function scales(entry: CatalogEntry): string[] {
+  if (!entry.upscale) return [];
+  const { nativeScales, supportedScales } = entry.upscale;
+  return [entry.id === "lanczos" ? "any" : nativeScales.map((factor) => `${factor}x`).join(" "), `${Math.min(...supportedScales)}–${Math.max(...supportedScales)}`];
+}
+
+/** The fast default order of an upscale without `model`, by factor, from the entries' ranks. */
+function upscaleDefaults(): string {
+  const rows = Object.entries(DEFAULT_PREFERENCE).map(([factor, ids]) => [`x${factor}`, ids.map((id) => `\`${id}\``).join(", ")]);
+  return (
+    "### Upscale default order\n\nWithout `model`, the first installed model of its factor's list runs (images under " +
+    `${MIN_NETWORK_SIDE} px a side get \`lanczos\`); within the time budget a stronger way may run instead (see the API guide).\n\n` +
+    markdownTable(["Scale", "Models, first installed runs"], rows)
+  );
+}
+
 export function catalogTables(): string {
   const sections = TASKS.map(([task, title]) => {
-    const rows = entriesForTask(task).map((entry) => [`\`${entry.id}\``, entry.name, licence(entry), size(entry), install(entry)]);
-    return `### ${title}\n\n${markdownTable(["Id", "Name", "Licence", "Weights", "Install"], rows)}`;
+    const upscale = task === "upscale";
+    const rows = entriesForTask(task).map((entry) => [`\`${entry.id}\``, entry.name, ...(upscale ? scales(entry) : []), licence(entry), size(entry), install(entry)]);
+    const header = ["Id", "Name", ...(upscale ? ["Native", "Scales"] : []), "Licence", "Weights", "Install"];
+    return `### ${title}\n\n${markdownTable(header, rows)}${upscale ? `\n\n${upscaleDefaults()}` : ""}`;
   });
   const credits = TASKS.flatMap(([task]) => entriesForTask(task))
     .filter((entry) => entry.attribution)
