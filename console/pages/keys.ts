@@ -87,7 +87,7 @@ async function keyRows(page: PageRequest, keys: ApiKeyRecord[]): Promise<Html> {
       </tr>`;
     }),
   );
-  if (keys.length === 0) return html`<p>No keys yet. Create your first one above.</p>`;
+  if (keys.length === 0) return html`<p>No keys yet: Create key makes your first one.</p>`;
   return html`<table class="data-table keys-table">
     <caption class="visually-hidden">Your API keys</caption>
     <thead><tr><th scope="col">Name</th><th scope="col">Key</th>${admin ? html`<th scope="col">Owner</th>` : html``}<th scope="col">Created</th><th scope="col">Last used</th><th scope="col">This hour</th><th scope="col">Expires</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
@@ -101,11 +101,18 @@ interface CreateFormState {
   errors: Record<string, string>;
 }
 
+/**
+ * The Create key button and the form it opens: a disclosure (`<details>`), so it opens without
+ * script too; it comes open when the form is shown again with its errors.
+ */
 function createForm(page: PageRequest, state: CreateFormState): Html {
   const allowance = allowanceOf(page.services, page.user!);
   const tomorrow = new Date(Date.now() + DAY_MS).toISOString().slice(0, 10);
-  return html`<section aria-labelledby="create-heading" class="panel">
-    <h2 id="create-heading">Create a key</h2>
+  const open = Object.keys(state.errors).length > 0;
+  return html`<details class="create-key"${open ? html` open` : html``}>
+    <summary class="button">Create key</summary>
+    <section aria-labelledby="create-heading" class="panel">
+    <h2 id="create-heading">New key</h2>
     ${errorSummary(state.errors)}
     <form method="post" action="/keys" class="form">
       ${csrfField(page.csrfToken)}
@@ -120,9 +127,10 @@ function createForm(page: PageRequest, state: CreateFormState): Html {
           (scope) => html`<div class="checkbox"><input type="checkbox" id="scope-${scope}" name="scopes" value="${scope}"${state.scopes.includes(scope) ? html` checked` : html``}><label for="scope-${scope}">${API_KEY_SCOPE_LABELS[scope]}</label></div>`,
         )}
       </fieldset>
-      <button type="submit" class="button">Create key</button>
+      <button type="submit" class="button">Create</button>
     </form>
-  </section>`;
+  </section>
+  </details>`;
 }
 
 /** Shell lines that set the variables every example, client and the CLI read, then call the API with the key. */
@@ -149,6 +157,10 @@ function newKeyPanel(name: string, secret: string, origin: string): Html {
   </section>`;
 }
 
+function newestFirst(keys: ApiKeyRecord[]): ApiKeyRecord[] {
+  return [...keys].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+}
+
 async function keysPage(page: PageRequest, state: CreateFormState, created?: { name: string; secret: string }): Promise<PageResponse> {
   const { services, user } = page;
   const keys = user!.role === "admin" ? await services.keys.list() : await services.keys.list({ ownerId: user!.id });
@@ -159,10 +171,10 @@ async function keysPage(page: PageRequest, state: CreateFormState, created?: { n
       ${created ? newKeyPanel(created.name, created.secret, consoleOrigin(page.req, services.config.console.publicOrigin)) : html``}
       <p class="lead">${user!.role === "admin" ? "Every key on this service, yours, other users’ and those made with the keys CLI." : "Your keys for the Atelier API. Send one as Authorization: Bearer <key>."}</p>
       ${allowancePanel(allowance)}
-      ${createForm(page, state)}
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">${user!.role === "admin" ? "All keys" : "Your keys"}</h2>
-        <div class="table-wrap">${await keyRows(page, keys)}</div>
+        ${createForm(page, state)}
+        <div class="table-wrap">${await keyRows(page, newestFirst(keys))}</div>
       </section>`,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The frame of every console page: skip link, header with the navigation, the signed-in user and a
- * sign-out form, the page's `<h1>` and content, and the one-time notice. Only same-origin assets
+ * sign-out form (folded behind a Menu button on phones by console.js), the page's `<h1>` and content, and the one-time notice. Only same-origin assets
  * are referenced (the CSP allows nothing else).
  */
 import type { User } from "../../server/accounts/account-store.js";
@@ -71,8 +71,11 @@ ${input.scripts.map((name) => html`<script src="${assetUrl(name)}" defer></scrip
 <a class="skip-link" href="#main">Skip to main content</a>
 <header class="site-header">
   <a class="site-brand" href="/">Atelier</a>
+  ${input.user ? html`<button type="button" class="button button-quiet menu-toggle" aria-controls="site-menu" aria-expanded="false" hidden>Menu</button>
+  <div class="site-menu" id="site-menu">
   ${navigationMarkup(input)}
   ${accountMarkup(input)}
+  </div>` : html``}
 </header>
 <main id="main" tabindex="-1">
   <h1>${input.title}</h1>

@@ -81,7 +81,7 @@ function installForm(page: PageRequest, model: ModelRecord, entry: CatalogEntry)
   const accept =
     caution === undefined
       ? html``
-      : html`<label class="accept-license"><input type="checkbox" name="acceptLicense" value="yes" required> I accept the licence, knowing ${caution}: <em>${model.license}</em></label>`;
+      : html`<label class="accept-license"><input type="checkbox" name="acceptLicense" value="yes" required><span>I accept the licence, knowing ${caution}: <em>${model.license}</em></span></label>`;
   return html`<form method="post" action="/models/${model.id}/install" class="inline-form install-form" data-model-action="install" data-model-id="${model.id}">${csrfField(page.csrfToken)}${accept}<button type="submit" class="button button-primary">Install<span class="visually-hidden"> ${model.name}</span></button></form>`;
 }
 
@@ -100,7 +100,7 @@ async function modelsPage(page: PageRequest): Promise<Html> {
         return html`<tr data-model-id="${model.id}" data-installing="${String(going(job))}">
           <th scope="row" data-label="Model">${model.name}<br><code>${model.id}</code></th>
           <td data-label="Task">${TASK_LABELS[model.task]}</td>
-          <td data-label="Licence">${model.license}${model.nonCommercial ? html` <span class="badge badge-warning">non-commercial</span>` : catalogEntry(model.id)?.licenseStated === false ? html` <span class="badge badge-warning">no licence</span>` : html``}</td>
+          <td data-label="Licence"><span>${model.license}${model.nonCommercial ? html` <span class="badge badge-warning">non-commercial</span>` : catalogEntry(model.id)?.licenseStated === false ? html` <span class="badge badge-warning">no licence</span>` : html``}</span></td>
           <td data-label="Size">${size(model.sizeBytes)}</td>
           <td data-label="State"><span class="status ${model.disabled ? "status-revoked" : model.installed ? "status-active" : "status-missing"}">${model.disabled ? "disabled" : model.installed ? "installed" : "not installed"}</span>
             <div class="install-progress">

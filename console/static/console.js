@@ -2,6 +2,20 @@
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
+  // Phones: the header's navigation and account fold behind the Menu button (console.css shows the
+  // button below 48rem only).
+  const menuToggle = document.querySelector(".menu-toggle");
+  const menu = menuToggle && document.getElementById(menuToggle.getAttribute("aria-controls"));
+  if (menuToggle && menu) {
+    menuToggle.closest(".site-header").classList.add("menu-collapsible");
+    menuToggle.hidden = false;
+    menuToggle.addEventListener("click", () => {
+      const open = menuToggle.getAttribute("aria-expanded") !== "true";
+      menuToggle.setAttribute("aria-expanded", String(open));
+      menu.classList.toggle("open", open);
+    });
+  }
+
   // Copy buttons: data-copy-target names the input whose value is copied.
   for (const button of document.querySelectorAll("[data-copy-target]")) {
     button.addEventListener("click", async () => {

@@ -19,7 +19,28 @@ if (source && window.Chart) {
   });
   const reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
-  Chart.defaults.color = "#1f2328";
+  // Labels and grid in the page's own colours (console.css), so they read in the light and the dark
+  // scheme, and follow a switch between them.
+  const usePageColours = () => {
+    const pageStyle = getComputedStyle(document.documentElement);
+    Chart.defaults.color = pageStyle.getPropertyValue("--text").trim() || "#1f2328";
+    Chart.defaults.borderColor = pageStyle.getPropertyValue("--border").trim() || "#c9ced6";
+  };
+  usePageColours();
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+    usePageColours();
+    for (const chart of Object.values(Chart.instances)) {
+      chart.options.color = Chart.defaults.color;
+      chart.options.borderColor = Chart.defaults.borderColor;
+      for (const scale of Object.values(chart.options.scales || {})) {
+        if (scale.ticks) scale.ticks.color = Chart.defaults.color;
+        if (scale.title) scale.title.color = Chart.defaults.color;
+        if (scale.grid) scale.grid.color = Chart.defaults.borderColor;
+      }
+      if (chart.options.plugins && chart.options.plugins.legend && chart.options.plugins.legend.labels) chart.options.plugins.legend.labels.color = Chart.defaults.color;
+      chart.update("none");
+    }
+  });
   if (reducedMotion) Chart.defaults.animation = false;
 
   const requests = document.getElementById("usage-requests-chart");

@@ -39,8 +39,9 @@ describe("a user's allowance and key cap in the console", () => {
 
   async function createKey(page: Page, name: string): Promise<void> {
     await page.goto("/keys");
+    await page.getByText("Create key", { exact: true }).click();
     await page.getByLabel("Name", { exact: true }).fill(name);
-    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("button", { name: "Create", exact: true }).click();
   }
 
   /** The text of the definition after `term` in the allowance panel. */

@@ -50,9 +50,10 @@ describe.skipIf(skip)("console in a real browser", () => {
 
   async function createKey(tab: Page, name: string, scopeLabel?: RegExp): Promise<string> {
     await tab.goto(`${atelier.url}/keys`);
+    await tab.getByText("Create key", { exact: true }).click();
     await tab.getByLabel("Name", { exact: true }).fill(name);
     if (scopeLabel) await tab.getByRole("checkbox", { name: scopeLabel }).check();
-    await tab.getByRole("button", { name: "Create key" }).click();
+    await tab.getByRole("button", { name: "Create", exact: true }).click();
     const secret = await tab.getByLabel("Your new API key").inputValue();
     expect(secret).toMatch(KEY_SHAPE);
     return secret;
@@ -133,6 +134,8 @@ describe.skipIf(skip)("console in a real browser", () => {
       const cliRow = admin.page.getByRole("row", { name: /made with the CLI/ });
       expect(await cliRow.getByText("CLI (operator)").isVisible()).toBe(true);
       expect(await admin.page.getByRole("row", { name: /prompts only/ }).getByText(MEMBER.email).isVisible()).toBe(true);
+      // Newest first.
+      expect(await admin.page.locator(".keys-table tbody th a").allInnerTexts()).toEqual(["prompts only", "website backend", "made with the CLI"]);
       await screenshotWidths(admin.page, "console-keys-admin");
     } finally {
       await admin.context.close();
@@ -198,9 +201,12 @@ describe.skipIf(skip)("console in a real browser", () => {
       await tab.keyboard.type(MEMBER.password);
       await tab.keyboard.press("Enter");
       await tab.waitForURL(`${atelier.url}/keys`);
+      // Create key opens the form, whose first field is next.
+      await tabTo(/^Create key$/);
+      await tab.keyboard.press("Enter");
       await tabTo(/^Name/);
       await tab.keyboard.type("typed by keyboard");
-      await tabTo(/^Create key$/);
+      await tabTo(/^Create$/);
       await tab.keyboard.press("Enter");
       await tab.getByLabel("Your new API key").waitFor();
       // Focus lands on the new key's panel, so the next Tab reaches the secret and its Copy button.

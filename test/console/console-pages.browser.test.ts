@@ -1,0 +1,55 @@
+/**
+ * Every console page (the console tour: public pages signed out, the rest as an admin, the member's
+ * keys) in a real Chromium, in the light and the dark scheme (`prefers-color-scheme`): axe-core finds
+ * no serious or critical violation, colour contrast included, and nothing overflows sideways at 1280
+ * or 375 px. On a phone the header folds behind a Menu button that opens it.
+ */
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeViolations, watchProblems } from "./signed-in-browser.js";
+import { horizontalOverflow, launchChromium, seriousAxeViolations } from "./support/console-browser.js";
+import { tourConsole } from "./support/console-tour.js";
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("every console page", () => {
+  it("passes axe in both colour schemes and fits 1280 and 375 px; on a phone the header folds behind Menu", async () => {
+    const findings: string[] = [];
+    const visited: string[] = [];
+    const watched = new WeakSet<object>();
+    await tourConsole(browser, async (page, name) => {
+      if (!watched.has(page)) {
+        watched.add(page);
+        watchProblems(page, findings);
+      }
+      visited.push(name);
+      for (const scheme of ["light", "dark"] as const) {
+        await page.emulateMedia({ colorScheme: scheme });
+        for (const violation of describeViolations(await seriousAxeViolations(page))) findings.push(`${name} (${scheme}): ${violation}`);
+      }
+      await page.emulateMedia({ colorScheme: "light" });
+      for (const width of [1280, 375]) {
+        await page.setViewportSize({ width, height: 900 });
+        const overflow = await horizontalOverflow(page);
+        if (overflow > 0) findings.push(`${name}: ${overflow} px wider than the window at ${width} px`);
+      }
+      const toggle = page.getByRole("button", { name: "Menu" });
+      if ((await toggle.count()) > 0) {
+        const nav = page.getByRole("navigation", { name: "Console" });
+        if (await nav.isVisible()) findings.push(`${name}: the navigation shows at 375 px before Menu is pressed`);
+        await toggle.click();
+        if (!(await nav.isVisible())) findings.push(`${name}: Menu does not open the navigation`);
+        await toggle.click();
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+    });
+    expect(visited).toEqual(expect.arrayContaining(["first-admin", "sign-in-signed-out", "keys", "key-created", "models", "playground-upscale", "reference", "keys-member"]));
+    expect(findings).toEqual([]);
+  }, 600_000);
+});
