@@ -62,7 +62,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     // Services the tests spawn keep the fast default upscale models (see test/support/test-service.ts).
-    env: { ATELIER_UPSCALE_TIME_BUDGET_MS: "0" },
+    // and no warm-up: tests count loads and memory themselves (test/facade/warm-up.test.ts turns it on).
+    env: { ATELIER_UPSCALE_TIME_BUDGET_MS: "0", ATELIER_WARM_UP: "false" },
     // In CI every model, photograph and program the tests need is installed, so a skip there is a failure.
     reporters: process.env.CI ? ["default", new SkippedTestsFailCi()] : ["default"],
     // `npm test` runs all three lanes in one run; `--project` picks one.

@@ -11,6 +11,11 @@
  *   npm run bench -- memory upscale      # only the named ones
  *
  * A bench that fails is reported and the set goes on; the exit status is non-zero if any failed.
+ *
+ * The whole default set also writes docs/benchmarks.md: the machine and the load, the sections the
+ * benches reported (bench/support/bench-report.ts: their tables, each with its anchors, what a user
+ * would run instead, measured in the same run) and the goals table. A run of named benches leaves it
+ * as it is, so the page always shows one whole run.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -18,6 +23,7 @@ import os from "node:os";
 import path from "node:path";
 import { testPhotos } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
+import { readReport, REPORT_FILE_VARIABLE } from "./support/bench-report.js";
 import { GOALS_FILE_VARIABLE, readGoals } from "./support/goal-rows.js";
 
 interface Bench {
@@ -77,6 +83,14 @@ const BENCHES: Bench[] = [
     estimatedSeconds: 150,
     goals: ["ISNet REST / bare session at 1 MP", "ISNet REST / bare session at 12 MP", "portrait ("],
   },
+  {
+    name: "session-options",
+    script: "bench/session-options.ts",
+    args: ["--rounds", "2", "--runs", "3"],
+    // ISNet is most of it: five option sets, two rounds, a load and three runs each.
+    estimatedSeconds: 300,
+    goals: [],
+  },
   { name: "style", script: "bench/style-transfer.ts", args: ["overhead"], estimatedSeconds: 130, goals: ["style transfer ("] },
   // With the 12 MP cases also run as jobs: 209 s at load 8 to 10 (153 s without them).
   { name: "router-event-loop", script: "bench/router-event-loop.ts", args: ["--runs", "3"], estimatedSeconds: 55, goals: ["router event loop"] },
@@ -99,7 +113,11 @@ const selected = BENCHES.filter(({ name, onRequest }) => (wanted.length === 0 ? 
 const expected = selected.reduce((sum, bench) => sum + bench.estimatedSeconds, 0);
 console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load ${load()}`);
 console.log(`${selected.map(({ name }) => name).join(", ")}: about ${Math.round(expected / 60)} min on a quiet 2-core machine`);
-const goalsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-goals-")), "goals.jsonl");
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-goals-"));
+const goalsFile = path.join(scratch, "goals.jsonl");
+const reportFile = path.join(scratch, "report.jsonl");
+const machine = `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
+const loadAtStart = load();
 const summary: string[] = [];
 let failed = 0;
 const started = performance.now();
@@ -110,7 +128,7 @@ for (const { name, script, args, estimatedSeconds } of selected) {
     stdio: "inherit",
     // glibc's settings as `npm start` sets them (allocator-settings.ts): they change how much fresh
     // memory each call faults in, so timings without them are not the service's.
-    env: { ...process.env, ...ALLOCATOR_ENV, LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", [GOALS_FILE_VARIABLE]: goalsFile },
+    env: { ...process.env, ...ALLOCATOR_ENV, LOG_LEVEL: process.env.LOG_LEVEL ?? "silent", [GOALS_FILE_VARIABLE]: goalsFile, [REPORT_FILE_VARIABLE]: reportFile },
   });
   const seconds = Math.round((performance.now() - benchStarted) / 1000);
   if (result.status !== 0) failed++;
@@ -125,4 +143,26 @@ const missing = selected.flatMap(({ name, goals }) =>
 console.log(`\n=== issue 19 goals (load ${load()})\n\n| goal | measured | met |\n|---|---|---|`);
 for (const row of reported) console.log(`| ${row.goal} | ${row.measured} | ${row.met ? "yes" : "no"} |`);
 for (const line of missing) console.log(line);
+
+if (wanted.length === 0) {
+  const page = [
+    "# Benchmarks",
+    "",
+    `Written by \`npm run bench\` (bench/run-all.ts) on ${new Date().toISOString().slice(0, 10)}: ${machine}; load average ${loadAtStart} at the start, ${load()} at the end. ` +
+      "Each figure that compares two things (the service and a bare onnxruntime session, the service and another package) is a ratio measured within one run, interleaved, which is what survives a busy machine; absolute times are this machine's at that load.",
+    "",
+    `Benches: ${summary.join("; ")}.`,
+    ...readReport(reportFile).flatMap(({ title, markdown }) => ["", `## ${title}`, "", markdown]),
+    "",
+    "## Goals",
+    "",
+    "| goal | measured | met |",
+    "|---|---|---|",
+    ...reported.map((row) => `| ${row.goal} | ${row.measured} | ${row.met ? "yes" : "no"} |`),
+    ...missing,
+    "",
+  ];
+  fs.writeFileSync(path.join("docs", "benchmarks.md"), page.join("\n"));
+  console.log("\nwrote docs/benchmarks.md");
+} else console.log("\ndocs/benchmarks.md left as it is: only part of the set ran");
 process.exitCode = failed > 0 ? 1 : 0;

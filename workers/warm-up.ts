@@ -20,9 +20,12 @@ import { chooseModel } from "../models/requests/background-model-choice.js";
 import { removeBackground } from "./background/background-service.js";
 import type { GenerationService } from "./generation/generation-service.js";
 import { estimateSessionBytes } from "./onnx/session-cost.js";
+import { tileWorkingBytes } from "./upscale/network-upscaler.js";
 import { upscale } from "./upscale/upscale-service.js";
 import { chooseByQuality } from "../models/requests/upscale-choice.js";
 import type { WorkerContext } from "./worker-context.js";
+
+const MiB = 1024 * 1024;
 
 /** Side of the warm-up image: small, so a warm-up call is one short run (a fixed-size network runs at its own size all the same). */
 const WARM_UP_SIDE = 64;
@@ -41,8 +44,8 @@ export interface WarmUpStatus {
 
 interface WarmUpTask {
   operation: string;
-  /** The default model, or a reason there is none (nothing installed). */
-  model(): { entry: CatalogEntry } | { none: string };
+  /** The default model and the activation memory a run of it takes, or a reason there is none (nothing installed). */
+  model(): { entry: CatalogEntry; workingBytes: number } | { none: string };
   /** One small call of the operation. */
   call(signal: AbortSignal): Promise<unknown>;
 }
@@ -98,7 +101,7 @@ export class WarmUp {
       const { entry } = chosen;
       const stats = this.context.runtime.stats();
       const loaded = stats.sessions.some((session) => session.key.startsWith(`${entry.id}/`) && session.loaded);
-      const needed = loaded ? 0 : estimateSessionBytes(weightSize(entry));
+      const needed = loaded ? 0 : estimateSessionBytes(weightSize(entry), chosen.workingBytes);
       if (stats.chargedBytes + needed > stats.budgetBytes) {
         this.status.skipped.push({ operation: label, reason: `${entry.id} does not fit what the model memory budget has left` });
         continue;
@@ -122,24 +125,31 @@ export class WarmUp {
     const size = { width: WARM_UP_SIDE, height: WARM_UP_SIDE };
     const removal: WarmUpTask = {
       operation: "background-remove",
-      model: () => chooseModel("", context.models),
+      model: () => {
+        const { entry, spec } = chooseModel("", context.models);
+        return { entry, workingBytes: spec.workingMiB * MiB };
+      },
       call: (signal) => removeBackground(RemoveBackgroundRequest.fromPartial({ image: picture, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }), context, signal),
     };
     const upscales = WARMED_SCALES.map(
       (scale): WarmUpTask => ({
         operation: `upscale x${scale}`,
-        model: () => chooseByQuality("balanced", scale, size, context.models, { timeBudgetMs: 0, workers: context.config.workers }),
+        model: () => {
+          const { entry } = chooseByQuality("balanced", scale, size, context.models, { timeBudgetMs: 0, workers: context.config.workers });
+          return { entry, workingBytes: entry.graphs[`x${scale}`] ? tileWorkingBytes(entry, scale) : 0 };
+        },
         call: (signal) => upscale(UpscaleRequest.fromPartial({ image: picture, scale, quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED }), context, signal),
       }),
     );
     const generation: WarmUpTask = {
       operation: "generate",
-      model: () => ({ entry: this.generation.chooseModel("") }),
+      model: () => ({ entry: this.generation.chooseModel(""), workingBytes: 0 }),
       call: (signal) => {
         const { generation: limits } = this.generation.chooseModel("");
         const side = limits ? Math.ceil(limits.minSize / limits.sizeMultiple) * limits.sizeMultiple : 0;
         const steps = limits?.options.includes("steps") ? 1 : 0;
-        return this.generation.generate(GenerateRequest.fromPartial({ prompt: "warm-up", width: side, height: side, steps, seed: 1 }), signal);
+        // A thing the doodle model can draw; any prompt suits a diffusion model.
+        return this.generation.generate(GenerateRequest.fromPartial({ prompt: "an apple", width: side, height: side, steps, seed: 1 }), signal);
       },
     };
     return [removal, ...upscales, generation];
