@@ -159,7 +159,7 @@ describe("Dockerfile", () => {
     // Metrics are off by default; the image serves them for a Prometheus in another container.
     expect(runtime).toMatch(/ATELIER_METRICS_PORT=9464/);
     expect(runtime).toMatch(/ATELIER_METRICS_HOST=0\.0\.0\.0/);
-    expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "dist\/operations\/health\/healthcheck-cli\.js"\]$/m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*\n\s+CMD \["node", "dist\/bin\/healthcheck-cli\.js"\]$/m);
     expect(fs.existsSync(path.join("bin", "healthcheck-cli.ts"))).toBe(true);
   });
 
