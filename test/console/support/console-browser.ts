@@ -7,7 +7,6 @@ import fs from "node:fs";
 import os from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 
 export const CHROMIUM_PATH = process.env.ATELIER_CHROMIUM ?? "/usr/bin/chromium";
@@ -59,13 +58,11 @@ export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> 
 }
 
 /**
- * Where screenshots go: docs/screenshots (the README's pictures) with ATELIER_UPDATE_SCREENSHOTS=1,
- * else a temporary folder, so ordinary test runs leave the working tree clean (every run differs in
- * its timestamps and ports).
+ * Where the tests' screenshots go: a temporary folder, so test runs leave the working tree clean
+ * (every run differs in its timestamps and ports). The pictures in docs/screenshots come from
+ * scripts/console-screenshots.ts.
  */
-export const SCREENSHOT_DIR = process.env.ATELIER_UPDATE_SCREENSHOTS === "1"
-  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "docs", "screenshots")
-  : path.join(os.tmpdir(), "atelier-console-screenshots");
+export const SCREENSHOT_DIR = path.join(os.tmpdir(), "atelier-console-screenshots");
 
 /** Saves full-page screenshots of the current page at 1280 and 375 px wide: `<name>-1280.png`, `<name>-375.png`. */
 export async function screenshotWidths(page: Page, name: string): Promise<string[]> {

@@ -2,7 +2,7 @@
  * Every console page with realistic content, visited in a real Chromium: a fresh service (models from
  * the mirror), its first-administrator page while no account exists, then an admin and a member with
  * keys, an upscale and a background-removal job and their usage, and each page as the admin sees it
- * (the member's own keys page too), public pages signed out. The screenshot script
+ * (the member's own keys page too, as `keys`), the sign-in and invite pages signed out. The screenshot script
  * (scripts/console-screenshots.ts) and the accessibility test (console-pages.browser.test.ts) both
  * walk it, each doing its own thing on every page.
  */
@@ -45,11 +45,11 @@ export async function tourConsole(browser: Browser, visit: Visit): Promise<void>
     await finishedJob(service, adminKey.key, upscale.id);
     await service.post("/prompt/improve", { prompt: "a lighthouse at dusk" }, adminKey.key);
 
-    for (const path of ["/sign-in", "/invite", "/reference"]) await open(signedOut, path, `${path.slice(1)}-signed-out`);
+    for (const path of ["/sign-in", "/invite"]) await open(signedOut, path, path.slice(1));
 
     const { page, context } = await signIn(browser, service.url, admin.email, PASSWORD);
     try {
-      await open(page, "/keys", "keys");
+      await open(page, "/keys", "keys-admin");
       await page.getByText("Create key", { exact: true }).click();
       await visit(page, "keys-create-form");
       await page.getByLabel("Name", { exact: true }).fill("screenshots");
@@ -67,13 +67,13 @@ export async function tourConsole(browser: Browser, visit: Visit): Promise<void>
       await open(page, "/models", "models");
       await open(page, "/playground", "playground");
       for (const operation of PLAYGROUND_OPERATIONS) await open(page, `/playground/${operation.slug}`, `playground-${operation.slug}`);
-      await open(page, "/reference", "reference");
+      await open(page, "/reference", "api-reference");
     } finally {
       await context.close();
     }
     const memberSession = await signIn(browser, service.url, member.email, PASSWORD);
     try {
-      await open(memberSession.page, "/keys", "keys-member");
+      await open(memberSession.page, "/keys", "keys");
     } finally {
       await memberSession.context.close();
     }
