@@ -12,7 +12,7 @@ import { z } from "zod";
 import { AtelierError, asAtelierError } from "../core/errors.js";
 import { httpHeadersOf } from "../server/http-error-meta.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
-import type { OutputFormatName } from "../server/schemas/field-schemas.js";
+import type { OutputFormatName } from "../contract/field-schemas.js";
 import { invalidInput } from "../server/trpc-errors.js";
 import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyOf, requestFingerprint } from "../jobs/idempotency.js";
 import { charge, identify } from "../jobs/job-access.js";

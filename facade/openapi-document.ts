@@ -10,7 +10,7 @@ import { API_RESPONSE_HEADERS, EVERY_ANSWER_HEADERS, type ApiResponseHeader } fr
 import { defaultOf } from "../core/config.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
-import type { AtelierMeta, OperationExamples } from "../server/schemas/operation-examples.js";
+import type { AtelierMeta, OperationExamples } from "../contract/operation-examples.js";
 import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];

@@ -7,7 +7,7 @@
 import { decodeBase64 } from "../core/base64-slices.js";
 import { AtelierError } from "../core/errors.js";
 import type { ImageBytes } from "../core/image-bytes.js";
-import { OUTPUT_FORMATS, type OutputFormatName } from "../server/schemas/field-schemas.js";
+import { OUTPUT_FORMATS, type OutputFormatName } from "../contract/field-schemas.js";
 import type { ImageSource } from "./json-pieces.js";
 
 export const MEDIA_TYPES: Record<OutputFormatName, string> = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" };

@@ -5,7 +5,7 @@
 import { initTRPC } from "@trpc/server";
 import { ERROR_KINDS, toPublicError } from "../core/errors.js";
 import type { RequestContext } from "./context.js";
-import type { AtelierMeta } from "./schemas/operation-examples.js";
+import type { AtelierMeta } from "../contract/operation-examples.js";
 import { atelierErrorOf, toTRPCError } from "./trpc-errors.js";
 
 const t = initTRPC

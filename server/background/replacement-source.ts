@@ -9,7 +9,7 @@ import type { RemoveBackgroundRequest } from "../../gen/atelier/background/v1/ba
 import { ModelTask, type ModelRecord } from "../../gen/atelier/catalog/v1/catalog_service.js";
 import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
 import type { RequestContext } from "../context.js";
-import { describeReplacement, type Replacement } from "./parse-replacement.js";
+import { describeReplacement, type Replacement } from "../../contract/parse-replacement.js";
 
 /** What the generated background should not show: the subject goes in front of it. */
 export const BACKGROUND_NEGATIVE_PROMPT = "people, person, text, watermark, frame";

@@ -2,11 +2,11 @@ import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { AtelierError } from "../../core/errors.js";
 import { parseReplacement, photographicGenerator, replacementText, resolveReplacement } from "../background/index.js";
-import { flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
-import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../schemas/example-images.js";
+import { flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../../contract/field-schemas.js";
+import { imageEnvelope } from "../../contract/response-schemas.js";
+import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../../contract/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
-import { backgroundModelsText } from "./catalog-docs.js";
+import { backgroundModelsText } from "../../contract/catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const backgroundRemoveInput = requestBody({

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
-import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
-import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_RESULT_URL } from "../schemas/example-images.js";
+import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../../contract/field-schemas.js";
+import { imageEnvelope } from "../../contract/response-schemas.js";
+import { EXAMPLE_RESULT_URL } from "../../contract/example-images.js";
 import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
-import { generationModelsText } from "./catalog-docs.js";
+import { generationModelsText } from "../../contract/catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const generateInput = requestBody({

@@ -3,8 +3,8 @@ import { OutputFormat, type Image } from "../../gen/atelier/image/v1/image.js";
 import { encodeBase64 } from "../../core/base64-slices.js";
 import { AtelierError } from "../../core/errors.js";
 import type { RequestContext } from "../context.js";
-import type { OutputFormatName } from "../schemas/field-schemas.js";
-import { OUTPUT_MIME_TYPES } from "../schemas/response-schemas.js";
+import type { OutputFormatName } from "../../contract/field-schemas.js";
+import { OUTPUT_MIME_TYPES } from "../../contract/response-schemas.js";
 
 const FORMATS: Record<OutputFormatName, OutputFormat> = {
   png: OutputFormat.OUTPUT_FORMAT_PNG,

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
 import { AtelierError } from "../../core/errors.js";
-import { boundedInteger, boundedText, requestBody } from "../schemas/field-schemas.js";
-import { operationEnvelope } from "../schemas/response-schemas.js";
+import { boundedInteger, boundedText, requestBody } from "../../contract/field-schemas.js";
+import { operationEnvelope } from "../../contract/response-schemas.js";
 import { envelope } from "./image-io.js";
 import { meteredProcedure } from "./procedure-bases.js";
 

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { LIMITS } from "../../core/limits.js";
-import { boundedNumber, flag, imageUrlField, outputFormatField, requestBody } from "../schemas/field-schemas.js";
-import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../schemas/example-images.js";
+import { boundedNumber, flag, imageUrlField, outputFormatField, requestBody } from "../../contract/field-schemas.js";
+import { imageEnvelope } from "../../contract/response-schemas.js";
+import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../../contract/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
-import { styleIds } from "./catalog-docs.js";
+import { styleIds } from "../../contract/catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const styleTransferInput = requestBody({

@@ -5,11 +5,11 @@ import { assertUpscaleFits, checkUpscaleOptions } from "../../models/requests/up
 import type { RequestContext } from "../context.js";
 import { isDataUrl } from "../image-source/fetch-image.js";
 import { UPSCALE_QUALITIES, type UpscaleQuality as QualityName } from "../../core/upscale-quality.js";
-import { boundedInteger, imageUrlField, modelIdField, oneOf, outputFormatField, requestBody } from "../schemas/field-schemas.js";
-import { imageEnvelope } from "../schemas/response-schemas.js";
-import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../schemas/example-images.js";
+import { boundedInteger, imageUrlField, modelIdField, oneOf, outputFormatField, requestBody } from "../../contract/field-schemas.js";
+import { imageEnvelope } from "../../contract/response-schemas.js";
+import { EXAMPLE_IMAGE, EXAMPLE_ENLARGES_TOO_FAR, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT } from "../../contract/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
-import { upscaleModelsText } from "./catalog-docs.js";
+import { upscaleModelsText } from "../../contract/catalog-docs.js";
 import { meteredProcedure } from "./procedure-bases.js";
 
 export const upscaleInput = requestBody({

@@ -12,9 +12,9 @@
  * "chocolate") is a colour; write "a tomato" for the scene.
  */
 import { z } from "zod";
-import { AtelierError } from "../../core/errors.js";
+import { AtelierError } from "../core/errors.js";
 import { hexOf, parseCssColor, type Rgba } from "./css-color.js";
-import { LIMITS } from "../../core/limits.js";
+import { LIMITS } from "../core/limits.js";
 
 const URL_PREFIX = /^(https?:\/\/|data:)/i;
 

@@ -4,8 +4,8 @@
  * Messages follow one shape: "Expected <what> for <field> but received <value>".
  */
 import { z } from "zod";
-import type { Bounds } from "../../core/limits.js";
-import { ACCEPTED_IMAGE_FORMAT_NAMES } from "../../core/image-formats.js";
+import type { Bounds } from "../core/limits.js";
+import { ACCEPTED_IMAGE_FORMAT_NAMES } from "../core/image-formats.js";
 
 function received(input: unknown): string {
   if (typeof input === "string") return JSON.stringify(input.length > 40 ? `${input.slice(0, 40)}…` : input);

@@ -3,7 +3,7 @@
  * to the catalog is documented without an edit here. Only the catalog's declarative entries are
  * imported: no model runtime, no onnxruntime, nothing that loads weights.
  */
-import { entriesForTask, type CatalogEntry } from "../../models/catalog/model-catalog.js";
+import { entriesForTask, type CatalogEntry } from "../models/catalog/model-catalog.js";
 
 function scalesOf(entry: CatalogEntry): string {
   if (!entry.upscale) return "";

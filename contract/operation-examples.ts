@@ -4,7 +4,7 @@
  * once the models in `needs` are installed, and each error example must fail with its code.
  */
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { ErrorCode, FieldIssue } from "../../core/errors.js";
+import type { ErrorCode, FieldIssue } from "../core/errors.js";
 
 export interface ErrorExample {
   summary: string;
