@@ -16,7 +16,6 @@ import type { WorkerContext } from "../worker-context.js";
 import { modelChoice } from "../../models/requests/background-model-choice.js";
 import { chooseForImage } from "./choose-per-image.js";
 import { runRemoval, type FillRequest } from "./remove-background.js";
-import { progressStreamHandler } from "../progress-stream-handler.js";
 import { LIMITS } from "../../core/limits.js";
 
 export type BackgroundDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models">;
@@ -82,9 +81,6 @@ export function backgroundServiceImplementation(deps: BackgroundDependencies) {
     definition: BackgroundServiceService,
     implementation: {
       removeBackground: unaryHandler<RemoveBackgroundRequest, RemoveBackgroundResponse>(deps.logger, "RemoveBackground", (request, signal) =>
-        removeBackground(request, deps, signal),
-      ),
-      removeBackgroundStream: progressStreamHandler<RemoveBackgroundRequest, RemoveBackgroundResponse>(deps.logger, "RemoveBackgroundStream", (request, signal) =>
         removeBackground(request, deps, signal),
       ),
     },

@@ -34,7 +34,6 @@ import { checkStyleRequest, type StyleJob } from "../../models/requests/style-re
 import { paintWithStyle, type PaintReport } from "./style-network.js";
 import type { StyleSettings } from "./style-settings.js";
 import { workingSizeFor, type Size } from "./working-size.js";
-import { progressStreamHandler } from "../progress-stream-handler.js";
 
 export type StyleDependencies = Pick<WorkerContext, "config" | "limits" | "queue" | "logger" | "runtime" | "models">;
 
@@ -112,9 +111,6 @@ export function styleTransferServiceImplementation(deps: StyleDependencies, sett
     definition: StyleTransferServiceService,
     implementation: {
       styleTransfer: unaryHandler<StyleTransferRequest, StyleTransferResponse>(deps.logger, "StyleTransfer", (request, signal) =>
-        styleTransfer(request, deps, settings, signal),
-      ),
-      styleTransferStream: progressStreamHandler<StyleTransferRequest, StyleTransferResponse>(deps.logger, "StyleTransferStream", (request, signal) =>
         styleTransfer(request, deps, settings, signal),
       ),
     },

@@ -24,7 +24,6 @@ import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
 import type { NetworkDependencies } from "./network-upscaler.js";
 import { modelEnsemble } from "./model-ensemble.js";
 import { chooseByQuality, isClassical, upscalePath, type UpscaleChoice } from "../../models/requests/upscale-choice.js";
-import { progressStreamHandler } from "../progress-stream-handler.js";
 import { assertScale, assertUpscaleFits, checkUpscaleOptions } from "../../models/requests/upscale-request.js";
 
 export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models"> & Partial<Pick<WorkerContext, "config">>;
@@ -103,7 +102,6 @@ export function upscaleServiceImplementation(deps: UpscaleDependencies) {
     definition: UpscaleServiceService,
     implementation: {
       upscale: unaryHandler<UpscaleRequest, UpscaleResponse>(deps.logger, "Upscale", (request, signal) => upscale(request, deps, signal)),
-      upscaleStream: progressStreamHandler<UpscaleRequest, UpscaleResponse>(deps.logger, "UpscaleStream", (request, signal) => upscale(request, deps, signal)),
     },
   };
 }
