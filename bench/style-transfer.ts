@@ -39,7 +39,7 @@ import { ModelLoader } from "../workers/model-loader.js";
 import { ModelStore } from "../models/store/model-store.js";
 import { ModelRuntime, serviceSessionOptions } from "../workers/onnx/onnx-runtime.js";
 import { addReflectedMargin } from "../workers/style/edge-margin.js";
-import { resizeImage } from "../workers/style/resample.js";
+import { resizeImage } from "../workers/style/working-size-resize.js";
 import { STYLE_FAMILIES, styleFamily } from "../workers/style/style-families.js";
 import { paintWithStyle } from "../workers/style/style-network.js";
 import { STYLE_ENTRIES } from "../models/requests/style-request.js";

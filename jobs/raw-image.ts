@@ -63,7 +63,8 @@ export function negotiateRawFormat(accept: string | undefined, requested: Output
   return undefined;
 }
 
-export interface RawImage {
+/** An image operation's answer as the image itself: its bytes, and the rest of the body as headers. */
+export interface ImageAnswer {
   /** The image: bytes in memory, or a reader of its stored blob. */
   image: ImageSource;
   headers: Record<string, string>;
@@ -107,7 +108,7 @@ async function imageAt(url: string, kept: ReadonlyMap<string, ImageSource>): Pro
  * whose `url` is a stand-in for them (a synchronous call's bytes, RequestContext.keepImage, or a
  * job's stored result): those are the answer; any other `url` is a data URL, decoded a slice at a time.
  */
-export async function rawImageOf(body: unknown, kept: ReadonlyMap<string, ImageSource> = new Map()): Promise<RawImage> {
+export async function rawImageOf(body: unknown, kept: ReadonlyMap<string, ImageSource> = new Map()): Promise<ImageAnswer> {
   const { data, ...rest } = body as { data?: Array<{ url: string; mimeType: string; width: number; height: number }> } & Record<string, unknown>;
   const first = data?.[0];
   const image = first && (await imageAt(first.url, kept));

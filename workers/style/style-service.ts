@@ -29,7 +29,7 @@ import { readRawImage, type RawImage } from "../image/raw-image.js";
 import type { WorkerContext } from "../worker-context.js";
 import { blendWithOriginal } from "./blend-strength.js";
 import { keepOriginalColors } from "./preserve-colors.js";
-import { resizeImage } from "./resample.js";
+import { resizeImage } from "./working-size-resize.js";
 import { checkStyleRequest, type StyleJob } from "../../models/requests/style-request.js";
 import { paintWithStyle, type PaintReport } from "./style-network.js";
 import type { StyleSettings } from "./style-settings.js";
