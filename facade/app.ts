@@ -6,6 +6,7 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { TRPCError } from "@trpc/server";
+import { sessionCalls } from "../console/playground/session-calls.js";
 import { createConsoleRouter } from "../console/server/create-console-router.js";
 import type { FirstAdminSetup } from "../console/server/first-admin-setup.js";
 import { AtelierError } from "../core/errors.js";
@@ -26,6 +27,7 @@ import { jsonBodies } from "./json-body.js";
 import { bodyStringBytes } from "./body-strings.js";
 import { LargeBodies } from "./large-bodies.js";
 import { multipartBodies } from "./multipart-body.js";
+import { refuseUnreadBody } from "./refuse-unread-body.js";
 import { uploadForms } from "./upload-forms.js";
 import { sendTrpcError, sendTrpcRequestError } from "./trpc-error-response.js";
 import { limitTrpcBatches, trpcCallsOf } from "./trpc-batch.js";
@@ -145,7 +147,10 @@ export function createFacadeApp(services: AtelierServices, version: string, ops:
   });
   const restFailure = (_req: Request, res: Response, error: AtelierError) => sendError(res, error);
   const restOperations = new Map(operations.map((route) => [`${route.method} ${route.path}`, route.procedure]));
-  app.use(API_PREFIX, earlyAuthentication(services, (req) => [restOperations.get(`${req.method} ${req.originalUrl.split("?")[0]!.replace(/\/+$/, "")}`) ?? ""], restFailure), formBodies(restFailure, bodies(restFailure)));
+  const restOperationOf = (req: Request) => restOperations.get(`${req.method} ${req.originalUrl.split("?")[0]!.replace(/\/+$/, "")}`);
+  // The console's playground calls operations with the session and one of the user's keys, named by id.
+  if (services.config.console.enabled) app.use(API_PREFIX, sessionCalls(services, restOperationOf, (req, res, error) => refuseUnreadBody(req, res, () => sendError(res, error))));
+  app.use(API_PREFIX, earlyAuthentication(services, (req) => [restOperationOf(req) ?? ""], restFailure), formBodies(restFailure, bodies(restFailure)));
   // trpc-to-openapi spreads the body into an object, which would turn `[1]` or `"text"` into
   // `{"0": ...}`; a body that is not an object is refused here with a plain message instead.
   app.use(API_PREFIX, (req, res, next) => {

@@ -34,6 +34,15 @@ export function earlyAuthenticatedKeys(res: Response): ReadonlyMap<string, ApiKe
 }
 
 /**
+ * Hands `earlyAuthentication` a key already authenticated another way for `operation` (the
+ * console's session calls, console/playground/session-calls.ts): it is taken instead of reading
+ * `Authorization`, and quota-checked like any other.
+ */
+export function handAuthenticatedKey(res: Response, operation: string, apiKey: ApiKeyRecord): void {
+  (res.locals as { authenticatedKeys?: Map<string, ApiKeyRecord> }).authenticatedKeys = new Map([[operation, apiKey]]);
+}
+
+/**
  * Middleware refusing metered calls with a missing or invalid key (401) or a spent quota (429)
  * before their body is read. `operationsOf` names the procedures a request calls (several for a
  * tRPC batch); requests calling none that is metered pass untouched.
@@ -48,7 +57,7 @@ export function earlyAuthentication(services: AtelierServices, operationsOf: (re
     const accepted = new Map<string, ApiKeyRecord>();
     try {
       for (const operation of operations) {
-        const apiKey = await apiKeyFromAuthorization(req.get("authorization"), services.keys, operation);
+        const apiKey = earlyAuthenticatedKeys(res)?.get(operation) ?? (await apiKeyFromAuthorization(req.get("authorization"), services.keys, operation));
         accepted.set(operation, apiKey);
         const decision = await services.quota.peek(await quotaChargeOf(apiKey, services));
         if (decision.remaining <= 0) {

@@ -45,5 +45,6 @@ export async function identify(ctx: RequestContext, operation?: string): Promise
  */
 export async function charge(ctx: RequestContext, apiKey: ApiKeyRecord): Promise<void> {
   const services = { ...ctx.services, keys: authenticatedAs(ctx.services.keys, apiKey), usage: overriding(ctx.services.usage, { record: () => undefined }) };
-  await unwrap(createCaller({ ...ctx, services }).charge());
+  // The key is already known (it may have come without an `Authorization` header: a console session call).
+  await unwrap(createCaller({ ...ctx, services, authenticated: new Map([["charge", apiKey]]) }).charge());
 }

@@ -29,7 +29,7 @@ export function registerConsolePages(router: express.Router, services: AtelierSe
   registerAccountPages(router, services, loginThrottle);
   registerUsagePages(router, services);
   if (jobs) registerJobPages(router, services, jobs);
-  registerPlaygroundPages(router, services);
+  registerPlaygroundPages(router, services, jobs);
   registerModelPages(router, services);
   registerApiReferencePage(router, services);
 }
