@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const stamp = path.join(root, "dist", ".build-stamp");
 /** Folders compiled into dist/; their other files (JSON, .mjs, the console's CSS and images) are copied beside the output. */
-const RUNTIME_FOLDERS = ["core", "transport", "database", "models", "server", "facade", "workers", "console", "jobs", "operations", "observability", "bin"];
+const RUNTIME_FOLDERS = ["core", "transport", "database", "models", "contract", "server", "facade", "workers", "console", "jobs", "operations", "observability", "bin"];
 /** What the build reads: a change to any of these makes dist/ stale. */
 const SOURCES = [...RUNTIME_FOLDERS, "proto", "buf.gen.yaml", "tsconfig.json", "tsconfig.build.json"];
 const NOT_COPIED = /\.(ts|mts|cts|md)$/;
