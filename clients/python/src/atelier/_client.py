@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Type, TypeVar, Union
 
 import httpx
 
-from ._core import Call, Settings, build_request, json_body, raise_for, retry_delay
-from ._errors import APIConnectionError, APITimeoutError, AtelierError
+from ._core import Call, Outcome, Settings, Wait, answers, attempts, build_request, json_body
+from ._errors import APIConnectionError, AtelierError
 from ._images import ImageInput, ReplacementImage, image_request
 from ._jobs_common import is_terminal, job_event, outcome
 from ._models import (
@@ -30,7 +29,6 @@ from ._models import (
     UpscaleResult,
 )
 from ._operations import path_of
-from ._retry import backoff
 from ._sse import EventDecoder
 
 R = TypeVar("R")
@@ -87,35 +85,26 @@ class Atelier:
         self.close()
 
     def _send(self, call: Call[Any], stream: bool = False) -> httpx.Response:
-        request = build_request(self._http, self._settings, call)
-        max_retries = self._settings.max_retries if call.max_retries is None else call.max_retries
-        for attempt in itertools.count():
-            if attempt == 1 and call.method == "POST" and "prefer" not in request.headers:
-                # A retried POST asks for the job: if the first try still runs on a server with jobs,
-                # its Idempotency-Key then answers 202 and that job (followed by _run), not a 409.
-                request.headers["prefer"] = "respond-async"
-            try:
-                response = self._http.send(request, stream=stream)
-            except httpx.TimeoutException as error:
-                failure: AtelierError = APITimeoutError(f"No response within the timeout ({error}).", code="TIMEOUT")
-                cause: Exception = error
-            except httpx.TransportError as error:
-                failure = APIConnectionError(f"Could not reach {self._settings.base_url}: {error!r}.", code="CONNECTION_ERROR")
-                cause = error
+        plan = attempts(self._settings, call, build_request(self._http, self._settings, call))
+        step = next(plan)
+        while True:
+            outcome: Outcome = None
+            if isinstance(step, Wait):
+                time.sleep(step.seconds)
             else:
-                if response.is_success or response.status_code in call.accept_statuses:
-                    return response
-                response.read()
-                response.close()
-                delay = retry_delay(response, self._settings, call, attempt, max_retries)
-                if delay is None:
-                    raise raise_for(response)
-                time.sleep(backoff(attempt) if delay < 0 else delay)
-                continue
-            if attempt >= max_retries:
-                raise failure from cause
-            time.sleep(backoff(attempt))
-        raise AssertionError("unreachable")
+                try:
+                    outcome = self._http.send(step, stream=stream)
+                except httpx.TransportError as error:
+                    outcome = error
+                else:
+                    if not answers(outcome, call):
+                        outcome.read()
+                        outcome.close()
+            try:
+                step = plan.send(outcome)
+            except StopIteration as done:
+                response: httpx.Response = done.value
+                return response
 
     def _run(self, call: Call[R]) -> R:
         response = self._send(call)

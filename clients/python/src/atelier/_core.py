@@ -1,19 +1,21 @@
 """What the sync and async clients share: settings, how a call is described, request building and
-the retry decision. Each client only adds its own send loop (blocking or awaiting)."""
+the retry plan (:func:`attempts`). Each client only drives that plan with its own I/O (blocking or
+awaiting): sending a request, reading an error body, sleeping."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Generic, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Generator, Generic, Mapping, Optional, Tuple, TypeVar, Union
 
 import httpx
 
-from ._errors import AtelierError, error_from_response
+from ._errors import APIConnectionError, APITimeoutError, AtelierError, error_from_response
 from ._images import FilePart, form_fields
 from ._models import camel_case
-from ._retry import DEFAULT_MAX_RETRY_AFTER, is_retryable_code, is_retryable_status, retry_after_seconds
+from ._retry import DEFAULT_MAX_RETRY_AFTER, backoff, is_retryable_code, is_retryable_status, retry_after_seconds
 from ._version import __version__
 
 DEFAULT_BASE_URL = "http://localhost:8080"
@@ -114,6 +116,51 @@ def retry_delay(response: httpx.Response, settings: Settings, call: "Call[Any]",
     if retry_after is None:
         return -1.0  # the caller backs off exponentially
     return retry_after if retry_after <= settings.max_retry_after else None
+
+
+def answers(response: httpx.Response, call: "Call[Any]") -> bool:
+    """Whether the response is the call's answer rather than an error to retry or raise."""
+    return response.is_success or response.status_code in call.accept_statuses
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A pause of the retry plan: sleep this many seconds, then go on."""
+
+    seconds: float
+
+
+Outcome = Union[httpx.Response, httpx.TransportError, None]
+"""What a client sends back into the plan: the response to a request (an error response already read
+and closed), the transport error sending it raised, or None after a wait."""
+
+
+def attempts(settings: Settings, call: "Call[Any]", request: httpx.Request) -> Generator[Union[httpx.Request, Wait], Outcome, httpx.Response]:
+    """The retry policy without I/O: yields the request to send or a :class:`Wait`, and returns the
+    response that answers the call, or raises the call's error."""
+    max_retries = settings.max_retries if call.max_retries is None else call.max_retries
+    for attempt in itertools.count():
+        if attempt == 1 and call.method == "POST" and "prefer" not in request.headers:
+            # A retried POST asks for the job: if the first try still runs on a server with jobs,
+            # its Idempotency-Key then answers 202 and that job (followed by _run), not a 409.
+            request.headers["prefer"] = "respond-async"
+        outcome = yield request
+        if isinstance(outcome, httpx.Response):
+            if answers(outcome, call):
+                return outcome
+            delay = retry_delay(outcome, settings, call, attempt, max_retries)
+            if delay is None:
+                raise raise_for(outcome)
+            yield Wait(backoff(attempt) if delay < 0 else delay)
+            continue
+        if isinstance(outcome, httpx.TimeoutException):
+            failure: AtelierError = APITimeoutError(f"No response within the timeout ({outcome}).", code="TIMEOUT")
+        else:
+            failure = APIConnectionError(f"Could not reach {settings.base_url}: {outcome!r}.", code="CONNECTION_ERROR")
+        if attempt >= max_retries:
+            raise failure from outcome
+        yield Wait(backoff(attempt))
+    raise AssertionError("unreachable")
 
 
 def raise_for(response: httpx.Response) -> AtelierError:
