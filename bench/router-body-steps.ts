@@ -20,7 +20,7 @@ import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from
 import { fetchImage, type FetchImageOptions } from "../server/image-source/fetch-image.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { SqliteApiKeyStore } from "../server/keys/sqlite-api-key-store.js";
-import { backgroundRemoveInput } from "../server/procedures/background-remove.js";
+import { backgroundRemoveInput } from "../contract/schemas/background-remove.js";
 import { createSqliteQuotaStore } from "../server/quota/sqlite-quota-store.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" } } });

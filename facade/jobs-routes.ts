@@ -130,7 +130,7 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
     }
 
     const ctx = contextFor(services, req, res);
-    const apiKey = await identify(ctx, operation.procedurePath);
+    const apiKey = await identify(ctx, operation.id);
     const { webhookUrl, ...input } = body;
     const webhook = hasWebhook ? parseOrThrow(webhookField, { webhookUrl }).webhookUrl : null;
     if (webhook !== null) {

@@ -1,8 +1,9 @@
 /**
  * The OpenAPI document, generated from the code: paths and schemas from the router's zod schemas
- * (trpc-to-openapi), examples from each procedure's meta, and the error responses of each
- * operation from the one error table (core/errors.ts): a kind is listed on every operation its
- * scope covers, so a new kind needs no edit here.
+ * (trpc-to-openapi; the router is built from contract/operations.ts), examples from the list of
+ * operations, and the error responses of each operation from the one error table
+ * (core/errors.ts): a kind is listed on every operation its scope covers, so a new kind needs no
+ * edit here.
  */
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { z } from "zod";
@@ -10,7 +11,8 @@ import { API_RESPONSE_HEADERS, EVERY_ANSWER_HEADERS, type ApiResponseHeader } fr
 import { defaultOf } from "../core/config.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
-import type { AtelierMeta, OperationExamples } from "../contract/operation-examples.js";
+import type { OperationExamples } from "../contract/operation-examples.js";
+import { OPERATIONS, openApiOperationId } from "../contract/operations.js";
 import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
@@ -136,13 +138,8 @@ function errorResponses(operation: Operation, examples: OperationExamples | unde
   return responses;
 }
 
-function examplesByOperationId(): Map<string, OperationExamples | undefined> {
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: AtelierMeta } }>;
-  const found = new Map<string, OperationExamples | undefined>();
-  for (const [path, { _def }] of Object.entries(procedures)) {
-    if (_def.meta?.openapi) found.set(_def.meta.openapi.operationId ?? path.replaceAll(".", "-"), _def.meta.examples);
-  }
-  return found;
+function examplesByOperationId(): Map<string, OperationExamples> {
+  return new Map(OPERATIONS.map((operation) => [openApiOperationId(operation), operation.examples]));
 }
 
 export function buildOpenApiDocument(version: string): OpenAPIObject {

@@ -1,12 +1,13 @@
 /**
- * The REST operations, read from the router: each procedure with `openapi` meta is one route, called
- * in-process through a tRPC caller. Calling the procedure directly (rather than through
+ * The REST operations, read from the list (contract/operations.ts): each is one route, calling its
+ * procedure in-process through a tRPC caller. Calling the procedure directly (rather than through
  * trpc-to-openapi's HTTP handler, which rewrites error bodies into tRPC's own shape) keeps one error
  * path: the procedure's AtelierError goes straight to sendError.
  */
 import type { Request, Response } from "express";
 import type { TRPCError } from "@trpc/server";
 import { asAtelierError } from "../core/errors.js";
+import { OPERATIONS } from "../contract/operations.js";
 import type { RequestContext } from "../server/context.js";
 import { appRouter } from "../server/router.js";
 import { atelierErrorOf } from "../server/trpc-errors.js";
@@ -17,21 +18,12 @@ export interface RestRoute {
   method: "GET" | "POST";
   /** Full path, e.g. `/api/v1/tools/upscale`. */
   path: string;
-  /** The procedure's dotted path in the router, e.g. `tools.upscale`. */
+  /** The operation's id, its procedure's dotted path in the router, e.g. `tools.upscale`. */
   procedure: string;
 }
 
-interface OpenApiProcedureMeta {
-  openapi?: { method: string; path: string };
-}
-
 export function restRoutes(prefix: string): RestRoute[] {
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: OpenApiProcedureMeta } }>;
-  return Object.entries(procedures).flatMap(([procedure, { _def }]) => {
-    const openapi = _def.meta?.openapi;
-    if (!openapi || (openapi.method !== "GET" && openapi.method !== "POST")) return [];
-    return [{ method: openapi.method, path: `${prefix}${openapi.path}`, procedure }];
-  });
+  return OPERATIONS.map((operation) => ({ method: operation.method, path: `${prefix}${operation.path}`, procedure: operation.id }));
 }
 
 type Call = (input: unknown) => Promise<unknown>;

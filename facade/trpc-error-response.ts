@@ -4,25 +4,15 @@
  * like any procedure's error (`error.data.code`, `httpStatus`, `requestId`).
  */
 import type { Request, Response } from "express";
-import { getErrorShape } from "@trpc/server/unstable-core-do-not-import";
 import type { AtelierError } from "../core/errors.js";
 import { httpHeadersOf, httpStatusOf } from "../server/http-error-meta.js";
-import { appRouter } from "../server/router.js";
 import { toTRPCError } from "../server/trpc-errors.js";
+import { trpcErrorShape } from "../server/trpc.js";
 import { requestIdOf } from "./request-id.js";
 import { trpcCallsOf } from "./trpc-batch.js";
 
-function errorShape(req: Request, res: Response, failure: AtelierError, path: string | undefined) {
-  return {
-    error: getErrorShape({
-      config: appRouter._def._config,
-      error: toTRPCError(failure),
-      type: req.method === "GET" ? "query" : "mutation",
-      path,
-      input: undefined,
-      ctx: { requestId: requestIdOf(res) } as never,
-    }),
-  };
+function errorShape(res: Response, failure: AtelierError, path: string | undefined) {
+  return { error: trpcErrorShape(toTRPCError(failure), path, requestIdOf(res)) };
 }
 
 function send(res: Response, failure: AtelierError, body: unknown): void {
@@ -34,12 +24,12 @@ function send(res: Response, failure: AtelierError, body: unknown): void {
 /** Refuses every call the request names: one error per call of a batch, as tRPC answers a batch. */
 export function sendTrpcError(req: Request, res: Response, failure: AtelierError): void {
   if (res.headersSent) return;
-  const shapes = trpcCallsOf(req).map((path) => errorShape(req, res, failure, path));
+  const shapes = trpcCallsOf(req).map((path) => errorShape(res, failure, path));
   send(res, failure, req.query.batch === "1" ? shapes : shapes[0]);
 }
 
 /** Refuses the request as a whole (a batch too long to answer call by call): one error, as tRPC answers a request it cannot read. */
 export function sendTrpcRequestError(req: Request, res: Response, failure: AtelierError): void {
   if (res.headersSent) return;
-  send(res, failure, errorShape(req, res, failure, undefined));
+  send(res, failure, errorShape(res, failure, undefined));
 }

@@ -1,26 +1,29 @@
 /**
- * Runs claimed jobs, each calling the router's own procedure in a job context (job-context.ts).
+ * Runs claimed jobs, each calling its operation's own handler in a job context (job-context.ts),
+ * counted for usage and refunded on a server failure by the same access functions as a synchronous
+ * call (server/access/access.ts); the quota was charged when the job was submitted.
  * Which job runs when is the scheduler's choice: local-job-scheduler.ts (keys take turns on this
  * router's embedded queue) or bullmq-job-scheduler.ts (routers sharing one Redis queue). Every
  * state change is stored first, then published to listeners; a job canceled anywhere is stopped
  * here when its `canceled` status event arrives.
  */
-import { TRPCError } from "@trpc/server";
-import { AtelierError, ERROR_KINDS, toPublicError } from "../core/errors.js";
-import type { AtelierServices } from "../server/context.js";
+import { AtelierError, asAtelierError, ERROR_KINDS, toPublicError } from "../core/errors.js";
+import { recordUsage, refund } from "../server/access/access.js";
+import type { AtelierServices, RequestContext } from "../server/context.js";
 import type { ApiKeyRecord } from "../server/keys/api-key-store.js";
-import { appRouter } from "../server/router.js";
-import { quotaChargeOf } from "../server/quota/quota-charge.js";
-import { atelierErrorOf, toTRPCError } from "../server/trpc-errors.js";
+import { runOperation } from "../server/procedures/handlers.js";
 import type { ProgressClients, WorkerProgress } from "../server/workers/progress-clients.js";
 import { jobContext } from "./job-context.js";
 import { jobRequest } from "./job-image-reads.js";
 import { keepResultImages, newStandIn } from "./job-images.js";
 import type { JobEventHub } from "./job-events.js";
-import { JOB_OPERATIONS } from "./job-operations.js";
+import { JOB_OPERATIONS, type JobOperation } from "./job-operations.js";
 import { publicJob, publicJobError, type JobProgress, type JobRecord } from "./job-record.js";
 import type { JobEvent, JobOutcome, JobStore } from "./job-store.js";
 import type { ImageBytes } from "./raw-image.js";
+
+/** Status of a call that returned normally: every operation answers 200. */
+const OK_STATUS = 200;
 
 /** A job is started at most this many times; a second runner death fails it. */
 export const MAX_JOB_ATTEMPTS = 2;
@@ -161,28 +164,43 @@ export class JobRunner {
         kept.set(standIn, image);
         return standIn;
       };
-      const ctx = jobContext(this.services, this.progress, { requestId: job.requestId, apiKey }, signal, (progress) => void this.reportProgress(job.id, progress), {
+      const ctx = jobContext(this.services, this.progress, { requestId: job.requestId }, signal, (progress) => void this.reportProgress(job.id, progress), {
         keepImage,
         bodyStringBytes: request.bytesOf,
       });
-      let procedure: unknown = appRouter.createCaller(ctx);
-      for (const segment of operation.procedurePath.split(".")) procedure = (procedure as Record<string, unknown>)[segment];
-      const result = await (procedure as (input: unknown) => Promise<unknown>)(request.input);
+      const result = await this.runCounted(operation, apiKey, request.input, ctx);
       outcome = { status: "succeeded", result, images: keepResultImages(result, kept) };
     } catch (error) {
       if (signal.reason === SHUTDOWN) return "abandoned";
-      const failure = atelierErrorOf(error instanceof TRPCError ? error : toTRPCError(error));
+      const failure = asAtelierError(error);
       const canceled = signal.aborted && failure.code === "CANCELLED";
       outcome = { status: canceled ? "canceled" : "failed", error: { status: failure.httpStatus, body: toPublicError(failure, job.requestId) } };
-      if (!canceled && ERROR_KINDS[failure.code].http >= 500 && apiKey) await this.refund(apiKey);
+      if (!canceled && apiKey) await this.refund(apiKey, failure, job.requestId);
     }
     await this.record(job, outcome);
     return "finished";
   }
 
-  private async refund(apiKey: ApiKeyRecord): Promise<void> {
+  /** Runs the operation's handler as the synchronous call would, counted for usage under its operation as that call is. */
+  private async runCounted(operation: JobOperation, apiKey: ApiKeyRecord, input: unknown, ctx: RequestContext): Promise<unknown> {
+    const started = performance.now();
+    let status = OK_STATUS;
     try {
-      await this.services.quota.refund(await quotaChargeOf(apiKey, this.services));
+      return await runOperation(operation.id, input, ctx);
+    } catch (error) {
+      const failure = asAtelierError(error);
+      status = ERROR_KINDS[failure.code].http;
+      if (failure.code === "INTERNAL") this.services.logger.error({ requestId: ctx.requestId, path: operation.id, err: failure.cause ?? failure }, "request failed");
+      throw failure;
+    } finally {
+      recordUsage(this.services, { apiKey, operation: operation.id, status, durationMs: performance.now() - started });
+    }
+  }
+
+  /** Gives the job's charge back when the server failed it (server/access/access.ts decides). */
+  private async refund(apiKey: ApiKeyRecord, failure: AtelierError, requestId: string): Promise<void> {
+    try {
+      await refund(this.services, apiKey, failure, () => undefined, requestId);
     } catch (error) {
       this.services.logger.warn({ err: error, keyId: apiKey.id }, "could not refund a failed job");
     }

@@ -7,7 +7,7 @@
 import { STATUS_CODES } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import type { Logger } from "../core/logger.js";
-import { appRouter } from "../server/router.js";
+import { OPERATIONS } from "../contract/operations.js";
 import { httpRequestDuration, httpRequests, httpRequestsInFlight, quotaRejections } from "./metrics.js";
 import { formatTraceparent, traceFromHeader, withTrace } from "./trace-context.js";
 
@@ -23,18 +23,12 @@ export interface Operation {
   transport: "rest" | "trpc" | "health" | "other";
 }
 
-/** REST path → procedure path, from the procedures' OpenAPI metadata; one label set per real operation. */
+/** REST path → operation id, from the list of operations; one label set per real operation. */
 function restOperations(apiPrefix: string): Map<string, string> {
-  const procedures = (appRouter as unknown as { _def: { procedures: Record<string, { _def: { meta?: { openapi?: { path: string } } } }> } })._def.procedures;
-  const map = new Map<string, string>();
-  for (const [name, procedure] of Object.entries(procedures)) {
-    const path = procedure._def.meta?.openapi?.path;
-    if (path) map.set(`${apiPrefix}${path}`, name);
-  }
-  return map;
+  return new Map(OPERATIONS.map((operation) => [`${apiPrefix}${operation.path}`, operation.id]));
 }
 
-const PROCEDURE_NAMES = new Set(Object.keys((appRouter as unknown as { _def: { procedures: object } })._def.procedures));
+const PROCEDURE_NAMES: ReadonlySet<string> = new Set(OPERATIONS.map((operation) => operation.id));
 
 /**
  * Classifies a request without letting client-chosen paths create new metric labels: every

@@ -1,21 +1,17 @@
 /**
- * The operations the playground offers, taken from the procedures themselves: the input schema the
- * API validates with and the REST path and summary of their OpenAPI metadata. Adding a procedure
- * here is all it takes for it to get a page.
+ * The operations the playground offers: every metered POST operation of the list
+ * (contract/operations.ts), with the input schema the API validates with, its REST path and summary.
+ * An operation added to the list gets a page with no change here.
  */
-import type { OpenApiMeta } from "trpc-to-openapi";
 import type { z } from "zod";
-import { backgroundRemoveInput, backgroundRemoveProcedure } from "../../server/procedures/background-remove.js";
-import { generateInput, generateProcedure } from "../../server/procedures/generate.js";
-import { promptImproveInput, promptImproveProcedure } from "../../server/procedures/prompt-improve.js";
-import { styleTransferInput, styleTransferProcedure } from "../../server/procedures/style-transfer.js";
-import { upscaleInput, upscaleProcedure } from "../../server/procedures/upscale.js";
+import { METERED_OPERATIONS } from "../../contract/operations.js";
+import type { ModelTask } from "../../models/catalog/catalog-types.js";
 
 export interface PlaygroundOperation {
-  /** The page's path segment: `/playground/<slug>`. */
+  /** The page's path segment: `/playground/<slug>`, the catalog task the operation runs. */
   slug: string;
   /** Catalog task whose models fill the `model` field's suggestions. */
-  task: "generate" | "upscale" | "style-transfer" | "background-remove" | "prompt-improve";
+  task: ModelTask;
   /** The REST path under `/api`, e.g. `/v1/tools/upscale`. */
   path: string;
   method: "POST";
@@ -26,19 +22,22 @@ export interface PlaygroundOperation {
   returnsImages: boolean;
 }
 
-function describe(procedure: { _def: { meta?: unknown } }): Pick<PlaygroundOperation, "path" | "method" | "summary" | "description"> {
-  const openapi = (procedure._def.meta as OpenApiMeta | undefined)?.openapi;
-  if (!openapi || openapi.method !== "POST") throw new Error("playground operations are POST procedures with OpenAPI metadata");
-  return { path: openapi.path, method: "POST", summary: openapi.summary ?? openapi.path, description: openapi.description ?? "" };
-}
-
-export const PLAYGROUND_OPERATIONS: readonly PlaygroundOperation[] = [
-  { slug: "upscale", task: "upscale", input: upscaleInput, returnsImages: true, ...describe(upscaleProcedure) },
-  { slug: "generate", task: "generate", input: generateInput, returnsImages: true, ...describe(generateProcedure) },
-  { slug: "style-transfer", task: "style-transfer", input: styleTransferInput, returnsImages: true, ...describe(styleTransferProcedure) },
-  { slug: "background-remove", task: "background-remove", input: backgroundRemoveInput, returnsImages: true, ...describe(backgroundRemoveProcedure) },
-  { slug: "prompt-improve", task: "prompt-improve", input: promptImproveInput, returnsImages: false, ...describe(promptImproveProcedure) },
-];
+export const PLAYGROUND_OPERATIONS: readonly PlaygroundOperation[] = METERED_OPERATIONS.flatMap((operation) =>
+  operation.method === "POST" && operation.modelTask !== undefined
+    ? [
+        {
+          slug: operation.modelTask,
+          task: operation.modelTask,
+          path: operation.path,
+          method: operation.method,
+          summary: operation.summary,
+          description: operation.description,
+          input: operation.input,
+          returnsImages: operation.returnsImages,
+        },
+      ]
+    : [],
+);
 
 export function playgroundOperation(slug: string): PlaygroundOperation | undefined {
   return PLAYGROUND_OPERATIONS.find((operation) => operation.slug === slug);

@@ -1,109 +1,57 @@
-import { z } from "zod";
-import { LIMITS } from "../../core/limits.js";
-import { boundedInteger, boundedNumber, boundedText, modelIdField, outputFormatField, requestBody } from "../../contract/field-schemas.js";
-import { imageEnvelope } from "../../contract/response-schemas.js";
-import { EXAMPLE_RESULT_URL } from "../../contract/example-images.js";
 import { envelope, toImageResult, toProtoFormat } from "./image-io.js";
-import { generationModelsText } from "../../contract/catalog-docs.js";
-import { meteredProcedure } from "./procedure-bases.js";
+import type { GenerateRequest } from "../../gen/atelier/generation/v1/generation_service.js";
+import { entriesForTask } from "../../models/catalog/model-catalog.js";
+import { assertValidRequest, GENERATION_SIZE_HINT, generationParams } from "../../models/requests/generation-request.js";
+import { namedGenerationModel } from "../../models/requests/generation-model-choice.js";
+import { assertOutputSize } from "../../core/image-limits.js";
+import type { RequestContext } from "../context.js";
+import type { OperationInput, OperationOutput } from "../../contract/operations.js";
 
-export const generateInput = requestBody({
-  prompt: boundedText("prompt", LIMITS.promptCharacters).meta({ description: `What to draw, ${LIMITS.promptCharacters.min} to ${LIMITS.promptCharacters.max} characters.`, example: "an owl" }),
-  width: boundedInteger("width", LIMITS.generationSide)
-    .optional()
-    .meta({ description: "Width in pixels. Default and limits come from the model record (`GET /api/v1/models`)." }),
-  height: boundedInteger("height", LIMITS.generationSide)
-    .optional()
-    .meta({ description: "Height in pixels. Default and limits come from the model record." }),
-  model: modelIdField(`Generation model id, one of the catalog's: ${generationModelsText()}. Default: the best installed generation model.`).optional(),
-  negativePrompt: boundedText("negativePrompt", LIMITS.negativePromptCharacters).optional().meta({ description: "What to avoid (beyond the spec)." }),
-  steps: boundedInteger("steps", LIMITS.steps).optional().meta({ description: "Denoising steps (beyond the spec). Default: the model's." }),
-  guidanceScale: boundedNumber("guidanceScale", LIMITS.guidanceScale).optional().meta({ description: "Classifier-free guidance scale (beyond the spec)." }),
-  seed: boundedInteger("seed", LIMITS.seed).optional().meta({ description: "Random seed (beyond the spec); the response reports the one used." }),
-  scheduler: z.string().max(LIMITS.schedulerCharacters.max).optional().meta({ description: "Scheduler name (beyond the spec), e.g. `euler`, `dpmpp-2m-karras`, `lcm`." }),
-  outputFormat: outputFormatField,
-});
+export type GenerateInput = OperationInput<"generate">;
 
-export const generateOutput = z.object({
-  ...imageEnvelope,
-  seed: z.int().meta({ description: "The seed used; the same seed and parameters give the same image." }),
-  steps: z.int().meta({ description: "Steps run." }),
-  interpretation: z.string().optional().meta({ description: "How the model read the prompt, when that is informative." }),
-});
+/** The worker's request; the wire's zero values stand for fields not given. */
+function generateRequest(input: GenerateInput): GenerateRequest {
+  return {
+    prompt: input.prompt,
+    width: input.width ?? 0,
+    height: input.height ?? 0,
+    model: input.model ?? "",
+    negativePrompt: input.negativePrompt ?? "",
+    steps: input.steps ?? 0,
+    guidanceScale: input.guidanceScale,
+    seed: input.seed,
+    scheduler: input.scheduler ?? "",
+    outputFormat: toProtoFormat(input.outputFormat),
+  };
+}
 
-export const generateProcedure = meteredProcedure
-  .meta({
-    openapi: {
-      method: "POST",
-      path: "/v1/generate",
-      protect: true,
-      tags: ["generation"],
-      summary: "Generate an image from a text prompt",
-      description:
-        "Only `prompt` is required; size and model default from the model catalog (the best installed model: a Stable Diffusion " +
-        "model when one is installed, else the `cvae-quickdraw` doodle model). Sizes outside the chosen model's limits answer 400 " +
-        "with the allowed range. The doodle model draws one of its 50 Quick, Draw! classes named in the prompt (plurals and common " +
-        "synonyms work; `interpretation` reports the class); a prompt naming none answers 400 listing them. The response always " +
-        "reports the seed; the same seed and parameters give the same image.",
-    },
-    examples: {
-      needs: ["cvae-quickdraw"],
-      success: {
-        summary: "Draw an owl with the default doodle model",
-        request: { prompt: "an owl", seed: 7 },
-        response: {
-          id: "req_3f9c2d7e",
-          created: 1795256153,
-          model: "cvae-quickdraw",
-          data: [{ url: EXAMPLE_RESULT_URL, mimeType: "image/png", width: 256, height: 256 }],
-          seed: 7,
-          steps: 1,
-          interpretation: "owl",
-        },
-      },
-      errors: {
-        MODEL_NOT_INSTALLED: {
-          summary: "A model this server has not installed (here LCM Dreamshaper)",
-          request: { prompt: "a lighthouse on a cliff at dusk", model: "lcm-dreamshaper-v7" },
-          message: "The model \"lcm-dreamshaper-v7\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull lcm-dreamshaper-v7`.",
-        },
-        OUTPUT_TOO_LARGE: {
-          summary: "On a server whose output limit (ATELIER_MAX_OUTPUT_PIXELS) is under 1 MP, a 1024x1024 drawing",
-          request: { prompt: "an owl", width: 1024, height: 1024 },
-          message: "The result would be 1024x1024 (1.0 MP), over this server's limit of 1.0 MP (ATELIER_MAX_OUTPUT_PIXELS). Ask for a smaller width and height.",
-        },
-        INVALID_INPUT: {
-          summary: "An empty prompt",
-          request: { prompt: "" },
-          message: "Invalid request: Expected prompt of 1 to 2000 characters but received 0",
-          issues: [{ path: "prompt", message: "Expected prompt of 1 to 2000 characters but received 0" }],
-        },
-      },
-    },
-  })
-  .input(generateInput)
-  .output(generateOutput)
-  .mutation(async ({ input, ctx }) => {
-    const result = await ctx.services.workers.generate(
-      {
-        prompt: input.prompt,
-        width: input.width ?? 0,
-        height: input.height ?? 0,
-        model: input.model ?? "",
-        negativePrompt: input.negativePrompt ?? "",
-        steps: input.steps ?? 0,
-        guidanceScale: input.guidanceScale,
-        seed: input.seed,
-        scheduler: input.scheduler ?? "",
-        outputFormat: toProtoFormat(input.outputFormat),
-      },
-      { signal: ctx.signal },
-    );
-    return {
-      ...envelope(ctx, result.model),
-      data: [await toImageResult(ctx, result.image)],
-      seed: result.seed,
-      steps: result.steps,
-      ...(result.interpretation ? { interpretation: result.interpretation } : {}),
-    };
-  });
+/**
+ * The worker's checks that need no installed model (workers/generation/), so a job is refused with
+ * the synchronous call's error before it is accepted: the fields' bounds, and for a named model, that
+ * the catalog knows it, that it takes the tuning fields given, the size within its bounds and the
+ * result within the output limit. With no model named, the default depends on what is installed, so
+ * only a width and height both given are checked against the output limit, which no model can pass.
+ */
+export async function precheckGenerate(input: GenerateInput, ctx: RequestContext): Promise<void> {
+  const request = generateRequest(input);
+  assertValidRequest(request);
+  const limits = ctx.services.config.images;
+  if (input.model === undefined) {
+    if (input.width !== undefined && input.height !== undefined) assertOutputSize(input.width, input.height, limits, GENERATION_SIZE_HINT);
+    return;
+  }
+  const entries = entriesForTask("generate");
+  const params = generationParams(request, namedGenerationModel(input.model, entries), entries);
+  assertOutputSize(params.width, params.height, limits, GENERATION_SIZE_HINT);
+}
+
+export async function generate(input: OperationInput<"generate">, ctx: RequestContext): Promise<OperationOutput<"generate">> {
+  const result = await ctx.services.workers.generate(generateRequest(input), { signal: ctx.signal });
+  return {
+    ...envelope(ctx, result.model),
+    data: [await toImageResult(ctx, result.image)],
+    seed: result.seed,
+    steps: result.steps,
+    ...(result.interpretation ? { interpretation: result.interpretation } : {}),
+  };
+}

@@ -1,110 +1,30 @@
-import { z } from "zod";
-import { LIMITS } from "../../core/limits.js";
 import { AtelierError } from "../../core/errors.js";
-import { boundedInteger, boundedText, requestBody } from "../../contract/field-schemas.js";
-import { operationEnvelope } from "../../contract/response-schemas.js";
+import type { RequestContext } from "../context.js";
 import { envelope } from "./image-io.js";
-import { meteredProcedure } from "./procedure-bases.js";
+import type { OperationInput, OperationOutput } from "../../contract/operations.js";
 
-export const promptImproveInput = requestBody({
-  prompt: boundedText("prompt", LIMITS.promptCharacters).meta({ description: `The idea to improve, ${LIMITS.promptCharacters.min} to ${LIMITS.promptCharacters.max} characters.`, example: "a cat on a roof" }),
-  style: boundedText("style", LIMITS.presetCharacters).optional().meta({ description: "A style preset id (see the prompt engine's record in `GET /api/v1/models`) or free text." }),
-  mood: boundedText("mood", LIMITS.presetCharacters).optional().meta({ description: "A mood preset id or free text." }),
-  seed: boundedInteger("seed", LIMITS.seed).optional().meta({ description: "Seed for reproducible variation (beyond the spec)." }),
-  variants: boundedInteger("variants", LIMITS.promptVariants).default(1).meta({ description: `Alternatives to return, ${LIMITS.promptVariants.min} to ${LIMITS.promptVariants.max} (beyond the spec).` }),
-});
-
-const variantSchema = z.object({
-  prompt: z.string(),
-  negativePrompt: z.string(),
-  subject: z.string(),
-  styleTerms: z.array(z.string()),
-  moodTerms: z.array(z.string()),
-  detailTerms: z.array(z.string()),
-});
-
-export const promptImproveOutput = z.object({
-  ...operationEnvelope,
-  prompt: z.string().meta({ description: "The improved prompt." }),
-  negativePrompt: z.string().meta({ description: "What to avoid, for models that take a negative prompt." }),
-  original: z.string().meta({ description: "The prompt as sent." }),
-  style: z.string().meta({ description: "The style as understood (preset id or the text sent); empty when none." }),
-  mood: z.string().meta({ description: "The mood as understood; empty when none." }),
-  seed: z.int().meta({ description: "The seed used." }),
-  variants: z.array(variantSchema).meta({ description: "Every variant, the first being `prompt` itself, with the pieces each was built from." }),
-});
-
-export const promptImproveProcedure = meteredProcedure
-  .meta({
-    openapi: {
-      method: "POST",
-      path: "/v1/prompt/improve",
-      protect: true,
-      tags: ["prompt"],
-      summary: "Improve a prompt",
-      description: "Turns a short idea into a detailed prompt that image models render well.",
-    },
-    examples: {
-      needs: [],
-      success: {
-        summary: "Improve a short idea with a style and a mood preset",
-        request: { prompt: "a lighthouse at night", style: "cinematic", mood: "mysterious", seed: 3 },
-        response: {
-          id: "req_3f9c2d7e",
-          created: 1795256153,
-          model: "prompt-builtin",
-          prompt: "a lighthouse at night, cinematic lighting, film still, mysterious atmosphere, fog, highly detailed",
-          negativePrompt: "blurry, low quality, watermark, text",
-          original: "a lighthouse at night",
-          style: "cinematic",
-          mood: "mysterious",
-          seed: 3,
-          variants: [
-            {
-              prompt: "a lighthouse at night, cinematic lighting, film still, mysterious atmosphere, fog, highly detailed",
-              negativePrompt: "blurry, low quality, watermark, text",
-              subject: "a lighthouse at night",
-              styleTerms: ["cinematic lighting", "film still"],
-              moodTerms: ["mysterious atmosphere", "fog"],
-              detailTerms: ["highly detailed"],
-            },
-          ],
-        },
-      },
-      errors: {
-        INVALID_INPUT: {
-          summary: "Too many variants",
-          request: { prompt: "a lighthouse at night", variants: 9 },
-          message: "Invalid request: Expected integer between 1 and 4 for variants but received 9",
-          issues: [{ path: "variants", message: "Expected integer between 1 and 4 for variants but received 9" }],
-        },
-      },
-    },
-  })
-  .input(promptImproveInput)
-  .output(promptImproveOutput)
-  .mutation(async ({ input, ctx }) => {
-    const result = await ctx.services.workers.improvePrompt(
-      { prompt: input.prompt, style: input.style ?? "", mood: input.mood ?? "", seed: input.seed, variants: input.variants, maxTokens: 0 },
-      { signal: ctx.signal },
-    );
-    const [first] = result.variants;
-    if (!first) throw new AtelierError("INTERNAL", "The prompt engine returned no prompt.");
-    return {
-      ...envelope(ctx, result.model),
-      prompt: first.prompt,
-      negativePrompt: first.negativePrompt,
-      original: input.prompt,
-      style: input.style ?? "",
-      mood: input.mood ?? "",
-      seed: result.seed,
-      variants: result.variants.map((variant) => ({
-        prompt: variant.prompt,
-        negativePrompt: variant.negativePrompt,
-        subject: variant.subject,
-        styleTerms: variant.styleTerms,
-        moodTerms: variant.moodTerms,
-        detailTerms: variant.detailTerms,
-      })),
-    };
-  });
+export async function improvePrompt(input: OperationInput<"prompt.improve">, ctx: RequestContext): Promise<OperationOutput<"prompt.improve">> {
+  const result = await ctx.services.workers.improvePrompt(
+    { prompt: input.prompt, style: input.style ?? "", mood: input.mood ?? "", seed: input.seed, variants: input.variants, maxTokens: 0 },
+    { signal: ctx.signal },
+  );
+  const [first] = result.variants;
+  if (!first) throw new AtelierError("INTERNAL", "The prompt engine returned no prompt.");
+  return {
+    ...envelope(ctx, result.model),
+    prompt: first.prompt,
+    negativePrompt: first.negativePrompt,
+    original: input.prompt,
+    style: input.style ?? "",
+    mood: input.mood ?? "",
+    seed: result.seed,
+    variants: result.variants.map((variant) => ({
+      prompt: variant.prompt,
+      negativePrompt: variant.negativePrompt,
+      subject: variant.subject,
+      styleTerms: variant.styleTerms,
+      moodTerms: variant.moodTerms,
+      detailTerms: variant.detailTerms,
+    })),
+  };
+}

@@ -1,101 +1,40 @@
-import { z } from "zod";
-import { LIMITS } from "../../core/limits.js";
-import { boundedNumber, flag, imageUrlField, outputFormatField, requestBody } from "../../contract/field-schemas.js";
-import { imageEnvelope } from "../../contract/response-schemas.js";
-import { EXAMPLE_IMAGE, EXAMPLE_NOT_AN_IMAGE, EXAMPLE_RESULT_URL, EXAMPLE_OVER_INPUT_LIMIT, EXAMPLE_OVER_OUTPUT_LIMIT } from "../../contract/example-images.js";
 import { envelope, loadSourceImage, toImageResult, toProtoFormat } from "./image-io.js";
-import { styleIds } from "../../contract/catalog-docs.js";
-import { meteredProcedure } from "./procedure-bases.js";
+import { ModelTask } from "../../gen/atelier/catalog/v1/catalog_service.js";
+import { styleEntry, unknownStyleError } from "../../models/requests/style-request.js";
+import { assertOutputSize, SMALLER_IMAGE_HINT } from "../../core/image-limits.js";
+import type { RequestContext } from "../context.js";
+import { inlineImageSize } from "./inline-image.js";
+import type { OperationInput, OperationOutput } from "../../contract/operations.js";
 
-export const styleTransferInput = requestBody({
-  imageUrl: imageUrlField,
-  style: z
-    .string({ error: "Expected a style id (see GET /api/v1/models) for style" })
-    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, { error: "Expected a style id (lower-case letters, digits, hyphens; see GET /api/v1/models) for style" })
-    .meta({
-      description:
-        `Style id: one of the \`style-transfer\` records of \`GET /api/v1/models\` (${styleIds().map((id) => `\`${id}\``).join(", ")}). ` +
-        "An unknown id answers 400 listing them; a style not installed, or disabled for its non-commercial licence (ATELIER_DISABLE_NON_COMMERCIAL), answers 503.",
-      example: "udnie",
-    }),
-  strength: boundedNumber("strength", LIMITS.styleStrength)
-    .default(1)
-    .meta({ description: "How much of the painting shows over the original, 0 (the original unchanged) to 1 (full style), mixed per pixel at full resolution (beyond the spec; default 1)." }),
-  preserveColors: flag("preserveColors")
-    .default(false)
-    .meta({
-      description:
-        "Keep the original colours and transfer only texture and shading: the result takes its chroma (YCbCr Cb and Cr) from the original and its luma from the painting, matched to the original's mean brightness and contrast (beyond the spec; default false).",
-    }),
-  outputFormat: outputFormatField,
-});
+export type StyleTransferInput = OperationInput<"tools.styleTransfer">;
 
-export const styleTransferOutput = z.object({
-  ...imageEnvelope,
-  style: z.string().meta({ description: "The style applied." }),
-});
+/**
+ * The worker's checks that need no work (models/requests/style-request.ts, style-service.ts), so a job
+ * is refused with the synchronous call's error before it is accepted: a style the catalog does not
+ * know, and for an image sent as a data URL, the image itself (format, bytes, pixels) and the
+ * result's size. Whether a known style is installed is the job's to find out.
+ */
+export async function precheckStyleTransfer(input: StyleTransferInput, ctx: RequestContext): Promise<void> {
+  if (!styleEntry(input.style)) {
+    // The refusal names the styles usable here, which only the workers' catalog knows.
+    const { models } = await ctx.services.workers.listModels({ task: ModelTask.MODEL_TASK_STYLE_TRANSFER }, { signal: ctx.signal });
+    throw unknownStyleError(input.style, models.filter((model) => model.installed && !model.disabled).map((model) => model.id));
+  }
+  const size = await inlineImageSize(ctx, input.imageUrl);
+  if (size) assertOutputSize(size.width, size.height, ctx.services.config.images, SMALLER_IMAGE_HINT);
+}
 
-export const styleTransferProcedure = meteredProcedure
-  .meta({
-    openapi: {
-      method: "POST",
-      path: "/v1/tools/style-transfer",
-      protect: true,
-      tags: ["tools"],
-      summary: "Apply an artistic style to an image",
-      description:
-        "Repaints the image at `imageUrl` in `style` and returns it at the source's size. The networks paint strokes of a fixed size in pixels, so the style is applied at a working resolution " +
-        "(longest side ATELIER_STYLE_WORKING_SIZE, default 1024 px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.",
+export async function styleTransfer(input: OperationInput<"tools.styleTransfer">, ctx: RequestContext): Promise<OperationOutput<"tools.styleTransfer">> {
+  const image = await loadSourceImage(ctx, input.imageUrl);
+  const result = await ctx.services.workers.styleTransfer(
+    {
+      image,
+      style: input.style,
+      strength: input.strength,
+      preserveColors: input.preserveColors,
+      outputFormat: toProtoFormat(input.outputFormat),
     },
-    examples: {
-      needs: ["mathura"],
-      success: {
-        summary: "Repaint a 16x16 PNG in the Mathura style at 80%",
-        request: { imageUrl: EXAMPLE_IMAGE, style: "mathura", strength: 0.8 },
-        response: {
-          id: "req_3f9c2d7e",
-          created: 1795256153,
-          model: "mathura",
-          data: [{ url: EXAMPLE_RESULT_URL, mimeType: "image/png", width: 16, height: 16 }],
-          style: "mathura",
-        },
-      },
-      errors: {
-        INVALID_INPUT: {
-          summary: "A style that does not exist",
-          request: { imageUrl: EXAMPLE_IMAGE, style: "picasso" },
-          message: "Unknown style \"picasso\". Available styles: la-muse, mathura, … (see GET /api/v1/models).",
-          issues: [{ path: "style", message: "Expected one of la-muse, mathura, … but received \"picasso\"." }],
-        },
-        MODEL_NOT_INSTALLED: {
-          summary: "A style this server has not installed (here candy-lite)",
-          request: { imageUrl: EXAMPLE_IMAGE, style: "candy-lite" },
-          message: "The model \"candy-lite\" is not installed on this server (files missing). An operator installs it with `npm run models -- pull candy-lite`. Usable style-transfer styles on this server: mathura.",
-        },
-        INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", style: "mathura" } },
-        SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png", style: "mathura" } },
-        IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, style: "mathura" } },
-        OUTPUT_TOO_LARGE: {
-          summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",
-          request: { imageUrl: EXAMPLE_OVER_OUTPUT_LIMIT, style: "mathura" },
-        },
-        IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE, style: "mathura" } },
-      },
-    },
-  })
-  .input(styleTransferInput)
-  .output(styleTransferOutput)
-  .mutation(async ({ input, ctx }) => {
-    const image = await loadSourceImage(ctx, input.imageUrl);
-    const result = await ctx.services.workers.styleTransfer(
-      {
-        image,
-        style: input.style,
-        strength: input.strength,
-        preserveColors: input.preserveColors,
-        outputFormat: toProtoFormat(input.outputFormat),
-      },
-      { signal: ctx.signal },
-    );
-    return { ...envelope(ctx, result.model), data: [await toImageResult(ctx, result.image)], style: result.style };
-  });
+    { signal: ctx.signal },
+  );
+  return { ...envelope(ctx, result.model), data: [await toImageResult(ctx, result.image)], style: result.style };
+}

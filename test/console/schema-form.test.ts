@@ -3,7 +3,7 @@ import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { PLAYGROUND_OPERATIONS, playgroundOperation } from "../../console/playground/playground-operations.js";
 import { fieldLabel, formFields } from "../../console/playground/schema-form.js";
-import { appRouter } from "../../server/router.js";
+import { OPERATIONS } from "../../contract/operations.js";
 
 describe("schema forms", () => {
   it("turns the upscale schema into an image field, a bounded integer, a model text field, a quality and a format choice", () => {
@@ -41,11 +41,8 @@ describe("schema forms", () => {
     ]);
   });
 
-  it("offers every metered REST operation of the router", () => {
-    const restPaths = Object.values(appRouter._def.procedures)
-      .map((procedure) => (procedure as { _def: { meta?: { openapi?: { path: string; method: string; protect?: boolean } } } })._def.meta?.openapi)
-      .filter((openapi) => openapi?.method === "POST" && openapi.protect)
-      .map((openapi) => openapi!.path);
+  it("offers every metered REST operation of the list", () => {
+    const restPaths = OPERATIONS.filter((operation) => operation.method === "POST" && "metered" in operation).map((operation) => operation.path as string);
     expect(PLAYGROUND_OPERATIONS.map((operation) => operation.path).sort()).toEqual(restPaths.sort());
   });
 });
