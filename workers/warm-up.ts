@@ -30,6 +30,13 @@ const MiB = 1024 * 1024;
 /** Side of the warm-up image: small, so a warm-up call is one short run (a fixed-size network runs at its own size all the same). */
 const WARM_UP_SIDE = 64;
 
+/**
+ * Side of the background warm-up image: background removal's steps around the network (refining the
+ * matte at the working size, composing) run at the image's size, so a tiny image would leave them
+ * cold; the networks run at their fixed size whatever it is.
+ */
+const BACKGROUND_WARM_UP_SIDE = 512;
+
 /** The upscale factors warmed: the two the API's clients use most, each its own graph. */
 const WARMED_SCALES = [2, 4] as const;
 
@@ -81,11 +88,10 @@ export class WarmUp {
   }
 
   private async warmAll(): Promise<void> {
-    const image = await sharp({ create: { width: WARM_UP_SIDE, height: WARM_UP_SIDE, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 30 } } })
-      .png()
-      .toBuffer();
+    const noise = (side: number) =>
+      sharp({ create: { width: side, height: side, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 30 } } }).png().toBuffer();
     const signal = this.controller.signal;
-    for (const task of this.tasks(image)) {
+    for (const task of this.tasks(await noise(WARM_UP_SIDE), await noise(BACKGROUND_WARM_UP_SIDE))) {
       if (signal.aborted) return;
       const label = task.operation;
       let chosen: ReturnType<WarmUpTask["model"]>;
@@ -119,7 +125,7 @@ export class WarmUp {
     }
   }
 
-  private tasks(image: Buffer): WarmUpTask[] {
+  private tasks(image: Buffer, backgroundImage: Buffer): WarmUpTask[] {
     const { context } = this;
     const picture = { data: image, mimeType: "image/png" };
     const size = { width: WARM_UP_SIDE, height: WARM_UP_SIDE };
@@ -129,7 +135,10 @@ export class WarmUp {
         const { entry, spec } = chooseModel("", context.models);
         return { entry, workingBytes: spec.workingMiB * MiB };
       },
-      call: (signal) => removeBackground(RemoveBackgroundRequest.fromPartial({ image: picture, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }), context, signal),
+      // Noise has no person in it: where the picture decides between a people model and a general one,
+      // both run, so both are warm.
+      call: (signal) =>
+        removeBackground(RemoveBackgroundRequest.fromPartial({ image: { data: backgroundImage, mimeType: "image/png" }, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }), context, signal),
     };
     const upscales = WARMED_SCALES.map(
       (scale): WarmUpTask => ({
