@@ -8,6 +8,7 @@
  * everywhere. Its handler is the only other thing to write (server/procedures/).
  */
 import type { z } from "zod";
+import { defaultOf } from "../core/config.js";
 import type { ModelTask } from "../models/catalog/catalog-types.js";
 import type { OperationExamples } from "./operation-examples.js";
 import { backgroundRemoveExamples, backgroundRemoveInput, backgroundRemoveOutput } from "./schemas/background-remove.js";
@@ -94,7 +95,7 @@ export const OPERATIONS = [
     summary: "Apply an artistic style to an image",
     description:
       "Repaints the image at `imageUrl` in `style` and returns it at the source's size. The networks paint strokes of a fixed size in pixels, so the style is applied at a working resolution " +
-      "(longest side ATELIER_STYLE_WORKING_SIZE, default 1024 px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.",
+      `(longest side ATELIER_STYLE_WORKING_SIZE, default ${defaultOf("ATELIER_STYLE_WORKING_SIZE")} px; smaller images at their own size) and the painting is resized back with Lanczos3. Transparency is kept exactly; grey images come back in colour.`,
     input: styleTransferInput,
     output: styleTransferOutput,
     examples: styleTransferExamples,

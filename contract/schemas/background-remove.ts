@@ -1,5 +1,6 @@
 /** The request and answer of `POST /v1/tools/background-remove`, and its documented examples. */
 import { z } from "zod";
+import { defaultOf } from "../../core/config.js";
 import { LIMITS } from "../../core/limits.js";
 import { replacementText } from "../parse-replacement.js";
 import { flag, imageUrlField, modelIdField, outputFormatField, requestBody } from "../field-schemas.js";
@@ -59,9 +60,9 @@ export const backgroundRemoveExamples: OperationExamples = {
     },
     INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", model: "portrait-selfie" } },
     SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png", model: "portrait-selfie" } },
-    IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, model: "portrait-selfie" } },
+    IMAGE_TOO_LARGE: { summary: `A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, ${defaultOf("ATELIER_MAX_INPUT_PIXELS")} by default)`, request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, model: "portrait-selfie" } },
     OUTPUT_TOO_LARGE: {
-      summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",
+      summary: `A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, ${defaultOf("ATELIER_MAX_OUTPUT_PIXELS")} by default)`,
       request: { imageUrl: EXAMPLE_OVER_OUTPUT_LIMIT, model: "portrait-selfie" },
     },
     IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE, model: "portrait-selfie" } },

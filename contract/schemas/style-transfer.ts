@@ -1,5 +1,6 @@
 /** The request and answer of `POST /v1/tools/style-transfer`, and its documented examples. */
 import { z } from "zod";
+import { defaultOf } from "../../core/config.js";
 import { LIMITS } from "../../core/limits.js";
 import { boundedNumber, flag, imageUrlField, outputFormatField, requestBody } from "../field-schemas.js";
 import { imageEnvelope } from "../response-schemas.js";
@@ -62,9 +63,9 @@ export const styleTransferExamples: OperationExamples = {
     },
     INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png", style: "mathura" } },
     SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png", style: "mathura" } },
-    IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, style: "mathura" } },
+    IMAGE_TOO_LARGE: { summary: `A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, ${defaultOf("ATELIER_MAX_INPUT_PIXELS")} by default)`, request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT, style: "mathura" } },
     OUTPUT_TOO_LARGE: {
-      summary: "A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, 16.8 MP by default)",
+      summary: `A 20 MP image, over the output pixel limit (ATELIER_MAX_OUTPUT_PIXELS, ${defaultOf("ATELIER_MAX_OUTPUT_PIXELS")} by default)`,
       request: { imageUrl: EXAMPLE_OVER_OUTPUT_LIMIT, style: "mathura" },
     },
     IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE, style: "mathura" } },

@@ -1,5 +1,6 @@
 /** The request and answer of `POST /v1/tools/upscale`, and its documented examples. */
 import { z } from "zod";
+import { defaultOf } from "../../core/config.js";
 import { LIMITS } from "../../core/limits.js";
 import { UPSCALE_QUALITIES } from "../../core/upscale-quality.js";
 import { boundedInteger, imageUrlField, modelIdField, oneOf, outputFormatField, requestBody } from "../field-schemas.js";
@@ -12,7 +13,7 @@ export const upscaleInput = requestBody({
   imageUrl: imageUrlField,
   scale: boundedInteger("scale", LIMITS.upscaleScale)
     .default(2)
-    .meta({ description: `Enlargement factor for both sides, ${LIMITS.upscaleScale.min} to ${LIMITS.upscaleScale.max} (default 2). The output must stay within the server's pixel limit (16.8 MP by default).` }),
+    .meta({ description: `Enlargement factor for both sides, ${LIMITS.upscaleScale.min} to ${LIMITS.upscaleScale.max} (default 2). The output must stay within the server's pixel limit (${defaultOf("ATELIER_MAX_OUTPUT_PIXELS")} by default).` }),
   model: modelIdField(
     `Upscale model id (beyond the spec), one of the catalog's: ${upscaleModelsText()}. ` +
       "Default: the best installed model for the scale and image (`lanczos` when no network is installed, and for images under 32 px on a side); " +
@@ -25,7 +26,7 @@ export const upscaleInput = requestBody({
       description:
         "How much time to spend for how much fidelity when `model` is omitted (beyond the spec; not allowed together with `model`). " +
         "`fast`: the fast default network, run once. `balanced` (default): a stronger, slower way (LSDIR as a self-ensemble of eight orientations at x2, ESRGAN thick at x4) " +
-        "when its predicted time fits the server's time budget (ATELIER_UPSCALE_TIME_BUDGET_MS, 10 s by default), else `fast`. " +
+        `when its predicted time fits the server's time budget (ATELIER_UPSCALE_TIME_BUDGET_MS, ${defaultOf("ATELIER_UPSCALE_TIME_BUDGET_MS")} by default), else \`fast\`. ` +
         "`max`: the way with the highest measured fidelity for the scale, LSDIR as a self-ensemble of eight at x2 and x4 (about 8 times LSDIR's time), whatever the budget; " +
         "other scales get the `balanced` choice. `max` answers 400 when its predicted time would not finish within the worker deadline " +
         "(with the defaults about 3.5 MP of output at x2, 14 MP at x4) and 503 when LSDIR is not installed. `steps` in the response says what ran.",
@@ -70,7 +71,7 @@ export const upscaleExamples: OperationExamples = {
     },
     INVALID_IMAGE_URL: { summary: "An address the server refuses to fetch (loopback)", request: { imageUrl: "http://127.0.0.1/photo.png" } },
     SOURCE_FETCH_FAILED: { summary: "A host that does not exist", request: { imageUrl: "https://no-such-host.example/photo.png" } },
-    IMAGE_TOO_LARGE: { summary: "A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, 50 MP by default)", request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT } },
+    IMAGE_TOO_LARGE: { summary: `A 56 MP image, over the input pixel limit (ATELIER_MAX_INPUT_PIXELS, ${defaultOf("ATELIER_MAX_INPUT_PIXELS")} by default)`, request: { imageUrl: EXAMPLE_OVER_INPUT_LIMIT } },
     IMAGE_UNDECODABLE: { summary: "Bytes that are not an image", request: { imageUrl: EXAMPLE_NOT_AN_IMAGE } },
     MODEL_NOT_INSTALLED: {
       summary: "A model this server has not installed (here LSDIR compact)",
