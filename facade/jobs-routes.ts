@@ -3,7 +3,9 @@
  * - {@link jobSubmissions} sees every POST operation after its body is parsed: with
  *   `Prefer: respond-async` or `wait=N`, an `Idempotency-Key` or a `webhookUrl` the request becomes a
  *   job; with `Accept: image/*` an image operation answers raw bytes; anything else passes through
- *   untouched to the synchronous path.
+ *   untouched to the synchronous path. What becomes of a job request (its key, webhook, checks,
+ *   idempotency, charge and how long to wait) is the job service's (jobs/job-service.ts `accept`);
+ *   this module reads the headers and writes the answer.
  * - {@link jobRoutes}: `GET /v1/jobs`, `GET|DELETE /v1/jobs/{id}`, `GET /v1/jobs/{id}/result` and
  *   `GET /v1/jobs/{id}/events` (Server-Sent Events).
  */
@@ -13,19 +15,17 @@ import { AtelierError, asAtelierError } from "../core/errors.js";
 import { httpHeadersOf } from "../server/http-error-meta.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import type { OutputFormatName } from "../contract/field-schemas.js";
-import { invalidInput } from "../server/trpc-errors.js";
-import { IDEMPOTENCY_WINDOW_MS, idempotencyKeyOf, requestFingerprint } from "../jobs/idempotency.js";
-import { charge, identify } from "../jobs/job-access.js";
+import { idempotencyKeyOf } from "../jobs/idempotency.js";
+import { identify } from "../jobs/job-access.js";
+import { parseOrThrow } from "../jobs/job-submission.js";
 import { JOB_OPERATIONS, type JobOperation } from "../jobs/job-operations.js";
 import { isFinished, JOB_STATUSES, publicJob, type JobRecord } from "../jobs/job-record.js";
-import { newJobId, type JobService } from "../jobs/job-service.js";
-import { keepRequestImages } from "../jobs/job-images.js";
+import type { JobService } from "../jobs/job-service.js";
 import type { JobEvent } from "../jobs/job-store.js";
 import { jsonPieces, writePieces } from "../jobs/json-pieces.js";
 import { OpenStreams, type StreamKind } from "../jobs/open-streams.js";
 import { parsePrefer, type Preferences } from "../jobs/prefer-header.js";
 import { negotiateRawFormat } from "../jobs/raw-image.js";
-import { assertTargetAllowed } from "../jobs/webhooks/webhook-request.js";
 import { sendError } from "./error-responses.js";
 import { NO_STORE } from "./no-store.js";
 import { answerRawImages, sendImage, sendJson } from "./result-responses.js";
@@ -50,19 +50,6 @@ function fail(res: Response, services: AtelierServices, error: unknown): void {
   }
   sendError(res, failure);
 }
-
-function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw invalidInput(parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message })));
-}
-
-const webhookUrlField = z
-  .string({ error: "Expected an http(s) URL for webhookUrl" })
-  .max(2048, { error: "Expected webhookUrl of at most 2048 characters" })
-  .refine((value) => /^https?:$/.test(URL.parse(value)?.protocol ?? ""), { error: "Expected an http:// or https:// URL for webhookUrl" });
-
-const webhookField = z.object({ webhookUrl: webhookUrlField });
 
 const resultGone = (job: JobRecord) => new AtelierError("RESULT_GONE", `The result of job ${job.id} was deleted after the retention period (ATELIER_JOB_RESULT_RETENTION_HOURS).`);
 
@@ -130,67 +117,8 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
     }
 
     const ctx = contextFor(services, req, res);
-    const apiKey = await identify(ctx, operation.id);
-    const { webhookUrl, ...input } = body;
-    const webhook = hasWebhook ? parseOrThrow(webhookField, { webhookUrl }).webhookUrl : null;
-    if (webhook !== null) {
-      try {
-        assertTargetAllowed(new URL(webhook), jobs.addressPolicy);
-      } catch (error) {
-        const message = `webhookUrl: ${(error as Error).message}`;
-        throw new AtelierError("INVALID_INPUT", `Invalid request: ${message}`, { issues: [{ path: "webhookUrl", message }] });
-      }
-    }
-    // What can be checked before any work is, so a job that cannot succeed is never accepted (nor charged).
-    await operation.precheck?.(parseOrThrow(operation.input, input), ctx);
-    // Without Prefer the client waits as for the synchronous call (the worker deadline); a webhook
-    // alone means it does not wait at all.
-    const waitMs =
-      preferences.waitSeconds !== undefined
-        ? Math.min(preferences.waitSeconds, services.config.jobs.maxWaitSeconds) * 1000
-        : preferences.respondAsync || (hasWebhook && idempotencyKey === undefined)
-          ? 0
-          : services.config.workers.deadlineMs + 5_000;
-    const answerAsync = preferences.respondAsync || preferences.waitSeconds !== undefined || waitMs === 0;
-    const effective: Preferences = answerAsync && !preferences.respondAsync && preferences.waitSeconds === undefined ? { ...preferences, respondAsync: true } : preferences;
-
-    const id = newJobId();
-    const bytesOf = (text: string) => ctx.bodyStringBytes?.(text);
-    if (idempotencyKey !== undefined) {
-      const fingerprint = await requestFingerprint(operation.restPath, body, bytesOf);
-      const now = Date.now();
-      const bound = await jobs.store.bindIdempotencyKey({ apiKeyId: apiKey.id, key: idempotencyKey, fingerprint, jobId: id, createdAtMs: now });
-      if (!bound) {
-        const entry = await jobs.store.idempotencyEntry(apiKey.id, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
-        if (!entry) throw new AtelierError("JOB_CONFLICT", "A request with this Idempotency-Key is being submitted; retry in a moment.", { retryAfterSeconds: 1 });
-        if (entry.fingerprint !== fingerprint) {
-          throw new AtelierError(
-            "IDEMPOTENCY_MISMATCH",
-            `Idempotency-Key ${JSON.stringify(idempotencyKey)} was already used with a different request in the last 24 hours; use a new key for a new request.`,
-          );
-        }
-        const original = await jobs.store.get(entry.jobId);
-        if (!original) throw new AtelierError("JOB_CONFLICT", "A request with this Idempotency-Key is being submitted; retry in a moment.", { retryAfterSeconds: 1 });
-        res.setHeader("Idempotent-Replayed", "true");
-        if (!answerAsync && !isFinished(original.status)) {
-          throw new AtelierError("JOB_CONFLICT", `The request with Idempotency-Key ${JSON.stringify(idempotencyKey)} is still in progress (job ${original.id}); retry when it has finished.`, {
-            retryAfterSeconds: 1,
-          });
-        }
-        return answerJob(res, jobs, original, effective, waitMs, rawFormat, ctx.signal);
-      }
-    }
-    let job: JobRecord;
-    try {
-      await charge(ctx, apiKey);
-      // The request's data URLs are stored as the bytes they came in, never read as strings.
-      const kept = keepRequestImages(input, bytesOf);
-      job = await jobs.submit({ apiKeyId: apiKey.id, operation: operation.restPath, input: kept.input, images: kept.images, requestId: ctx.requestId, webhookUrl: webhook }, id);
-    } catch (error) {
-      if (idempotencyKey !== undefined) await jobs.store.releaseIdempotencyKey(apiKey.id, idempotencyKey, id);
-      throw error;
-    }
-    return answerJob(res, jobs, job, effective, waitMs, rawFormat, ctx.signal);
+    const { job, waitMs, preferences: applied } = await jobs.accept({ operation, body, preferences, idempotencyKey, ctx });
+    return answerJob(res, jobs, job, applied, waitMs, rawFormat, ctx.signal);
   };
 
   return (req, res, next) => {

@@ -4,9 +4,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { AtelierError, toPublicError } from "../core/errors.js";
-import type { AtelierServices } from "../server/context.js";
+import type { AtelierServices, RequestContext } from "../server/context.js";
 import type { AddressPolicy } from "../server/image-source/address-policy.js";
+import { identify, charge } from "./job-access.js";
 import type { JobEventHub } from "./job-events.js";
+import { keepRequestImages } from "./job-images.js";
+import type { JobOperation } from "./job-operations.js";
+import { parseOrThrow, waitPolicy, webhookTarget } from "./job-submission.js";
+import { IDEMPOTENCY_WINDOW_MS, requestFingerprint } from "./idempotency.js";
+import type { Preferences } from "./prefer-header.js";
 import { imageStreamsOf } from "./job-image-reads.js";
 import type { ImagesToStore } from "./job-images.js";
 import { isFinished, publicJob, type JobRecord, type JobStatus, type PublicJob } from "./job-record.js";
@@ -27,6 +33,24 @@ export interface Submission {
   webhookUrl: string | null;
 }
 
+/** A POST operation's request that is to become a job, as the HTTP edge read it. */
+export interface JobRequest {
+  operation: JobOperation;
+  /** The parsed body, `webhookUrl` included. */
+  body: Record<string, unknown>;
+  preferences: Preferences;
+  idempotencyKey: string | undefined;
+  ctx: RequestContext;
+}
+
+/** A request accepted as a job (or found again by its idempotency key), and how long to wait for it. */
+export interface AcceptedJob {
+  job: JobRecord;
+  waitMs: number;
+  /** The preferences as applied (`Preference-Applied`). */
+  preferences: Preferences;
+}
+
 /** Seconds a client is told to wait before retrying a refused submission. */
 const FULL_RETRY_AFTER_SECONDS = 5;
 
@@ -43,6 +67,58 @@ export class JobService {
     /** The image fetcher's address policy, which webhook targets obey too. */
     readonly addressPolicy: AddressPolicy,
   ) {}
+
+  /**
+   * Makes a POST operation's request a job: the caller's key (scoped to the operation), the
+   * webhook target, the checks the operation can make before any work (so a job that cannot
+   * succeed is never accepted nor charged), the idempotency key (a repeat with the same body is
+   * answered with the first job, marked `Idempotent-Replayed`), then one charge to the quota and the
+   * job stored with its images as bytes.
+   */
+  async accept({ operation, body, preferences, idempotencyKey, ctx }: JobRequest): Promise<AcceptedJob> {
+    const apiKey = await identify(ctx, operation.id);
+    const { webhookUrl: _webhookUrl, ...input } = body;
+    const webhook = webhookTarget(body, this.addressPolicy);
+    await operation.precheck?.(parseOrThrow(operation.input, input), ctx);
+    const wait = waitPolicy(preferences, webhook !== null, idempotencyKey !== undefined, this.services.config);
+    const accepted = (job: JobRecord): AcceptedJob => ({ job, waitMs: wait.waitMs, preferences: wait.preferences });
+
+    const id = newJobId();
+    const bytesOf = (text: string) => ctx.bodyStringBytes?.(text);
+    if (idempotencyKey !== undefined) {
+      const fingerprint = await requestFingerprint(operation.restPath, body, bytesOf);
+      const now = Date.now();
+      const bound = await this.store.bindIdempotencyKey({ apiKeyId: apiKey.id, key: idempotencyKey, fingerprint, jobId: id, createdAtMs: now });
+      if (!bound) {
+        const entry = await this.store.idempotencyEntry(apiKey.id, idempotencyKey, now - IDEMPOTENCY_WINDOW_MS);
+        if (!entry) throw new AtelierError("JOB_CONFLICT", "A request with this Idempotency-Key is being submitted; retry in a moment.", { retryAfterSeconds: 1 });
+        if (entry.fingerprint !== fingerprint) {
+          throw new AtelierError(
+            "IDEMPOTENCY_MISMATCH",
+            `Idempotency-Key ${JSON.stringify(idempotencyKey)} was already used with a different request in the last 24 hours; use a new key for a new request.`,
+          );
+        }
+        const original = await this.store.get(entry.jobId);
+        if (!original) throw new AtelierError("JOB_CONFLICT", "A request with this Idempotency-Key is being submitted; retry in a moment.", { retryAfterSeconds: 1 });
+        ctx.setHeader("Idempotent-Replayed", "true");
+        if (!wait.answerAsync && !isFinished(original.status)) {
+          throw new AtelierError("JOB_CONFLICT", `The request with Idempotency-Key ${JSON.stringify(idempotencyKey)} is still in progress (job ${original.id}); retry when it has finished.`, {
+            retryAfterSeconds: 1,
+          });
+        }
+        return accepted(original);
+      }
+    }
+    try {
+      await charge(ctx, apiKey);
+      // The request's data URLs are stored as the bytes they came in, never read as strings.
+      const kept = keepRequestImages(input, bytesOf);
+      return accepted(await this.submit({ apiKeyId: apiKey.id, operation: operation.restPath, input: kept.input, images: kept.images, requestId: ctx.requestId, webhookUrl: webhook }, id));
+    } catch (error) {
+      if (idempotencyKey !== undefined) await this.store.releaseIdempotencyKey(apiKey.id, idempotencyKey, id);
+      throw error;
+    }
+  }
 
   async submit(submission: Submission, id = newJobId()): Promise<JobRecord> {
     const { maxActivePerKey, maxQueued } = this.services.config.jobs;

@@ -22,22 +22,12 @@ export interface PlaygroundOperation {
   returnsImages: boolean;
 }
 
-export const PLAYGROUND_OPERATIONS: readonly PlaygroundOperation[] = METERED_OPERATIONS.flatMap((operation) =>
-  operation.method === "POST" && operation.modelTask !== undefined
-    ? [
-        {
-          slug: operation.modelTask,
-          task: operation.modelTask,
-          path: operation.path,
-          method: operation.method,
-          summary: operation.summary,
-          description: operation.description,
-          input: operation.input,
-          returnsImages: operation.returnsImages,
-        },
-      ]
-    : [],
-);
+export const PLAYGROUND_OPERATIONS: readonly PlaygroundOperation[] = METERED_OPERATIONS.flatMap((operation) => {
+  const task: ModelTask | undefined = "modelTask" in operation ? operation.modelTask : undefined;
+  if (operation.method !== "POST" || task === undefined) return [];
+  const { path, summary, description, input, returnsImages } = operation;
+  return [{ slug: task, task, path, method: operation.method, summary, description, input, returnsImages }];
+});
 
 export function playgroundOperation(slug: string): PlaygroundOperation | undefined {
   return PLAYGROUND_OPERATIONS.find((operation) => operation.slug === slug);
