@@ -11,6 +11,7 @@ async function main(): Promise<void> {
   const worker = await startWorkerServer(config, logger);
   // Its readiness is the gRPC health service, which turns NOT_SERVING as the drain begins.
   await startOperations(config, logger, { readiness: new Readiness(), hostsWorker: true, close: () => worker.shutdown(config.shutdownGraceMs) });
+  if (config.inference.warmUp) worker.warmUp.start();
 }
 
 main().catch((error: unknown) => {
