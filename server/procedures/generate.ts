@@ -5,6 +5,7 @@ import { assertValidRequest, GENERATION_SIZE_HINT, generationParams } from "../.
 import { namedGenerationModel } from "../../models/requests/generation-model-choice.js";
 import { assertOutputSize } from "../../core/image-limits.js";
 import type { RequestContext } from "../context.js";
+import { catalogSpeaksFor } from "./workers-catalog.js";
 import type { OperationInput, OperationOutput } from "../../contract/operations.js";
 
 export type GenerateInput = OperationInput<"generate">;
@@ -28,7 +29,7 @@ function generateRequest(input: GenerateInput): GenerateRequest {
 /**
  * The worker's checks that need no installed model (workers/generation/), so a job is refused with
  * the synchronous call's error before it is accepted: the fields' bounds, and for a named model, that
- * the catalog knows it, that it takes the tuning fields given, the size within its bounds and the
+ * the catalog knows it (when the generation worker is the catalog's: see workers-catalog.ts), that it takes the tuning fields given, the size within its bounds and the
  * result within the output limit. With no model named, the default depends on what is installed, so
  * only a width and height both given are checked against the output limit, which no model can pass.
  */
@@ -41,6 +42,8 @@ export async function precheckGenerate(input: GenerateInput, ctx: RequestContext
     return;
   }
   const entries = entriesForTask("generate");
+  // A model of a generation worker elsewhere is that worker's to judge, once the job runs.
+  if (!entries.some((entry) => entry.id === input.model) && !catalogSpeaksFor(ctx, "generation")) return;
   const params = generationParams(request, namedGenerationModel(input.model, entries), entries);
   assertOutputSize(params.width, params.height, limits, GENERATION_SIZE_HINT);
 }

@@ -4,6 +4,7 @@ import { styleEntry, unknownStyleError } from "../../models/requests/style-reque
 import { assertOutputSize, SMALLER_IMAGE_HINT } from "../../core/image-limits.js";
 import type { RequestContext } from "../context.js";
 import { inlineImageSize } from "./inline-image.js";
+import { catalogSpeaksFor, usableWorkerModels } from "./workers-catalog.js";
 import type { OperationInput, OperationOutput } from "../../contract/operations.js";
 
 export type StyleTransferInput = OperationInput<"tools.styleTransfer">;
@@ -16,9 +17,9 @@ export type StyleTransferInput = OperationInput<"tools.styleTransfer">;
  */
 export async function precheckStyleTransfer(input: StyleTransferInput, ctx: RequestContext): Promise<void> {
   if (!styleEntry(input.style)) {
+    if (!catalogSpeaksFor(ctx, "style")) return;
     // The refusal names the styles usable here, which only the workers' catalog knows.
-    const { models } = await ctx.services.workers.listModels({ task: ModelTask.MODEL_TASK_STYLE_TRANSFER }, { signal: ctx.signal });
-    throw unknownStyleError(input.style, models.filter((model) => model.installed && !model.disabled).map((model) => model.id));
+    throw unknownStyleError(input.style, await usableWorkerModels(ctx, ModelTask.MODEL_TASK_STYLE_TRANSFER));
   }
   const size = await inlineImageSize(ctx, input.imageUrl);
   if (size) assertOutputSize(size.width, size.height, ctx.services.config.images, SMALLER_IMAGE_HINT);
