@@ -132,10 +132,10 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
   });
 
   it("a failed job throws the class the synchronous call throws (BadRequestError for INVALID_INPUT)", async () => {
-    // A style the catalog does not know is invalid input found by the worker, once the job runs.
-    const body = { image: png, style: "picasso" } as const;
-    const sync = await client.tools.styleTransfer(body).catch((caught: unknown) => caught);
-    const job = await client.jobs.create("tools.styleTransfer", body);
+    // A prompt naming nothing the doodle model draws is invalid input only the worker finds, once the job runs.
+    const body = { prompt: "a lecture on quantum chromodynamics" } as const;
+    const sync = await client.images.generate(body).catch((caught: unknown) => caught);
+    const job = await client.jobs.create("images.generate", body);
     const inJob = await job.wait().catch((caught: unknown) => caught);
     expect(sync).toBeInstanceOf(BadRequestError);
     expect(inJob).toBeInstanceOf(BadRequestError);

@@ -68,8 +68,8 @@ describe("Prefer: respond-async", () => {
   });
 
   it("records a failed job's error body exactly as the synchronous error", async () => {
-    // A style the catalog does not know is invalid input found by the worker, once the job runs.
-    const body = { imageUrl: dataUrl(png), style: "picasso" };
+    // A catalogued style this service has not installed: only the worker finds that, once the job runs.
+    const body = { imageUrl: dataUrl(png), style: "udnie" };
     const job = await submitAsync(service, "/tools/style-transfer", body, key);
     const done = await finishedJob(service, key, job.id);
     const sync = await service.post("/tools/style-transfer", body, key);

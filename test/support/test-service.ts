@@ -35,6 +35,8 @@ export async function startTestService(env: Record<string, string> = {}, dataDir
     // The fast default models, whose outputs the tests pin; the time budget's stronger ways are
     // tested on their own (test/upscale/upscale-choice.test.ts, upscale-service.test.ts).
     ATELIER_UPSCALE_TIME_BUDGET_MS: "0",
+    // No background warm-up runs competing with what a test times or counts (test/ops/warm-up.test.ts turns it on).
+    ATELIER_WARM_UP: "false",
     ...env,
   });
   const running = await startAtelier(config, createLogger("silent"));

@@ -71,10 +71,10 @@ def test_cancel_a_queued_job(client: Atelier, png: bytes) -> None:
 
 
 def test_a_failed_job_raises_what_the_synchronous_call_raises(client: Atelier, png: bytes) -> None:
-    # A style the catalog does not know is invalid input found by the worker, once the job runs.
+    # A prompt naming nothing the doodle model draws is invalid input only the worker finds, once the job runs.
     with pytest.raises(BadRequestError) as sync:
-        client.tools.style_transfer(png, style="picasso")
-    job = client.jobs.create("tools.style_transfer", image=png, style="picasso")
+        client.images.generate("a lecture on quantum chromodynamics")
+    job = client.jobs.create("images.generate", prompt="a lecture on quantum chromodynamics")
     with pytest.raises(BadRequestError) as in_job:
         job.wait()
     assert (in_job.value.status, in_job.value.code, in_job.value.message) == (sync.value.status, sync.value.code, sync.value.message)
