@@ -63,6 +63,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Most files spend their time waiting on what they start (a service, Chromium, Python, a
+    // database server), so three files at a time keep two cores busy where one file at a time
+    // (vitest's default here: one fewer than the cores) leaves them mostly idle.
+    maxWorkers: 3,
     // Services the tests spawn keep the fast default upscale models (see test/support/test-service.ts).
     // and no warm-up: tests count loads and memory themselves (test/facade/warm-up.test.ts turns it on).
     env: { ATELIER_UPSCALE_TIME_BUDGET_MS: "0", ATELIER_WARM_UP: "false" },
