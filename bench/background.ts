@@ -11,7 +11,7 @@
  * to a service in this process, whose router calls its worker directly as `npm start`'s does) against bare runs of the very onnxruntime session the service
  * uses, interleaved with the calls, at 1 MP and 12 MP, and against the contract floor (a bare HTTP
  * server doing only the call's JSON, base64, decode and encode, bench/support/contract-floor.ts) in the
- * same rounds; with the worker's own step timings and the peak resident memory of the process. The last table checks issue 19's goals: REST / bare session at
+ * same rounds; with the worker's own step timings and the peak resident memory of the process. The last table checks the performance goals: REST / bare session at
  * most 1.10 for ISNet at 1 MP and 1.25 at 12 MP, and the people models under 150 ms end to end at
  * 1 MP.
  *
@@ -73,7 +73,7 @@ const modelsDir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]
 // first-call section starts a service of its own with it).
 const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent", PORT: "0", ATELIER_METRICS_PORT: "0", ATELIER_WARM_UP: "false" });
 
-/** Issue 19's goals for this service. */
+/** The performance goals for this service. */
 const GOALS = { isnetRatio: { "1 MP": 1.1, "12 MP": 1.25 } as Record<string, number>, portraitMs: 150 };
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -351,7 +351,7 @@ async function speed(runs: number): Promise<void> {
     console.log(
       "\nThe contract floor is a bare HTTP server doing only the call's JSON, base64, JPEG decode and cutout encode (the service's encoder, run-length deflate, alpha as a plane) with the same client and body (bench/support/contract-floor.ts); the service's own is what REST adds beyond the bare session and that floor.",
     );
-    console.log(`\n## Issue 19 goals (same runs; load average now ${os.loadavg().map((v) => v.toFixed(1)).join(" ")})\n`);
+    console.log(`\n## Goals (same runs; load average now ${os.loadavg().map((v) => v.toFixed(1)).join(" ")})\n`);
     console.log(table(["model", "input", "goal", "measured", ""], goals));
   } finally {
     await service.close();

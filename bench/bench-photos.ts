@@ -9,7 +9,7 @@
  * Every photo comes from a Debian package, downloaded (apt-get download) and unpacked (dpkg -x) into
  * the cache folder, never installed; the licence recorded here is the one the package's copyright file
  * gives for the file. Not for the reporting set: mate-backgrounds and plasma-workspace-wallpapers,
- * which training/ (issue 20) trains on.
+ * which training/ trains on.
  *
  * Large wallpapers are reduced (Lanczos-3, short side `shortSide`) before the centre crop, so a crop
  * holds a scene rather than a few defocused pixels of a 6000-pixel photo.

@@ -91,7 +91,7 @@ const WORKLOADS: Workload[] = [
   upscaling("esrgan-thick", 128, 4),
 ];
 
-/** Issue 19's memory goal: ISNet on a 1 MP photo, the whole process under 1.2 GB (10^9 bytes) at its peak, with the service's malloc settings. */
+/** The memory goal: ISNet on a 1 MP photo, the whole process under 1.2 GB (10^9 bytes) at its peak, with the service's malloc settings. */
 const ISNET_GOAL = { workload: WORKLOADS[0]!, limitMiB: Math.floor(1.2e9 / MiB) };
 
 /** What --allocator-timing times by default: the calls where the malloc settings were suspected of a slowdown. */

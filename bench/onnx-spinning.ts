@@ -6,7 +6,7 @@
  *   of each run, then of a fixed JavaScript loop right after it (the kind of step the service runs
  *   next, which spinning threads compete with), and the process CPU of both plus a 5 ms pause;
  * - rest: two services in this process (each with its own worker), one per setting, taking turns at
- *   `POST /api/v1/tools/background-remove` of a 1 MP JPEG with each portrait model (issue 19's
+ *   `POST /api/v1/tools/background-remove` of a 1 MP JPEG with each portrait model (the performance
  *   150 ms goal); wall time and process CPU per call (every thread: REST facade, router, worker and
  *   this client), and the cutouts must be byte-identical.
  *

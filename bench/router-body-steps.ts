@@ -3,7 +3,7 @@
  * and the longest event-loop block it makes (the longest gap between turns of a ticker), for the
  * request (reading and parsing a 24 MB body, its data URL made into text, zod, the key and quota
  * lookups, decoding the image) and the answer (a 24 MB data URL written as JSON). Where a step was
- * done another way before issue 19's router work, that way is measured beside it ("before").
+ * done a simpler, slower way at first, that way is measured beside it ("before").
  * Interleaved runs, medians; CPU time is the process's (process.cpuUsage), which load does not inflate.
  *
  *   npx tsx bench/router-body-steps.ts [--runs N]
@@ -72,7 +72,7 @@ const keys = SqliteApiKeyStore.open(dataDir);
 const key = (await keys.create({ name: "bench", hourlyLimit: null })).key;
 const quota = await createSqliteQuotaStore(dataDir, 3600);
 
-/** The check and decoding of a data URL before issue 19's router work: a regular expression per slice for whitespace and for the alphabet. */
+/** The check and decoding of a data URL the simpler, slower way: a regular expression per slice for whitespace and for the alphabet. */
 async function decodeAsBefore(url: string): Promise<Buffer> {
   const payload = url.slice(url.indexOf(",") + 1);
   if (await someSlice(payload, (slice) => /\s/.test(slice))) throw new Error("whitespace");

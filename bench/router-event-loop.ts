@@ -13,7 +13,7 @@
  * `webhookUrl`), run and finished with its webhook received, read back (`GET /jobs/{id}`, its raw
  * `/result`, its `/events`), replayed (the same key and body with `Prefer: wait`), shown by the
  * console (the job page and its image), and at the end purged (the store's purge in a process of
- * its own with the probe, every result and record past its retention). Goal (issue 19): no block
+ * its own with the probe, every result and record past its retention). Goal: no block
  * over 20 ms.
  * The loop delay counts the time a loaded machine keeps the router off the CPU too; the probe's
  * "block CPU" is the router's own longest synchronous stretch in main-thread CPU time, which load

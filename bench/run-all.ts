@@ -3,7 +3,7 @@
  * they need (the test photographs, scripts/fetch-test-photos.sh). Prints the machine and the load
  * average before every bench and how long each took, so figures from a loaded machine are recognisable:
  * the benches print ratios measured within one run, which is what survives a busy machine. Last, one
- * table of issue 19's goals: each bench reports the goals it measures (bench/support/goal-rows.ts)
+ * table of the performance goals: each bench reports the goals it measures (bench/support/goal-rows.ts)
  * into a file this script names in ATELIER_BENCH_GOALS_FILE, and a goal no bench reported (its bench
  * failed or was not selected) is listed as not measured.
  *
@@ -40,9 +40,9 @@ interface Bench {
    * real times.
    */
   estimatedSeconds: number;
-  /** The goals of issue 19 it reports, by the start of their text, so a missing one shows. */
+  /** The performance goals it reports, by the start of their text, so a missing one shows. */
   goals: string[];
-  /** Run only when named: it measures no goal of issue 19 and would push the set past its time. */
+  /** Run only when named: it measures no performance goal and would push the set past its time. */
   onRequest?: boolean;
 }
 
@@ -150,7 +150,7 @@ const reported = readGoals(goalsFile);
 const missing = selected.flatMap(({ name, goals }) =>
   goals.filter((start) => !reported.some((row) => row.goal.startsWith(start))).map((start) => `| ${start}… | not measured (${name} did not report it) | no |`),
 );
-console.log(`\n=== issue 19 goals (load ${load()})\n\n| goal | measured | met |\n|---|---|---|`);
+console.log(`\n=== performance goals (load ${load()})\n\n| goal | measured | met |\n|---|---|---|`);
 for (const row of reported) console.log(`| ${row.goal} | ${row.measured} | ${row.met ? "yes" : "no"} |`);
 for (const line of missing) console.log(line);
 

@@ -198,7 +198,7 @@ async function bareSession(entry: CatalogEntry, models: ModelLoader) {
 const OVERHEAD_RUNS = Math.max(11, REPEATS);
 
 /**
- * The goal of issue 19 (style transfer overhead <= 10 %): REST end to end on a 1024x1024 photo
+ * The goal (style transfer overhead <= 10 %): REST end to end on a 1024x1024 photo
  * (1.05 MP, the default working size, so painted whole and never resized) against a bare session
  * running the same graph on the same pixels, interleaved, ratio of medians. The ml5 family paints a
  * 48 px mirrored margin as well (edge-margin.ts: 20 % more network work at this size); its ratio is

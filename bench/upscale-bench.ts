@@ -300,7 +300,7 @@ async function quality(bench: BenchModels, options: QualityOptions): Promise<voi
 }
 
 /**
- * Issue 19's fidelity goals for the default choice on the photos never tuned on (the reporting set,
+ * The fidelity goals for the default choice on the photos never tuned on (the reporting set,
  * clean inputs): a mean RGB PSNR gain of at least +0.5 dB over Lanczos-3, and no photo below it.
  */
 function reportQualityGoals(scale: number, photos: number, gains: number[]): void {
@@ -508,7 +508,7 @@ interface RestCase {
   scale: number;
   model?: string;
   runs: number;
-  /** Issue 19's bound on REST / bare (ratio of medians) for this case, reported to run-all. */
+  /** The bound on REST / bare (ratio of medians) for this case, reported to run-all. */
   goal?: { size: string; maxRatio: number };
 }
 

@@ -1,5 +1,5 @@
 /**
- * Issue 19's goals as the benches measure them. A bench calls {@link reportGoal} where it prints a
+ * The performance goals as the benches measure them. A bench calls {@link reportGoal} where it prints a
  * goal's figure; when bench/run-all.ts runs it, the row is appended as one JSON line to the file
  * named by {@link GOALS_FILE_VARIABLE}, and run-all prints every row in one closing table. Run alone,
  * a bench prints its figures as before and writes nothing.
