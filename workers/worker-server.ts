@@ -74,7 +74,7 @@ export function createWorkerContext(config: AtelierConfig, logger: Logger): Work
   };
 }
 
-/** The prompt engine reads the installed term lists and CLIP merges when `prompt-builtin` is pulled. */
+/** The prompt engine reads the installed term lists and CLIP merges when `prompt-builtin` is pulled (read again until it is). */
 function promptOptions(context: WorkerContext): PromptServiceOptions {
   const entry = catalogEntry("prompt-builtin");
   const installed = entry !== undefined && context.models.store.isInstalled(entry);
@@ -119,7 +119,7 @@ function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
     generationServiceImplementation(context),
     backgroundServiceImplementation(context),
     styleTransferServiceImplementation(context),
-    promptServiceImplementation({ logger, options: promptOptions(context) }),
+    promptServiceImplementation({ logger, options: () => promptOptions(context) }),
     catalogServiceImplementation(inventory, logger),
   ] as ServiceBinding[]).map((binding) => withChunkedTwins(binding, logger, context.config.workers.maxMessageBytes));
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_CODE_METADATA_KEY } from "../../transport/grpc-errors.js";
 import { createLogger } from "../../core/logger.js";
 import { ImprovePromptRequest, PromptServiceClient, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
-import { promptServiceImplementation, type PromptServiceOptions } from "../../workers/prompt/prompt-service.js";
+import { promptServiceImplementation, type PromptDependencies, type PromptServiceOptions } from "../../workers/prompt/prompt-service.js";
 import { startFakeChatServer, type FakeChatServer } from "./fake-chat-server.js";
 import { CLIP_MERGES_FILE, hasClipVocabulary, hasModifierLists, MODIFIERS_FOLDER } from "./prompt-fixtures.js";
 
@@ -17,7 +17,7 @@ const clients: InstanceType<typeof PromptServiceClient>[] = [];
 let chat: FakeChatServer;
 let builtinClient: InstanceType<typeof PromptServiceClient>;
 
-async function serve(options: PromptServiceOptions): Promise<InstanceType<typeof PromptServiceClient>> {
+async function serve(options: PromptDependencies["options"]): Promise<InstanceType<typeof PromptServiceClient>> {
   const server = new Server();
   const { definition, implementation } = promptServiceImplementation({ logger, options });
   server.addService(definition, implementation as UntypedServiceImplementation);
@@ -73,6 +73,17 @@ describe("PromptService over gRPC", () => {
     const unseeded = await call(client, { prompt: "a cat" });
     expect(unseeded.response?.variants).toHaveLength(1);
     expect(typeof unseeded.response?.seed).toBe("number");
+  });
+
+  it("uses term lists installed after it started, from the next call on (a fresh install fetches them after the worker starts)", async () => {
+    let installed = false;
+    const client = await serve(() => (installed ? builtinOptions : { maxTokens: 77 }));
+    const request = { prompt: "a cat on a roof", style: "cinematic", seed: 5 };
+    const withLists = (await call(builtinClient, request)).response!;
+    const before = (await call(client, request)).response!;
+    expect(before.variants[0]!.prompt).not.toBe(withLists.variants[0]!.prompt);
+    installed = true;
+    expect((await call(client, request)).response).toEqual(withLists);
   });
 
   it.each([

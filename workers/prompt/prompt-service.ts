@@ -5,7 +5,8 @@
  * The builtin engine reads and indexes the prompt-modifier lists once, when the service is created
  * (about half a second, after the current tick so the server starts listening first); calls that
  * arrive earlier wait for it. Its work per call is a few milliseconds of CPU, done on the event
- * loop rather than in the inference queue.
+ * loop rather than in the inference queue. Lists installed later (a fresh install's first-start
+ * provisioning fetches them after the worker starts) are picked up by the next call.
  */
 import { PromptServiceService, type ImprovePromptRequest, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
 import type { Logger } from "../../core/logger.js";
@@ -44,7 +45,8 @@ export interface PromptServiceOptions {
 
 export interface PromptDependencies {
   logger: Logger;
-  options: PromptServiceOptions;
+  /** A function is read again on each call while no lists were found, so lists installed later are used without a restart. */
+  options: PromptServiceOptions | (() => PromptServiceOptions);
 }
 
 /** The engine behind the service, built once. */
@@ -53,8 +55,13 @@ export interface PromptEngines {
   llm: LlmPromptEngine | undefined;
 }
 
+function optionsOf(deps: PromptDependencies): PromptServiceOptions {
+  return typeof deps.options === "function" ? deps.options() : deps.options;
+}
+
 export function createPromptEngines(deps: PromptDependencies): PromptEngines {
-  const { options, logger } = deps;
+  const { logger } = deps;
+  const options = optionsOf(deps);
   const builtin = new BuiltinPromptEngine({
     modifiersFolder: options.modifiersFolder,
     clipMergesFile: options.clipMergesFile,
@@ -104,22 +111,32 @@ export async function improvePrompt(request: ImprovePromptRequest, engines: Prom
 }
 
 export function promptServiceImplementation(deps: PromptDependencies) {
+  let current: PromptEngines | undefined;
   // Built after the current tick, so binding the server is not held up by indexing.
-  const engines = new Promise<PromptEngines>((resolve, reject) =>
+  const first = new Promise<void>((resolve, reject) =>
     setImmediate(() => {
       try {
-        resolve(createPromptEngines(deps));
+        current = createPromptEngines(deps);
+        resolve();
       } catch (error) {
         reject(error);
       }
     }),
   );
-  engines.catch((error: unknown) => deps.logger.error({ err: error }, "prompt engine failed to start"));
+  first.catch((error: unknown) => deps.logger.error({ err: error }, "prompt engine failed to start"));
+  /** The engines, built again once the lists that were not installed are (checked and rebuilt in one step, so once). */
+  const engines = async (): Promise<PromptEngines> => {
+    await first;
+    if (current!.builtin.status.modifiersFolder === undefined && typeof deps.options === "function" && deps.options().modifiersFolder !== undefined) {
+      current = createPromptEngines(deps);
+    }
+    return current!;
+  };
   return {
     definition: PromptServiceService,
     implementation: {
       improvePrompt: unaryHandler<ImprovePromptRequest, ImprovePromptResponse>(deps.logger, "ImprovePrompt", async (request, signal) =>
-        improvePrompt(request, await engines, signal),
+        improvePrompt(request, await engines(), signal),
       ),
     },
   };
