@@ -5,15 +5,15 @@ The same operations, names and behaviour as the synchronous :class:`~atelier.Ate
 from __future__ import annotations
 
 import asyncio
-import time
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Mapping, Optional, Type, TypeVar, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Mapping, Optional, TypeVar, Union
 
 import httpx
 
-from ._core import Call, Outcome, Settings, Wait, answers, attempts, build_request, json_body
-from ._errors import APIConnectionError, AtelierError
+from ._core import AttemptStep, Call, Outcome, ReadBody, Settings, attempts, build_request, json_body, parser_of
 from ._images import ImageInput, ReplacementImage, image_request
-from ._jobs_common import is_terminal, job_event, outcome
+from ._job_events import EventFollower
+from ._job_polling import PollStep, Refresh, polling
+from ._jobs_common import accepted_job, create_call, created_job, job_answer
 from ._models import (
     BackgroundRemoveResult,
     GenerateResult,
@@ -32,19 +32,14 @@ from ._models import (
     UpscaleResult,
 )
 from ._operations import path_of
-from ._sse import EventDecoder
+from ._plans import Wait, drive_async
 
 R = TypeVar("R")
-T = TypeVar("T", bound=Result)
 
 
 async def _maybe_await(value: Union[None, Awaitable[None]]) -> None:
     if value is not None:
         await value
-
-
-def _parser(kind: Type[T]) -> Callable[[httpx.Response], T]:
-    return lambda response: kind.from_json(response.json(), ResponseMeta.of(response))
 
 
 class AsyncAtelier:
@@ -73,9 +68,9 @@ class AsyncAtelier:
         self.prompts = AsyncPrompts(self)
         self.models = AsyncModels(self)
         self.health = AsyncHealth(self)
+        """The server's liveness and readiness probes."""
         self.webhooks = AsyncWebhooks(self)
         """Webhook signing secrets; needs a server with jobs."""
-        """The server's liveness and readiness probes."""
         self.jobs = AsyncJobs(self)
         """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
 
@@ -93,38 +88,28 @@ class AsyncAtelier:
         await self.close()
 
     async def _send(self, call: Call[Any], stream: bool = False) -> httpx.Response:
-        plan = attempts(self._settings, call, build_request(self._http, self._settings, call))
-        step = next(plan)
-        while True:
-            outcome: Outcome = None
+        async def perform(step: AttemptStep) -> Outcome:
             if isinstance(step, Wait):
                 await asyncio.sleep(step.seconds)
+            elif isinstance(step, ReadBody):
+                await step.response.aread()
+                await step.response.aclose()
             else:
                 try:
-                    outcome = await self._http.send(step, stream=stream)
+                    return await self._http.send(step, stream=stream)
                 except httpx.TransportError as error:
-                    outcome = error
-                else:
-                    if not answers(outcome, call):
-                        await outcome.aread()
-                        await outcome.aclose()
-            try:
-                step = plan.send(outcome)
-            except StopIteration as done:
-                response: httpx.Response = done.value
-                return response
+                    return error
+            return None
+
+        return await drive_async(attempts(self._settings, call, build_request(self._http, self._settings, call)), perform)
 
     async def _run(self, call: Call[R]) -> R:
         response = await self._send(call)
-        if call.method == "POST" and response.status_code == 202:
-            # A server with jobs answers 202 and a job when the call outlived its wait (or repeats one
-            # still running): follow the job, so the caller gets the same result either way.
-            body = response.json()
-            if isinstance(body, dict) and body.get("object") == "job":
-                job = AsyncJob(self.jobs, JobState.from_json(body, ResponseMeta.of(response)))
-                await job.wait()
-                headers = [(name, value) for name, value in response.headers.items() if name.lower() not in ("content-length", "content-encoding")]
-                response = httpx.Response(200, json=job.state.result, headers=headers, request=response.request)
+        accepted = accepted_job(call, response)
+        if accepted is not None:
+            job = AsyncJob(self.jobs, accepted)
+            await job.wait()
+            response = job_answer(response, job.state)
         return call.parse(response)
 
 
@@ -156,7 +141,7 @@ class AsyncImages(_Resource):
         """Text to image (``POST /api/v1/generate``). Only ``prompt`` is required."""
         body = json_body(prompt=prompt, width=width, height=height, model=model, negative_prompt=negative_prompt, steps=steps,
                          guidance_scale=guidance_scale, seed=seed, scheduler=scheduler, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body)
-        return await self._client._run(Call("POST", path_of("images.generate"), _parser(GenerateResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        return await self._client._run(Call("POST", path_of("images.generate"), parser_of(GenerateResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 
 class AsyncTools(_Resource):
@@ -181,7 +166,7 @@ class AsyncTools(_Resource):
         a self-ensemble of eight orientations, whatever the budget; 400 when it would not finish in time).
         """
         body, files = image_request(json_body(scale=scale, model=model, quality=quality, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body), image)
-        return await self._client._run(Call("POST", path_of("tools.upscale"), _parser(UpscaleResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        return await self._client._run(Call("POST", path_of("tools.upscale"), parser_of(UpscaleResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     async def style_transfer(
         self,
@@ -199,7 +184,7 @@ class AsyncTools(_Resource):
     ) -> StyleTransferResult:
         """Paints an image in a style (``POST /api/v1/tools/style-transfer``)."""
         body, files = image_request(json_body(style=style, strength=strength, preserve_colors=preserve_colors, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body), image)
-        return await self._client._run(Call("POST", path_of("tools.style_transfer"), _parser(StyleTransferResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        return await self._client._run(Call("POST", path_of("tools.style_transfer"), parser_of(StyleTransferResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
     async def remove_background(
         self,
@@ -220,7 +205,7 @@ class AsyncTools(_Resource):
         ``replacement`` is text (a colour, a URL, ``blur``, a description) or an image of yours (bytes,
         a ``pathlib.Path``, a file object, a Pillow image, a result image)."""
         body, files = image_request(json_body(model=model, only_mask=only_mask, output_format=output_format, webhook_url=webhook_url, extra_body=extra_body), image, replacement)
-        return await self._client._run(Call("POST", path_of("tools.remove_background"), _parser(BackgroundRemoveResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        return await self._client._run(Call("POST", path_of("tools.remove_background"), parser_of(BackgroundRemoveResult), body, files, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 
 class AsyncPrompts(_Resource):
@@ -240,33 +225,33 @@ class AsyncPrompts(_Resource):
     ) -> PromptImproveResult:
         """Turns a short idea into a detailed prompt (``POST /api/v1/prompt/improve``)."""
         body = json_body(prompt=prompt, style=style, mood=mood, seed=seed, variants=variants, webhook_url=webhook_url, extra_body=extra_body)
-        return await self._client._run(Call("POST", path_of("prompts.improve"), _parser(PromptImproveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
+        return await self._client._run(Call("POST", path_of("prompts.improve"), parser_of(PromptImproveResult), body, timeout=timeout, max_retries=max_retries, idempotency_key=idempotency_key))
 
 
 class AsyncModels(_Resource):
     async def list(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> ModelList:
         """Every model the server knows, installed or not (``GET /api/v1/models``; needs no key)."""
-        return await self._client._run(Call("GET", path_of("models.list"), _parser(ModelList), timeout=timeout, max_retries=max_retries))
+        return await self._client._run(Call("GET", path_of("models.list"), parser_of(ModelList), timeout=timeout, max_retries=max_retries))
 
 
 class AsyncWebhooks(_Resource):
     async def secret(self) -> WebhookSecret:
         """The key's webhook signing secret (``GET /api/v1/webhooks/secret``), made on first use."""
-        return await self._client._run(Call("GET", path_of("webhooks.secret"), _parser(WebhookSecret)))
+        return await self._client._run(Call("GET", path_of("webhooks.secret"), parser_of(WebhookSecret)))
 
     async def rotate_secret(self) -> WebhookSecret:
         """Replaces the key's signing secret (``POST /api/v1/webhooks/secret``)."""
-        return await self._client._run(Call("POST", path_of("webhooks.rotate_secret"), _parser(WebhookSecret), {}))
+        return await self._client._run(Call("POST", path_of("webhooks.rotate_secret"), parser_of(WebhookSecret), {}))
 
 
 class AsyncHealth(_Resource):
     async def live(self, *, timeout: Optional[float] = None) -> Liveness:
         """Liveness (``GET /healthz``): answers while the server process runs."""
-        return await self._client._run(Call("GET", path_of("health.live"), _parser(Liveness), timeout=timeout))
+        return await self._client._run(Call("GET", path_of("health.live"), parser_of(Liveness), timeout=timeout))
 
     async def ready(self, *, timeout: Optional[float] = None) -> Readiness:
         """Readiness (``GET /readyz``): ``ready`` False (a 503, not retried) lists the failing checks."""
-        return await self._client._run(Call("GET", path_of("health.ready"), _parser(Readiness), timeout=timeout, max_retries=0, accept_statuses=(503,)))
+        return await self._client._run(Call("GET", path_of("health.ready"), parser_of(Readiness), timeout=timeout, max_retries=0, accept_statuses=(503,)))
 
 
 class AsyncJob:
@@ -297,21 +282,17 @@ class AsyncJob:
 
     async def wait(self, *, on_progress: Optional[Callable[["AsyncJob"], Union[None, Awaitable[None]]]] = None, poll_interval: float = 0.25, timeout: Optional[float] = None) -> Result:
         """Polls until the job finishes; returns the synchronous call's result or raises the job's error."""
-        started = time.monotonic()
-        seen = (self.state.status, self.state.progress)
-        if on_progress:
-            await _maybe_await(on_progress(self))
-        while not self.state.done:
-            if timeout is not None and time.monotonic() - started > timeout:
-                raise AtelierError(f"Job {self.id} did not finish within {timeout} s (still {self.status}).", code="WAIT_TIMEOUT")
-            await asyncio.sleep(poll_interval)
-            poll_interval = min(poll_interval * 1.5, 2.0)
-            await self.refresh()
-            now = (self.state.status, self.state.progress)
-            if now != seen and on_progress:
+
+        async def perform(step: PollStep) -> JobState:
+            if isinstance(step, Wait):
+                await asyncio.sleep(step.seconds)
+            elif isinstance(step, Refresh):
+                await self.refresh()
+            elif on_progress:
                 await _maybe_await(on_progress(self))
-            seen = now
-        return outcome(self.state)
+            return self.state
+
+        return await drive_async(polling(self.state, poll_interval, timeout), perform)
 
 
 class AsyncJobs(_Resource):
@@ -319,27 +300,17 @@ class AsyncJobs(_Resource):
 
     async def create(self, operation: str, image: Optional[ImageInput] = None, **params: Any) -> AsyncJob:
         """Starts ``operation`` (``"tools.upscale"``, ``"images.generate"`` ...) as a job with that method's parameters."""
-        replacement = params.pop("replacement", None)
-        body = json_body(**params)
-        files = None
-        if image is not None:
-            body, files = image_request(body, image, replacement)
-        elif replacement is not None:
-            body["replacement"] = replacement
-        response = await self._client._send(Call("POST", path_of(operation), lambda r: r, body, files, headers={"prefer": "respond-async"}))
-        if response.status_code != 202:
-            raise AtelierError(f"The server answered {response.status_code} instead of 202 Accepted: it does not run jobs.", status=response.status_code, code="JOBS_UNSUPPORTED")
-        return AsyncJob(self, JobState.from_json(response.json(), ResponseMeta.of(response)))
+        return AsyncJob(self, created_job(await self._client._send(create_call(operation, image, params))))
 
     async def get(self, job_id: str) -> AsyncJob:
-        return AsyncJob(self, await self._client._run(Call("GET", path_of("jobs.get").format(id=job_id), _parser(JobState))))
+        return AsyncJob(self, await self._client._run(Call("GET", path_of("jobs.get").format(id=job_id), parser_of(JobState))))
 
     async def list(self, *, status: Optional[str] = None, cursor: Optional[str] = None, limit: Optional[int] = None) -> JobList:
-        return await self._client._run(Call("GET", path_of("jobs.list"), _parser(JobList), query={"status": status, "cursor": cursor, "limit": limit}))
+        return await self._client._run(Call("GET", path_of("jobs.list"), parser_of(JobList), query={"status": status, "cursor": cursor, "limit": limit}))
 
     async def cancel(self, job_id: str) -> AsyncJob:
         """Cancels a queued or running job; a finished one raises :class:`ConflictError` (not retried)."""
-        return AsyncJob(self, await self._client._run(Call("DELETE", path_of("jobs.cancel").format(id=job_id), _parser(JobState), no_retry_statuses=(409,))))
+        return AsyncJob(self, await self._client._run(Call("DELETE", path_of("jobs.cancel").format(id=job_id), parser_of(JobState), no_retry_statuses=(409,))))
 
     async def result(self, job_id: str) -> RawImage:
         """The finished job's image as bytes."""
@@ -347,30 +318,18 @@ class AsyncJobs(_Resource):
 
     async def events(self, job_id: str, *, last_event_id: Optional[str] = None) -> AsyncIterator[JobEvent]:
         """The job's events as they happen; a dropped stream resumes with ``Last-Event-ID``."""
-        decoder = EventDecoder()
-        decoder.last_id = last_event_id
-        failures = 0
-        finished = False
-        while not finished:
-            headers = {"accept": "text/event-stream", **({"last-event-id": decoder.last_id} if decoder.last_id else {})}
-            response = await self._client._send(Call("GET", path_of("jobs.events").format(id=job_id), lambda r: r, headers=headers, timeout=None), stream=True)
+        follower = EventFollower(job_id, last_event_id, self._client._settings.max_retries)
+        while True:
+            response = await self._client._send(follower.call(), stream=True)
             try:
                 async for line in response.aiter_lines():
-                    event = decoder.feed(line)
-                    if event is None:
-                        continue
-                    failures = 0
-                    parsed = job_event(event)
-                    finished = finished or is_terminal(parsed)
-                    yield parsed
+                    event = follower.feed(line)
+                    if event is not None:
+                        yield event
             except httpx.TransportError:
                 pass
             finally:
                 await response.aclose()
-            if finished:
+            if follower.finished:
                 return
-            # The stream ended before the job did: resume after the last event seen.
-            failures += 1
-            if failures > self._client._settings.max_retries:
-                raise APIConnectionError(f"The event stream of job {job_id} kept dropping.", code="CONNECTION_ERROR")
-            await asyncio.sleep(0.25 * failures)
+            await asyncio.sleep(follower.resume_delay())

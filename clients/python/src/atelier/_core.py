@@ -1,6 +1,6 @@
-"""What the sync and async clients share: settings, how a call is described, request building and
-the retry plan (:func:`attempts`). Each client only drives that plan with its own I/O (blocking or
-awaiting): sending a request, reading an error body, sleeping."""
+"""What every call shares: settings, how a call is described, request building and the retry plan
+(:func:`attempts`, see ``_plans.py``), which each client drives with its own I/O: sending a request,
+reading an error body, sleeping."""
 
 from __future__ import annotations
 
@@ -8,13 +8,14 @@ import itertools
 import os
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Generator, Generic, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Generator, Generic, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 import httpx
 
 from ._errors import APIConnectionError, APITimeoutError, AtelierError, error_from_response
 from ._images import FilePart, form_fields
-from ._models import camel_case
+from ._models import ResponseMeta, Result, camel_case
+from ._plans import Wait
 from ._retry import DEFAULT_MAX_RETRY_AFTER, backoff, is_retryable_code, is_retryable_status, retry_after_seconds
 from ._version import __version__
 
@@ -24,6 +25,7 @@ DEFAULT_TIMEOUT = 600.0
 DEFAULT_MAX_RETRIES = 2
 
 R = TypeVar("R")
+T = TypeVar("T", bound=Result)
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,16 @@ class Call(Generic[R]):
     """Statuses that are an answer here, not an error (503 "not ready" from ``/readyz``)."""
 
 
+def parser_of(kind: Type[T]) -> Callable[[httpx.Response], T]:
+    """Reads a successful JSON response as ``kind``."""
+    return lambda response: kind.from_json(response.json(), ResponseMeta.of(response))
+
+
+def unparsed(response: httpx.Response) -> httpx.Response:
+    """For a call whose caller reads the response itself (a job's 202, an event stream)."""
+    return response
+
+
 def build_request(http: Union[httpx.Client, httpx.AsyncClient], settings: Settings, call: "Call[Any]") -> httpx.Request:
     """The request every attempt re-sends: a POST keeps one ``Idempotency-Key`` across its retries."""
     headers = settings.headers()
@@ -124,20 +136,23 @@ def answers(response: httpx.Response, call: "Call[Any]") -> bool:
 
 
 @dataclass(frozen=True)
-class Wait:
-    """A pause of the retry plan: sleep this many seconds, then go on."""
+class ReadBody:
+    """A step of the retry plan: read this error response's body (its code decides a retry) and close it."""
 
-    seconds: float
+    response: httpx.Response
 
+
+AttemptStep = Union[httpx.Request, ReadBody, Wait]
+"""A request to send, an error body to read, or a pause."""
 
 Outcome = Union[httpx.Response, httpx.TransportError, None]
-"""What a client sends back into the plan: the response to a request (an error response already read
-and closed), the transport error sending it raised, or None after a wait."""
+"""What a client sends back into the retry plan: the response to a request (streamed when the call
+streams), the transport error sending it raised, or None after any other step."""
 
 
-def attempts(settings: Settings, call: "Call[Any]", request: httpx.Request) -> Generator[Union[httpx.Request, Wait], Outcome, httpx.Response]:
-    """The retry policy without I/O: yields the request to send or a :class:`Wait`, and returns the
-    response that answers the call, or raises the call's error."""
+def attempts(settings: Settings, call: "Call[Any]", request: httpx.Request) -> Generator[AttemptStep, Outcome, httpx.Response]:
+    """The retry policy without I/O: yields the request to send, an error body to read or a
+    :class:`Wait`, and returns the response that answers the call, or raises the call's error."""
     max_retries = settings.max_retries if call.max_retries is None else call.max_retries
     for attempt in itertools.count():
         if attempt == 1 and call.method == "POST" and "prefer" not in request.headers:
@@ -148,6 +163,7 @@ def attempts(settings: Settings, call: "Call[Any]", request: httpx.Request) -> G
         if isinstance(outcome, httpx.Response):
             if answers(outcome, call):
                 return outcome
+            yield ReadBody(outcome)
             delay = retry_delay(outcome, settings, call, attempt, max_retries)
             if delay is None:
                 raise raise_for(outcome)

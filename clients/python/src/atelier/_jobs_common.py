@@ -1,14 +1,17 @@
-"""Jobs logic both clients share: the job's outcome, event parsing and when a stream is finished."""
+"""Jobs logic both clients share: starting a job, the job behind a 202 answer, and the finished job's
+outcome as the synchronous call's result or error."""
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
+import httpx
+
+from ._core import Call, json_body, unparsed
 from ._errors import AtelierError, _issues_of, error_from_body
-from ._operations import OPERATIONS
-from ._models import RESULT_TYPES, JobEvent, JobState, Result
-from ._sse import ServerSentEvent
+from ._images import ImageInput, image_request
+from ._models import RESULT_TYPES, JobState, ResponseMeta, Result
+from ._operations import OPERATIONS, path_of
 
 
 def _client_method(operation: str) -> str:
@@ -36,14 +39,40 @@ def outcome(state: JobState) -> Result:
     )
 
 
-def job_event(event: ServerSentEvent) -> JobEvent:
-    try:
-        data: Any = json.loads(event.data)
-    except ValueError:
-        data = event.data
-    return JobEvent(event.id, event.event, data)
+def create_call(operation: str, image: Optional[ImageInput], params: Dict[str, Any]) -> "Call[httpx.Response]":
+    """The POST that starts ``operation`` as a job, with that client method's keyword parameters."""
+    fields = dict(params)
+    replacement = fields.pop("replacement", None)
+    body = json_body(**fields)
+    files = None
+    if image is not None:
+        body, files = image_request(body, image, replacement)
+    elif replacement is not None:
+        body["replacement"] = replacement
+    return Call("POST", path_of(operation), unparsed, body, files, headers={"prefer": "respond-async"})
 
 
-def is_terminal(event: JobEvent) -> bool:
-    """Whether the job has finished with this event; the server still closes the stream itself."""
-    return event.event in ("result", "error")
+def created_job(response: httpx.Response) -> JobState:
+    """The job a :func:`create_call` started; any answer but 202 means the server does not run jobs."""
+    if response.status_code != 202:
+        raise AtelierError(f"The server answered {response.status_code} instead of 202 Accepted: it does not run jobs.", status=response.status_code, code="JOBS_UNSUPPORTED")
+    return JobState.from_json(response.json(), ResponseMeta.of(response))
+
+
+def accepted_job(call: "Call[Any]", response: httpx.Response) -> Optional[JobState]:
+    """The job a call's 202 answer names, to follow to the result; None for any other answer.
+
+    A server with jobs answers 202 and a job when the call outlived its wait (or repeats one still
+    running): following it gives the caller the same result either way."""
+    if call.method != "POST" or response.status_code != 202:
+        return None
+    body = response.json()
+    if isinstance(body, dict) and body.get("object") == "job":
+        return JobState.from_json(body, ResponseMeta.of(response))
+    return None
+
+
+def job_answer(accepted: httpx.Response, finished: JobState) -> httpx.Response:
+    """The synchronous answer a finished job stands for: its result, with the 202's headers."""
+    headers = [(name, value) for name, value in accepted.headers.items() if name.lower() not in ("content-length", "content-encoding")]
+    return httpx.Response(200, json=finished.result, headers=headers, request=accepted.request)
