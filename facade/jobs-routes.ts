@@ -10,7 +10,6 @@
  *   `GET /v1/jobs/{id}/events` (Server-Sent Events).
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
-import { z } from "zod";
 import { AtelierError, asAtelierError } from "../core/errors.js";
 import { httpHeadersOf } from "../server/http-error-meta.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
@@ -19,7 +18,8 @@ import { idempotencyKeyOf } from "../jobs/idempotency.js";
 import { identify } from "../jobs/job-access.js";
 import { parseOrThrow } from "../jobs/job-submission.js";
 import { JOB_OPERATIONS, type JobOperation } from "../jobs/job-operations.js";
-import { isFinished, JOB_STATUSES, publicJob, type JobRecord } from "../jobs/job-record.js";
+import { isFinished, publicJob, type JobRecord } from "../jobs/job-record.js";
+import { jobEventsQuerySchema, jobListQuerySchema, jobPathSchema, type JobEventData, type JobList, type WebhookSecret } from "../jobs/job-schemas.js";
 import type { JobService } from "../jobs/job-service.js";
 import type { JobEvent } from "../jobs/job-store.js";
 import { jsonPieces, writePieces } from "../jobs/json-pieces.js";
@@ -129,23 +129,17 @@ export function jobSubmissions(services: AtelierServices, jobs: JobService, cont
   };
 }
 
-const listQuery = z.strictObject({
-  status: z.enum(JOB_STATUSES, { error: `Expected one of ${JOB_STATUSES.join(", ")} for status` }).optional(),
-  cursor: z.string().max(100).optional(),
-  limit: z.coerce.number({ error: "Expected integer between 1 and 100 for limit" }).int().min(1).max(100).default(20),
-});
-
-/** What `GET /v1/jobs/{id}/events` takes besides `lastEventId` (read on its own, as the header's stand-in). */
-const eventsQuery = z.object({
-  include: z.enum(["result"], { error: "Expected result for include" }).optional(),
-});
-
 /**
  * The `result` event's data: where the job and its result are. The result itself (20 MB of base64
  * for an upscale) comes only with `?include=result`, as `result`.
  */
-function resultEventLinks(id: string): { status: "succeeded"; jobUrl: string; resultUrl: string } {
+function resultEventLinks(id: string): JobEventData["result"] {
   return { status: "succeeded", jobUrl: jobLocation(id), resultUrl: `${jobLocation(id)}/result` };
+}
+
+/** The job a `/v1/jobs/{id}...` route names. */
+function jobIdOf(req: Request): string {
+  return parseOrThrow(jobPathSchema, req.params).id;
 }
 
 function lastEventIdOf(req: Request): number {
@@ -165,7 +159,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
       const ctx = contextFor(services, req, res);
       work(req, res, ctx).catch((error: unknown) => fail(res, services, error));
     };
-  const ownJob = async (req: Request, ctx: RequestContext) => jobs.get((await identify(ctx)).id, String(req.params.id));
+  const ownJob = async (req: Request, ctx: RequestContext) => jobs.get((await identify(ctx)).id, jobIdOf(req));
   const { maxEventStreamsPerKey, maxResultDownloadsPerKey } = services.config.jobs;
   const openStreams = new OpenStreams({ events: maxEventStreamsPerKey, download: maxResultDownloadsPerKey });
   /** The key's job, once one of the key's places of `kind` is taken until the answer closes (429 when none is left). */
@@ -174,17 +168,17 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
     const giveBack = openStreams.take(kind, apiKey.id);
     if (res.closed) giveBack();
     else res.once("close", giveBack);
-    return jobs.get(apiKey.id, String(req.params.id));
+    return jobs.get(apiKey.id, jobIdOf(req));
   };
 
   routes.get(
     JOBS_PATH,
     handle(async (req, res, ctx) => {
       const apiKey = await identify(ctx);
-      const query = parseOrThrow(listQuery, req.query);
+      const query = parseOrThrow(jobListQuerySchema, req.query);
       const page = await jobs.list(apiKey.id, query);
       const data = await Promise.all(page.jobs.map(async (job) => ({ ...(await jobs.view(job)), result: undefined })));
-      res.json({ object: "list", data, hasMore: page.nextCursor !== null, nextCursor: page.nextCursor });
+      res.json({ object: "list", data, hasMore: page.nextCursor !== null, nextCursor: page.nextCursor } satisfies JobList);
     }),
   );
   routes.get(
@@ -197,7 +191,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
     `${JOBS_PATH}/:id`,
     handle(async (req, res, ctx) => {
       const apiKey = await identify(ctx);
-      res.json(publicJob(await jobs.cancel(apiKey.id, String(req.params.id))));
+      res.json(publicJob(await jobs.cancel(apiKey.id, jobIdOf(req))));
     }),
   );
   routes.get(
@@ -219,7 +213,7 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
     `${JOBS_PATH}/:id/events`,
     handle(async (req, res, ctx) => {
       const job = await ownJobHolding("events", req, res, ctx);
-      const { include } = parseOrThrow(eventsQuery, req.query);
+      const { include } = parseOrThrow(jobEventsQuerySchema, req.query);
       res.status(200);
       res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
       // The stream may carry the result: never stored (facade/no-store.ts), nor transformed by a proxy.
@@ -260,14 +254,14 @@ export function jobRoutes(services: AtelierServices, jobs: JobService, contextFo
     WEBHOOK_SECRET_PATH,
     handle(async (_req, res, ctx) => {
       const apiKey = await identify(ctx);
-      res.json({ object: "webhook_secret", secret: await jobs.signingSecret(apiKey.id) });
+      res.json({ object: "webhook_secret", secret: await jobs.signingSecret(apiKey.id) } satisfies WebhookSecret);
     }),
   );
   routes.post(
     WEBHOOK_SECRET_PATH,
     handle(async (_req, res, ctx) => {
       const apiKey = await identify(ctx);
-      res.json({ object: "webhook_secret", secret: await jobs.rotateSigningSecret(apiKey.id) });
+      res.json({ object: "webhook_secret", secret: await jobs.rotateSigningSecret(apiKey.id) } satisfies WebhookSecret);
     }),
   );
   return routes;

@@ -6,33 +6,16 @@
  * edit here.
  */
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { z } from "zod";
 import { API_RESPONSE_HEADERS, EVERY_ANSWER_HEADERS, type ApiResponseHeader } from "../core/api-headers.js";
 import { defaultOf } from "../core/config.js";
 import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "../core/errors.js";
 import { appRouter } from "../server/router.js";
+import { errorSchema } from "../contract/error-schema.js";
 import type { OperationExamples } from "../contract/operation-examples.js";
 import { OPERATIONS, openApiOperationId } from "../contract/operations.js";
 import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
-
-const errorSchema = z
-  .object({
-    code: z.enum(ERROR_CODES).meta({ description: "Stable machine-readable code; the table in `info.description` says what each means." }),
-    message: z.string().meta({ description: "What is wrong and how to fix it." }),
-    requestId: z.string().meta({ description: "Also sent as `X-Request-Id`; quote it when reporting a problem." }),
-    issues: z
-      .array(
-        z.object({
-          path: z.string().meta({ description: "Dotted field path, e.g. `scale`; empty for the whole body." }),
-          message: z.string().meta({ description: "What is wrong with that field." }),
-        }),
-      )
-      .optional()
-      .meta({ description: "Present for invalid input: one entry per bad field." }),
-  })
-  .meta({ id: "Error", description: "The body of every error response." });
 
 const TAGS = [
   { name: "generation", description: "Text to image." },

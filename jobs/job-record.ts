@@ -4,15 +4,10 @@
  */
 import type { PublicError } from "../core/errors.js";
 import type { StoredImages } from "./job-images.js";
+import type { JobError, JobProgress, JobStatus, PublicJob, WebhookAttempt } from "./job-schemas.js";
 
-/** One try at delivering a job's webhook. */
-export interface WebhookAttempt {
-  at: string;
-  /** The receiver's HTTP status; null when no answer came. */
-  statusCode: number | null;
-  /** Why the attempt failed, when it did. */
-  error: string | null;
-}
+// The shapes clients see are job-schemas.ts's; the record's readers take them from here with it.
+export { JOB_STATUSES, type JobProgress, type JobStatus, type PublicJob, type WebhookAttempt } from "./job-schemas.js";
 
 export interface WebhookDelivery {
   id: number;
@@ -32,20 +27,8 @@ export interface WebhookDelivery {
   attempts: WebhookAttempt[];
 }
 
-export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-
 export function isFinished(status: JobStatus): boolean {
   return status === "succeeded" || status === "failed" || status === "canceled";
-}
-
-/** How far a running job has come. `fraction` is 0 to 1; `step`/`steps` count diffusion steps or tiles. */
-export interface JobProgress {
-  fraction: number;
-  step: number;
-  steps: number;
-  /** What the worker is doing, e.g. `queued`, `running`, `denoising`, `upscaling`, `done`. */
-  stage: string;
 }
 
 export interface JobRecord {
@@ -86,22 +69,6 @@ export function operationName(restPath: string): string {
   return restPath.replace(/^\/v1\//, "");
 }
 
-export interface PublicJob {
-  id: string;
-  object: "job";
-  operation: string;
-  status: JobStatus;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  progress: JobProgress;
-  queuePosition?: number;
-  result?: unknown;
-  error?: PublicError;
-  expiresAt: string | null;
-  webhook?: { url: string; status: WebhookDelivery["status"] | "waiting"; attempts: WebhookAttempt[] };
-}
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
@@ -109,7 +76,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  * status the synchronous call would have answered, so clients raise the same typed error for a job
  * as for the call itself without a second copy of the error table.
  */
-export function publicJobError(error: NonNullable<JobRecord["error"]>): PublicError & { status: number } {
+export function publicJobError(error: NonNullable<JobRecord["error"]>): JobError {
   return { ...error.body, status: error.status };
 }
 
@@ -125,7 +92,8 @@ export function publicJob(job: JobRecord, queuePosition?: number, delivery?: Web
     finishedAt: iso(job.finishedAtMs),
     progress: job.progress,
     ...(job.status === "queued" && queuePosition !== undefined ? { queuePosition } : {}),
-    ...(job.status === "succeeded" && job.result !== null ? { result: job.result } : {}),
+    // The result is the synchronous body, an object, as stored.
+    ...(job.status === "succeeded" && job.result !== null ? { result: job.result as Record<string, unknown> } : {}),
     ...(job.error ? { error: publicJobError(job.error) } : {}),
     expiresAt: iso(job.resultExpiresAtMs),
     ...(job.webhookUrl

@@ -8,6 +8,7 @@ import { AtelierError } from "../core/errors.js";
 import type { AtelierConfig } from "../core/config.js";
 import type { AddressPolicy } from "../server/image-source/address-policy.js";
 import { invalidInput } from "../server/trpc-errors.js";
+import { webhookUrlSchema } from "./job-schemas.js";
 import type { Preferences } from "./prefer-header.js";
 import { assertTargetAllowed } from "./webhooks/webhook-request.js";
 
@@ -17,12 +18,7 @@ export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown): T {
   throw invalidInput(parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message })));
 }
 
-const webhookUrlField = z
-  .string({ error: "Expected an http(s) URL for webhookUrl" })
-  .max(2048, { error: "Expected webhookUrl of at most 2048 characters" })
-  .refine((value) => /^https?:$/.test(URL.parse(value)?.protocol ?? ""), { error: "Expected an http:// or https:// URL for webhookUrl" });
-
-const webhookField = z.object({ webhookUrl: webhookUrlField });
+const webhookField = z.object({ webhookUrl: webhookUrlSchema });
 
 /** The webhook target of a request that names one (400 for a malformed or refused address); null when it names none. */
 export function webhookTarget(body: Record<string, unknown>, addressPolicy: AddressPolicy): string | null {

@@ -14,6 +14,7 @@ import type { Logger } from "../../core/logger.js";
 import type { AddressPolicy } from "../../server/image-source/address-policy.js";
 import { imageBytesOf } from "../job-image-reads.js";
 import { publicJob, type JobRecord } from "../job-record.js";
+import { webhookEventSchema, type WebhookEvent } from "../job-schemas.js";
 import { jsonPieces, type JsonPiece } from "../json-pieces.js";
 import type { JobStore, WebhookDelivery } from "../job-store.js";
 import { DeliveryRefused, postWebhook } from "./webhook-request.js";
@@ -84,7 +85,8 @@ export class WebhookDeliverer {
   async enqueue(job: JobRecord): Promise<void> {
     if (!job.webhookUrl) return;
     const now = Date.now();
-    const payload = JSON.stringify({ type: `job.${job.status}`, timestamp: new Date(now).toISOString(), data: publicJob(job) });
+    const event: WebhookEvent = { type: webhookEventSchema.shape.type.parse(`job.${job.status}`), timestamp: new Date(now).toISOString(), data: publicJob(job) };
+    const payload = JSON.stringify(event);
     const images = new Map([...job.images].filter(([, image]) => image.blob.part === "result"));
     await this.store.createDelivery({ jobId: job.id, apiKeyId: job.apiKeyId, url: job.webhookUrl, messageId: `msg_${job.id}`, payload, images, createdAtMs: now, nextAttemptAtMs: now });
     this.kick();

@@ -79,7 +79,7 @@ export interface paths {
         };
         /**
          * Follow a job (Server-Sent Events)
-         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. The `result` event says where the result is: `{"status": "succeeded", "jobUrl": "/api/v1/jobs/{id}", "resultUrl": "/api/v1/jobs/{id}/result"}`; fetch either for the result (the job's `result` is the synchronous body). With `?include=result` it also carries that body as `result` (null once purged): for an image operation, the whole image as a data URL. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it.
+         * @description `status` events (`queued`, `running`, then the final status), `progress` events (`{fraction, step, steps, stage}`), then `result` or `error` (the error body with the synchronous call's HTTP `status`), after which the stream ends. The `result` event says where the result is: `{"status": "succeeded", "jobUrl": "/api/v1/jobs/{id}", "resultUrl": "/api/v1/jobs/{id}/result"}`; fetch either for the result (the job's `result` is the synchronous body). With `?include=result` it also carries that body as `result` (null once purged): for an image operation, the whole image as a data URL. Every event has an `id`; reconnect with `Last-Event-ID` (or `?lastEventId=`) to resume after it. `x-event-data` gives the schema of each event's `data`.
          */
         get: operations["jobs-events"];
         put?: never;
@@ -307,13 +307,21 @@ export interface components {
             createdAt: string;
             /** @description Once failed or canceled: the synchronous error body, and `status`, the HTTP status the synchronous call would have answered. */
             error?: {
-                /** @enum {string} */
+                /**
+                 * @description Stable machine-readable code; the table in `info.description` says what each means.
+                 * @enum {string}
+                 */
                 code: "INVALID_INPUT" | "MALFORMED_JSON" | "MALFORMED_MULTIPART" | "INVALID_IMAGE_URL" | "UNAUTHORIZED" | "KEY_EXPIRED" | "KEY_SCOPE_DENIED" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "IMAGE_TOO_LARGE" | "OUTPUT_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "IMAGE_UNDECODABLE" | "RATE_LIMITED" | "CANCELLED" | "INTERNAL" | "SOURCE_FETCH_FAILED" | "NOT_ACCEPTABLE" | "JOB_CONFLICT" | "RESULT_GONE" | "IDEMPOTENCY_MISMATCH" | "TOO_MANY_JOBS" | "TOO_MANY_STREAMS" | "MODEL_NOT_INSTALLED" | "OVERLOADED" | "WORKER_UNAVAILABLE" | "STORE_UNAVAILABLE" | "DEADLINE_EXCEEDED";
+                /** @description Present for invalid input: one entry per bad field. */
                 issues?: {
+                    /** @description What is wrong with that field. */
                     message: string;
+                    /** @description Dotted field path, e.g. `scale`; empty for the whole body. */
                     path: string;
                 }[];
+                /** @description What is wrong and how to fix it. */
                 message: string;
+                /** @description Also sent as `X-Request-Id`; quote it when reporting a problem. */
                 requestId: string;
                 /** @description The HTTP status the synchronous call would have answered with this body. */
                 status: number;
@@ -1077,7 +1085,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                     "image/jpeg": string;
                     "image/png": string;
                     "image/webp": string;
