@@ -15,20 +15,18 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import sharp from "sharp";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { quotaChargeOf } from "../../server/quota/quota-charge.js";
 import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { testPhoto } from "../support/test-assets.js";
-import { startTestService, type TestService } from "../support/test-service.js";
-import { describeViolations, signIn, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
-import { horizontalOverflow, launchChromium, seriousAxeViolations } from "./support/console-browser.js";
+import type { TestService } from "../support/test-service.js";
+import { describeViolations, startBrowserConsole, type BrowserConsole, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
+import { horizontalOverflow, seriousAxeViolations } from "./support/console-browser.js";
 
-const PASSWORD = "correct horse battery staple";
 const STYLE = "mathura";
+let atelier: BrowserConsole<"alice" | "bob">;
 let service: TestService;
-let browser: Browser;
 let member: SignedInPage;
 let keys: { first: { id: string; key: string }; second: { id: string; key: string }; bobs: { id: string; key: string } };
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-playground-session-"));
@@ -48,10 +46,10 @@ async function usageOf(id: string): Promise<Array<{ operation: string; status: n
 }
 
 beforeAll(async () => {
-  service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir([STYLE, "cvae-quickdraw"]) });
-  const { accounts, keys: store } = service.services;
-  const alice = await accounts.createUser({ email: "alice@example.com", displayName: "Alice", password: PASSWORD, role: "member" });
-  const bob = await accounts.createUser({ email: "bob@example.com", displayName: "Bob", password: PASSWORD, role: "member" });
+  atelier = await startBrowserConsole({ ATELIER_MODELS_DIR: await installedModelsDir([STYLE, "cvae-quickdraw"]) }, ["alice", "bob"]);
+  service = atelier.service;
+  const { alice, bob } = atelier.users;
+  const store = service.services.keys;
   const made = async (name: string, ownerId: string) => {
     const created = await store.create({ name, ownerId, hourlyLimit: 50 });
     return { id: created.record.id, key: created.key };
@@ -60,13 +58,11 @@ beforeAll(async () => {
   fs.copyFileSync(testPhoto("chelsea.png"), photo);
   const meta = await sharp(photo).metadata();
   photoSize = { width: meta.width!, height: meta.height! };
-  browser = await launchChromium();
-  member = await signIn(browser, service.url, "alice@example.com", PASSWORD);
+  member = await atelier.signIn("alice");
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
+  await atelier?.close();
   fs.rmSync(work, { recursive: true, force: true });
 });
 

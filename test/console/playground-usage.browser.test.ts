@@ -13,34 +13,31 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
-import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
-import { startTestService, type TestService } from "../support/test-service.js";
-import { describeViolations, signIn, watchProblems, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
-import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
+import type { TestService } from "../support/test-service.js";
+import { describeViolations, startBrowserConsole, type BrowserConsole, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
+import { horizontalOverflow, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
 
 const skip = skipWithoutChromium("playground-usage");
 const TILED_MODEL = "espcn-x3";
 const hasTiledModel = hasMirrorModel("superres-espcn-x3");
+let atelier: BrowserConsole<"alice" | "bob" | "admin">;
 let service: TestService;
-let browser: Browser;
 let member: SignedInPage;
 let memberKey: string;
 let otherKey: string;
 let photo: { file: string; width: number; height: number };
-const PASSWORD = "correct horse battery staple";
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-playground-"));
 
 beforeAll(async () => {
   if (skip) return;
-  service = await startTestService(hasTiledModel ? { ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]) } : {});
-  const { accounts, keys } = service.services;
-  const alice = await accounts.createUser({ email: "alice@example.com", displayName: "Alice", password: PASSWORD, role: "member" });
-  const bob = await accounts.createUser({ email: "bob@example.com", displayName: "Bob", password: PASSWORD, role: "member" });
-  await accounts.createUser({ email: "admin@example.com", displayName: "Ada Admin", password: PASSWORD, role: "admin" });
+  atelier = await startBrowserConsole(hasTiledModel ? { ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]) } : {}, ["alice", "bob", "admin"]);
+  service = atelier.service;
+  const { keys } = service.services;
+  const { alice, bob } = atelier.users;
   memberKey = (await keys.create({ name: "playground", ownerId: alice.id, hourlyLimit: 50 })).key;
   otherKey = (await keys.create({ name: "bob's key", ownerId: bob.id })).key;
   // A real photo where the test photos are present; else a photo-like image made here.
@@ -49,13 +46,11 @@ beforeAll(async () => {
   else await sharp({ create: { width: 160, height: 120, channels: 3, background: "#8a6d3b" } }).png().toFile(file);
   const meta = await sharp(file).metadata();
   photo = { file, width: meta.width!, height: meta.height! };
-  browser = await launchChromium();
-  member = await signIn(browser, service.url, "alice@example.com", PASSWORD);
+  member = await atelier.signIn("alice");
 }, 120_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
+  await atelier?.close();
   fs.rmSync(work, { recursive: true, force: true });
 });
 
@@ -191,7 +186,7 @@ describe.skipIf(skip)("usage", () => {
   });
 
   it("gives an admin the whole service: users, keys, top keys with owners, error rates", async () => {
-    const admin = await signIn(browser, service.url, "admin@example.com", PASSWORD);
+    const admin = await atelier.signIn("admin");
     const { page } = admin;
     await page.goto("/usage");
     const stat = (name: string) => page.locator(".stats").getByText(name, { exact: true }).locator("xpath=following-sibling::dd").textContent();
