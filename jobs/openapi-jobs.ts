@@ -95,8 +95,8 @@ const CANCELED_EXAMPLE = {
 const SECRET_EXAMPLE = { object: "webhook_secret", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" } satisfies WebhookSecret;
 const LIST_EXAMPLE = { object: "list", data: [JOB_EXAMPLE], hasMore: false, nextCursor: null } satisfies JobList;
 
-/** The raw image answers `Accept: image/*` gets (raw-image.ts). */
-const rawImageContent = Object.fromEntries(Object.values(MEDIA_TYPES).map((type) => [type, { schema: z.string().meta({ format: "binary" }) }]));
+/** The raw image answers `Accept: image/*` gets (raw-image.ts): the image's bytes. */
+const rawImageContent = Object.fromEntries(Object.values(MEDIA_TYPES).map((type) => [type, { schema: createSchema(z.string().meta({ format: "binary" })).schema }]));
 
 const json = (schema: z.ZodType, description: string, example: unknown) => ({
   description,
@@ -116,8 +116,6 @@ const JOB_POST_ADDITIONS: ZodOpenApiOperationObject = {
   parameters: [headerParameter("Prefer"), headerParameter("Idempotency-Key")],
   requestBody: { content: { "application/json": { schema: z.object({ webhookUrl: webhookUrlSchema.optional() }) } } },
   responses: {
-    // Only its content is added: the raw image answers of an operation that returns images.
-    "200": { description: "", content: rawImageContent },
     "202": {
       description: ACCEPTED_DESCRIPTION,
       headers: { ...REQUEST_ID, Location: responseHeader("Location"), "Preference-Applied": responseHeader("Preference-Applied"), "Idempotent-Replayed": responseHeader("Idempotent-Replayed") },
@@ -274,7 +272,7 @@ function decorateJobOperation(operation: Json, additions: Json, prechecked: bool
     ok.description =
       `${String(ok.description ?? "Successful response")}. With \`Accept: image/png\`, \`image/jpeg\` or \`image/webp\` the body is the image's bytes ` +
       "and the other fields travel in `X-Atelier-*` headers (`X-Atelier-Width`, `X-Atelier-Height`, `X-Atelier-Model`, ...).";
-    ok.content = { ...(ok.content as Json), ...((additions.responses as Record<string, Json>)["200"]!.content as Json) };
+    ok.content = { ...(ok.content as Json), ...rawImageContent };
   }
   if (ok) ok.headers = { ...(ok.headers as Json), "Idempotent-Replayed": responseHeader("Idempotent-Replayed") };
   const accepted = (additions.responses as Record<string, Json>)["202"]!;
