@@ -6,12 +6,8 @@
  * text states and noise prediction, and the service's own diffusion generator, given a catalog entry
  * and the installed folder, draws an image of the trained size, the same for the same seed.
  */
-import { execFile, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import ort from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GENERATION_OPTIONS, type CatalogEntry } from "../../models/catalog/catalog-types.js";
@@ -21,13 +17,9 @@ import { loadClipTokenizer } from "../../workers/clip-tokenizer/tokenizer-files.
 import { createDiffusionGenerator } from "../../workers/generation/diffusion/diffusion-generator.js";
 import type { GenerationParams } from "../../workers/generation/image-generator.js";
 import { tinyWorld, type TinyWorld } from "../generation/diffusion/tiny-export.js";
+import { PYTHON, pythonImports, runSmokeModule, type SmokeRun } from "./python-smoke-run.js";
 
-const run = promisify(execFile);
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const trainingDir = path.join(repoRoot, "training");
-const PYTHON = "/usr/bin/python3";
-
-const available = spawnSync(PYTHON, ["-c", "import torch, numpy, PIL, onnx"], { encoding: "utf8", timeout: 60_000 }).status === 0;
+const available = pythonImports(["torch", "numpy", "PIL", "onnx"]);
 const fontInstalled = fs.existsSync("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf") && fs.existsSync("/usr/share/unicode/cldr/common/annotations/en.xml");
 
 interface Summary {
@@ -68,6 +60,7 @@ const worstDifference = (actual: ArrayLike<number>, expected: ArrayLike<number>)
 };
 
 describe("text-to-image training smoke run: emoji subset, stop and resume, ONNX export in the diffusion layout", () => {
+  let smoke: SmokeRun<SmokeResult>;
   let tmp: string;
   let result: SmokeResult;
 
@@ -75,18 +68,12 @@ describe("text-to-image training smoke run: emoji subset, stop and resume, ONNX 
     // A missing dependency fails the suite loudly rather than skipping it.
     if (!available) throw new Error(`${PYTHON} cannot import torch, numpy, PIL and onnx: apt-get install python3-torch python3-numpy python3-pil python3-onnx`);
     if (!fontInstalled) throw new Error("The emoji font or the CLDR annotations are missing: apt-get install fonts-noto-color-emoji unicode-cldr-core");
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-t2i-smoke-"));
-    await run(PYTHON, ["-m", "atelier_training.t2i.smoke", "--out", tmp], {
-      cwd: trainingDir,
-      timeout: 300_000,
-      maxBuffer: 16 * 1024 * 1024,
-      env: { ...process.env, PYTHONWARNINGS: "ignore", OMP_NUM_THREADS: "1" },
-    });
-    result = JSON.parse(fs.readFileSync(path.join(tmp, "result.json"), "utf8")) as SmokeResult;
+    smoke = await runSmokeModule<SmokeResult>("atelier_training.t2i.smoke", { threads: 1, timeoutMs: 300_000 });
+    ({ dir: tmp, result } = smoke);
   }, 300_000);
 
   afterAll(() => {
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    smoke?.remove();
   });
 
   it("trains, stops, resumes from its checkpoint where it stopped, and logs the held-out figures at each checkpoint", () => {

@@ -5,12 +5,8 @@
  * spatial size, output = input x scale) and give PyTorch's numbers; and the x4 graph, described by a
  * catalog entry laid out like lsdir-compact-x4, runs through the service's own tiled upscale pipeline.
  */
-import { execFile, spawnSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import ort from "onnxruntime-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CatalogEntry } from "../../models/catalog/catalog-types.js";
@@ -19,13 +15,9 @@ import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
 import { upscalePath } from "../../models/requests/upscale-choice.js";
+import { PYTHON, pythonImports, runSmokeModule, type SmokeRun } from "./python-smoke-run.js";
 
-const run = promisify(execFile);
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
-const trainingDir = path.join(repoRoot, "training");
-const PYTHON = "/usr/bin/python3";
-
-const available = spawnSync(PYTHON, ["-c", "import torch, numpy, PIL"], { encoding: "utf8", timeout: 60_000 }).status === 0;
+const available = pythonImports(["torch", "numpy", "PIL"]);
 // Locally a missing python3-torch skips with a notice; in CI it must fail rather than pass silently.
 const skip = !available && !process.env.CI;
 if (skip) {
@@ -55,22 +47,17 @@ function readFloats(file: string): Float32Array {
 }
 
 describe.skipIf(skip)("training smoke run: SRVGG compact, a few CPU steps, ONNX export", () => {
+  let smoke: SmokeRun<SmokeResult>;
   let tmp: string;
   let result: SmokeResult;
 
   beforeAll(async () => {
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-training-smoke-"));
-    await run(PYTHON, ["-m", "atelier_training.smoke", "--out", tmp], {
-      cwd: trainingDir,
-      timeout: 300_000,
-      maxBuffer: 16 * 1024 * 1024,
-      env: { ...process.env, PYTHONWARNINGS: "ignore", OMP_NUM_THREADS: "2" },
-    });
-    result = JSON.parse(fs.readFileSync(path.join(tmp, "result.json"), "utf8")) as SmokeResult;
+    smoke = await runSmokeModule<SmokeResult>("atelier_training.smoke", { threads: 2, timeoutMs: 300_000 });
+    ({ dir: tmp, result } = smoke);
   }, 300_000);
 
   afterAll(() => {
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+    smoke?.remove();
   });
 
   for (const scale of [2, 4]) {
