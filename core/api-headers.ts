@@ -5,6 +5,7 @@
  * each request body), and CORS (operations/cors.ts) lets a listed origin's pages send and read
  * exactly these, so every header the API documents works from a browser too.
  */
+import { LIMITS } from "./limits.js";
 
 export interface ApiHeader {
   /** What it means, for the API's reference. */
@@ -12,6 +13,8 @@ export interface ApiHeader {
   schema: { type: "string" | "integer"; maxLength?: number };
   example: string | number;
 }
+
+const IDEMPOTENCY_KEY = LIMITS.idempotencyKeyCharacters;
 
 /** Headers a client sends. */
 export const API_REQUEST_HEADERS = {
@@ -26,10 +29,11 @@ export const API_REQUEST_HEADERS = {
   },
   "Idempotency-Key": {
     description:
-      "IETF httpapi draft: 1 to 255 visible ASCII characters, scoped to the API key for 24 hours. The same key and body give the same " +
+      `IETF httpapi draft: ${IDEMPOTENCY_KEY.min} to ${IDEMPOTENCY_KEY.max} visible ASCII characters, scoped` +
+      " to the API key for 24 hours. The same key and body give the same " +
       "response (or the same job) without charging the quota again; a different body is 422 (`IDEMPOTENCY_MISMATCH`); a synchronous " +
       "retry while the first is still running is 409 (`JOB_CONFLICT`).",
-    schema: { type: "string", maxLength: 255 },
+    schema: { type: "string", maxLength: IDEMPOTENCY_KEY.max },
     example: "5f0c6e1e-3c1a-4b59-9a43-0c6f7a4a8e21",
   },
   "Last-Event-ID": { description: "Resume after this event id.", schema: { type: "string" }, example: "3" },

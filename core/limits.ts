@@ -44,6 +44,8 @@ export const LIMITS = {
    * check, so a longer batch would multiply the work one request asks for.
    */
   trpcBatchCalls: { min: 1, max: 10 },
+  /** The `Idempotency-Key` header, in visible ASCII characters. */
+  idempotencyKeyCharacters: { min: 1, max: 255 },
 } as const satisfies Record<string, Bounds>;
 
 /** Every integer of the bounds, in order: `[2, 3, …, 8]` for the upscale scales. */

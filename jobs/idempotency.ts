@@ -5,19 +5,21 @@
 import { createHash } from "node:crypto";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { AtelierError } from "../core/errors.js";
+import { LIMITS } from "../core/limits.js";
 
 /** How long a key stays bound to its request (the draft's suggested day). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const { min, max } = LIMITS.idempotencyKeyCharacters;
+const KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{${min},${max}}$`);
 
-/** The header's value, checked: 1 to 255 visible ASCII characters (quotes of a structured string dropped). */
+/** The header's value, checked: visible ASCII characters within the limit (quotes of a structured string dropped). */
 export function idempotencyKeyOf(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   const key = header.trim().replace(/^"(.*)"$/, "$1");
   if (!KEY_PATTERN.test(key)) {
-    throw new AtelierError("INVALID_INPUT", "Invalid request: Idempotency-Key must be 1 to 255 visible ASCII characters, e.g. a UUID.", {
-      issues: [{ path: "Idempotency-Key", message: "Expected 1 to 255 visible ASCII characters." }],
+    throw new AtelierError("INVALID_INPUT", `Invalid request: Idempotency-Key must be ${min} to ${max} visible ASCII characters, e.g. a UUID.`, {
+      issues: [{ path: "Idempotency-Key", message: `Expected ${min} to ${max} visible ASCII characters.` }],
     });
   }
   return key;

@@ -2,12 +2,12 @@
  * Every console page (the console tour: sign-in and invite signed out, the rest as an admin, the
  * member's keys) in a real Chromium, in the light and the dark scheme (`prefers-color-scheme`): axe-core finds
  * no serious or critical violation, colour contrast included, and nothing overflows sideways at 1280
- * or 375 px. On a phone the header folds behind a Menu button that opens it.
+ * or 375 px (nor does a table overflow its frame at 1280 px). On a phone the header folds behind a Menu button that opens it.
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeViolations, watchProblems } from "./signed-in-browser.js";
-import { horizontalOverflow, launchChromium, seriousAxeViolations } from "./support/console-browser.js";
+import { horizontalOverflow, launchChromium, seriousAxeViolations, tableOverflow } from "./support/console-browser.js";
 import { tourConsole } from "./support/console-tour.js";
 
 let browser: Browser;
@@ -51,6 +51,7 @@ describe("every console page", () => {
         await page.setViewportSize({ width, height: 900 });
         const overflow = await settledOverflow(page);
         if (overflow > 0) findings.push(`${name}: ${overflow} px wider than the window at ${width} px`);
+        if (width === 1280 && (await tableOverflow(page)) > 0) findings.push(`${name}: a table wider than the page at 1280 px`);
       }
       const toggle = page.getByRole("button", { name: "Menu" });
       if ((await toggle.count()) > 0) {
