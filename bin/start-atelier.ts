@@ -119,7 +119,7 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   const ready = serviceReadiness(config, keys, addresses, worker !== undefined);
   let jobs: RunningJobs;
   try {
-    jobs = await startJobs(services, addresses, local);
+    jobs = await startJobs(services);
   } catch (error) {
     await ready.close();
     services.workers.close();

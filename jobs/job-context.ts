@@ -6,16 +6,15 @@
  * come back as bytes (RequestContext.bodyStringBytes, keepImage): the runner stores those bytes.
  */
 import type { AtelierServices, RequestContext } from "../server/context.js";
-import type { ProgressClients, ProgressListener } from "../server/workers/progress-clients.js";
-import type { WorkerClients } from "../server/workers/worker-clients.js";
+import type { ProgressListener, WorkerClients } from "../server/workers/worker-clients.js";
 
-function reportingWorkers(workers: WorkerClients, progress: ProgressClients, onProgress: ProgressListener): WorkerClients {
+function reportingWorkers(workers: WorkerClients, onProgress: ProgressListener): WorkerClients {
   return {
     ...workers,
-    generate: (request, options) => progress.generate(request, options ?? {}, onProgress),
-    upscale: (request, options) => progress.upscale(request, options ?? {}, onProgress),
-    styleTransfer: (request, options) => progress.styleTransfer(request, options ?? {}, onProgress),
-    removeBackground: (request, options) => progress.removeBackground(request, options ?? {}, onProgress),
+    generate: (request, options) => workers.generate(request, { ...options, onProgress }),
+    upscale: (request, options) => workers.upscale(request, { ...options, onProgress }),
+    styleTransfer: (request, options) => workers.styleTransfer(request, { ...options, onProgress }),
+    removeBackground: (request, options) => workers.removeBackground(request, { ...options, onProgress }),
   };
 }
 
@@ -27,7 +26,6 @@ export type JobImageHandling = Pick<RequestContext, "keepImage" | "bodyStringByt
 
 export function jobContext(
   services: AtelierServices,
-  progress: ProgressClients,
   job: { requestId: string },
   signal: AbortSignal,
   onProgress: ProgressListener,
@@ -42,7 +40,7 @@ export function jobContext(
     signal,
     services: {
       ...services,
-      workers: reportingWorkers(services.workers, progress, onProgress),
+      workers: reportingWorkers(services.workers, onProgress),
     },
   };
 }

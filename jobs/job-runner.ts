@@ -12,7 +12,7 @@ import { recordUsage, refund } from "../server/access/access.js";
 import type { AtelierServices, RequestContext } from "../server/context.js";
 import type { ApiKeyRecord } from "../server/keys/api-key-store.js";
 import { runOperation } from "../server/procedures/handlers.js";
-import type { ProgressClients, WorkerProgress } from "../server/workers/progress-clients.js";
+import type { WorkerProgress } from "../server/workers/worker-clients.js";
 import { jobContext } from "./job-context.js";
 import { jobRequest } from "./job-image-reads.js";
 import { keepResultImages, newStandIn } from "./job-images.js";
@@ -66,7 +66,6 @@ export class JobRunner {
   constructor(
     readonly store: JobStore,
     private readonly services: AtelierServices,
-    private readonly progress: ProgressClients,
     private readonly hub: JobEventHub,
     private readonly scheduler: JobScheduler,
     private readonly options: JobRunnerOptions,
@@ -164,7 +163,7 @@ export class JobRunner {
         kept.set(standIn, image);
         return standIn;
       };
-      const ctx = jobContext(this.services, this.progress, { requestId: job.requestId }, signal, (progress) => void this.reportProgress(job.id, progress), {
+      const ctx = jobContext(this.services, { requestId: job.requestId }, signal, (progress) => void this.reportProgress(job.id, progress), {
         keepImage,
         bodyStringBytes: request.bytesOf,
       });

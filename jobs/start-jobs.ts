@@ -3,12 +3,8 @@
  * data folder, or shared by every router through Redis when ATELIER_REDIS_URL is set), the runner
  * and the service the HTTP routes use.
  */
-import type { WorkerServiceName } from "../core/config.js";
 import type { AtelierServices } from "../server/context.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
-import { createProgressClients } from "../server/workers/progress-clients.js";
-import { withLocalProgress } from "../server/workers/local-worker-clients.js";
-import type { InProcessWorker } from "../transport/local-worker.js";
 import { JobEventHub } from "./job-events.js";
 import { JobRunner, type JobScheduler } from "./job-runner.js";
 import { JobService } from "./job-service.js";
@@ -50,27 +46,18 @@ async function openBackend(services: AtelierServices): Promise<JobQueueBackend> 
   return { store, hub: new JobEventHub(), scheduler: new LocalJobScheduler(store, config.jobs.concurrency), close: () => store.close() };
 }
 
-/**
- * `local`: the worker in this process and the services it runs, called without gRPC
- * (server/workers/local-worker-clients.ts).
- */
-export async function startJobs(
-  services: AtelierServices,
-  addresses: Record<WorkerServiceName, string>,
-  local?: InProcessWorker,
-): Promise<RunningJobs> {
+/** Jobs call the workers through `services.workers`, with progress (server/workers/worker-clients.ts). */
+export async function startJobs(services: AtelierServices): Promise<RunningJobs> {
   const { config } = services;
   const backend = await openBackend(services);
   const { store, hub } = backend;
-  const remote = createProgressClients(config, addresses);
-  const progress = local ? withLocalProgress(config, remote, local) : remote;
   const webhooks = new WebhookDeliverer(
     store,
     new AddressPolicy(config.fetch.allowedPrivateHosts),
     { retryBaseMs: config.jobs.webhookRetryBaseMs, timeoutMs: config.jobs.webhookTimeoutMs, windowMs: WEBHOOK_RETRY_WINDOW_MS },
     services.logger.child({ part: "webhooks" }),
   );
-  const runner = new JobRunner(store, services, progress, hub, backend.scheduler, {
+  const runner = new JobRunner(store, services, hub, backend.scheduler, {
     onFinished: (job) => void webhooks.enqueue(job).catch((error: unknown) => services.logger.warn({ err: error, jobId: job.id }, "webhook not queued")),
     resultRetentionMs: config.jobs.resultRetentionMs,
     recordRetentionMs: config.jobs.recordRetentionMs,
@@ -81,7 +68,6 @@ export async function startJobs(
     webhooks.start();
   } catch (error) {
     await runner.stop();
-    progress.close();
     await backend.close();
     throw error;
   }
@@ -94,7 +80,6 @@ export async function startJobs(
     },
     close: async () => {
       await runner.stop();
-      progress.close();
       await backend.close();
     },
   };

@@ -15,8 +15,7 @@ import { GenerationServiceService } from "../../gen/atelier/generation/v1/genera
 import { PromptServiceService } from "../../gen/atelier/prompt/v1/prompt_service.js";
 import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import { UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { STAGE_BY_DEFAULT, type ProgressClients, type ProgressListener } from "./progress-clients.js";
-import { abortedError, callDeadlineMs, type CallOptions, type WorkerClients } from "./worker-clients.js";
+import { abortedError, callDeadlineMs, STAGE_BY_DEFAULT, stepListener, type ProgressCallOptions, type StepListener, type WorkerClients } from "./worker-clients.js";
 
 /** Each operation's worker service and RPC. */
 const OPERATIONS = {
@@ -38,7 +37,7 @@ export function callLocal<Res>(
   local: LocalWorker,
   path: string,
   request: object,
-  options: { deadlineMs: number; signal?: AbortSignal; onProgress?: (step: number, steps: number, stage: string) => void },
+  options: { deadlineMs: number; signal?: AbortSignal; onProgress?: StepListener },
 ): Promise<Res> {
   const { deadlineMs, signal, onProgress } = options;
   if (signal?.aborted) return Promise.reject(abortedError(signal));
@@ -61,29 +60,17 @@ export function callLocal<Res>(
   });
 }
 
-/** `clients` with the operations of the in-process worker's services called locally. */
+/** `clients` with the operations of the in-process worker's services called locally, their progress reported as the RPCs report it. */
 export function withLocalCalls(config: AtelierConfig, clients: WorkerClients, { worker: local, services }: InProcessWorker): WorkerClients {
   const localized = { ...clients };
   for (const [operation, { service, path }] of Object.entries(OPERATIONS) as [Operation, (typeof OPERATIONS)[Operation]][]) {
     if (!services.has(service)) continue;
-    (localized as Record<Operation, unknown>)[operation] = (request: object, options?: CallOptions) =>
-      callLocal(local, path, request, { deadlineMs: callDeadlineMs(config, options), signal: options?.signal });
-  }
-  return localized;
-}
-
-/** `clients` with the operations of the in-process worker's services called locally, their progress reported as the streaming RPCs report it. */
-export function withLocalProgress(config: AtelierConfig, clients: ProgressClients, { worker: local, services }: InProcessWorker): ProgressClients {
-  const localized = { ...clients };
-  for (const operation of ["upscale", "styleTransfer", "removeBackground", "generate"] as const) {
-    const { service, path } = OPERATIONS[operation];
-    if (!services.has(service)) continue;
-    const stageByDefault = operation === "generate" ? STAGE_BY_DEFAULT.generate : STAGE_BY_DEFAULT.image;
-    (localized as Record<typeof operation, unknown>)[operation] = (request: object, options: CallOptions, onProgress: ProgressListener) =>
+    const stageByDefault: string = operation in STAGE_BY_DEFAULT ? STAGE_BY_DEFAULT[operation as keyof typeof STAGE_BY_DEFAULT] : "";
+    (localized as Record<Operation, unknown>)[operation] = (request: object, options?: ProgressCallOptions) =>
       callLocal(local, path, request, {
         deadlineMs: callDeadlineMs(config, options),
-        signal: options.signal,
-        onProgress: (step, steps, stage) => onProgress({ step, steps, stage: stage || stageByDefault }),
+        signal: options?.signal,
+        onProgress: stepListener(options?.onProgress, stageByDefault),
       });
   }
   return localized;

@@ -1,6 +1,12 @@
 /**
  * Typed, promise-returning calls to the workers, each with the configured deadline, cancelled
- * when the HTTP client goes away, and with gRPC failures turned back into AtelierErrors.
+ * when the HTTP client goes away (or the job is canceled), and with gRPC failures turned back into
+ * AtelierErrors.
+ *
+ * The calls that take an image or draw one report the worker's progress to an `onProgress`
+ * listener when given one (background jobs): image operations go over their chunked RPCs either
+ * way, generation over its server-streaming RPC instead of the unary one. A call with a listener
+ * resolves with the same response as one without, so a job's result is exactly the synchronous one.
  *
  * An address may name several replicas (`ipv4:10.0.0.5:50051,10.0.0.6:50051`, or a `dns:///`
  * name with several records); calls are spread over them round-robin.
@@ -8,10 +14,20 @@
  * A worker that goes away (shut down, killed, restarting) is the server's failure, never the
  * client's: a call it drops is retried once, on whichever replica is ready first (every worker call
  * is pure compute, bytes in and bytes out, so running it again is safe), and otherwise answers 503
- * WORKER_UNAVAILABLE with Retry-After, which the quota gives back. Reconnection is tuned so a
+ * WORKER_UNAVAILABLE with Retry-After, which the quota gives back. A call that reports progress is
+ * not retried: progress already reported would go back to the start. Reconnection is tuned so a
  * restarted worker is used again within about a second of listening.
  */
-import { credentials, makeGenericClientConstructor, Metadata, status as GrpcStatus, type Client, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import {
+  credentials,
+  makeGenericClientConstructor,
+  Metadata,
+  status as GrpcStatus,
+  type Client,
+  type ClientDuplexStream,
+  type ClientReadableStream,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { fromGrpcError } from "../../transport/grpc-errors.js";
@@ -21,7 +37,7 @@ import { withImageCodecs } from "../../transport/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
 import { BackgroundServiceClient, BackgroundServiceService, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
 import { CatalogServiceClient, type ListModelsRequest, type ListModelsResponse } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GenerationServiceClient, GenerationServiceService, type GenerateRequest, type GenerateResponse } from "../../gen/atelier/generation/v1/generation_service.js";
+import { GenerationServiceClient, GenerationServiceService, type GenerateRequest, type GenerateResponse, type GenerateStreamResponse } from "../../gen/atelier/generation/v1/generation_service.js";
 import { PromptServiceClient, type ImprovePromptRequest, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
 import { StyleTransferServiceClient, StyleTransferServiceService, type StyleTransferRequest, type StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import { UpscaleServiceClient, UpscaleServiceService, type UpscaleRequest, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
@@ -32,16 +48,41 @@ export interface CallOptions {
   deadlineMs?: number;
 }
 
+/** `step` of `steps` done; `stage` names what is being done. */
+export interface WorkerProgress {
+  step: number;
+  steps: number;
+  stage: string;
+}
+
+export type ProgressListener = (progress: WorkerProgress) => void;
+
+export interface ProgressCallOptions extends CallOptions {
+  /** Called as the worker reports progress; the call is then not retried. */
+  onProgress?: ProgressListener;
+}
+
+/** The stage reported where the worker names none: image operations go tile by tile, generation step by step. */
+export const STAGE_BY_DEFAULT = { upscale: "tiles", styleTransfer: "tiles", removeBackground: "tiles", generate: "denoising" } as const;
+
+/** `step` of `steps` of the named stage done, as the worker sends it (`stage` empty when the worker names none). */
+export type StepListener = (step: number, steps: number, stage: string) => void;
+
+/** `onProgress` fed from a worker's step reports, with the operation's stage where the worker names none. */
+export function stepListener(onProgress: ProgressListener | undefined, stageByDefault: string): StepListener | undefined {
+  return onProgress && ((step, steps, stage) => onProgress({ step, steps, stage: stage || stageByDefault }));
+}
+
 /** A call's deadline in milliseconds: its own, else the configured one. */
 export function callDeadlineMs(config: AtelierConfig, options?: CallOptions): number {
   return options?.deadlineMs ?? config.workers.deadlineMs;
 }
 
 export interface WorkerClients {
-  upscale(request: UpscaleRequest, options?: CallOptions): Promise<UpscaleResponse>;
-  generate(request: GenerateRequest, options?: CallOptions): Promise<GenerateResponse>;
-  styleTransfer(request: StyleTransferRequest, options?: CallOptions): Promise<StyleTransferResponse>;
-  removeBackground(request: RemoveBackgroundRequest, options?: CallOptions): Promise<RemoveBackgroundResponse>;
+  upscale(request: UpscaleRequest, options?: ProgressCallOptions): Promise<UpscaleResponse>;
+  generate(request: GenerateRequest, options?: ProgressCallOptions): Promise<GenerateResponse>;
+  styleTransfer(request: StyleTransferRequest, options?: ProgressCallOptions): Promise<StyleTransferResponse>;
+  removeBackground(request: RemoveBackgroundRequest, options?: ProgressCallOptions): Promise<RemoveBackgroundResponse>;
   improvePrompt(request: ImprovePromptRequest, options?: CallOptions): Promise<ImprovePromptResponse>;
   listModels(request: ListModelsRequest, options?: CallOptions): Promise<ListModelsResponse>;
   close(): void;
@@ -99,9 +140,6 @@ function attemptUnary<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, dea
 /** A `*Chunked` RPC as its generated client method opens it. */
 export type ChunkedMethod<Req, Res> = (metadata: Metadata, options: { deadline: Date }) => ClientDuplexStream<ChunkedRequest<Req>, ChunkedResponse<Res>>;
 
-/** `step` of `steps` of the named stage done (`stage` empty when the worker names none). */
-export type ProgressListener = (step: number, steps: number, stage: string) => void;
-
 /**
  * One attempt of a `*Chunked` call (transport/image-chunks.ts): the request goes out with its image in
  * chunks, each written when the stream has room; the answer's image is gathered from its chunks
@@ -113,7 +151,7 @@ function attemptChunked<Req extends WithImage, Res extends WithImage>(
   deadline: Date,
   maxImageBytes: number,
   signal?: AbortSignal,
-  onProgress?: ProgressListener,
+  onProgress?: StepListener,
 ): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     if (signal?.aborted) return reject(abortedError(signal));
@@ -160,6 +198,33 @@ function attemptChunked<Req extends WithImage, Res extends WithImage>(
   });
 }
 
+/** A server-streaming progress RPC (GenerateStream) as its generated client method opens it. */
+export type ProgressStreamMethod<Res> = (metadata: Metadata, options: { deadline: Date }) => ClientReadableStream<{ step: number; totalSteps: number; result?: Res | undefined }>;
+
+/** One call of a server-streaming progress RPC: progress messages, then one message with the result. */
+function attemptProgressStream<Res>(open: ProgressStreamMethod<Res>, deadline: Date, onProgress: StepListener, signal?: AbortSignal): Promise<Res> {
+  return new Promise<Res>((resolve, reject) => {
+    if (signal?.aborted) return reject(abortedError(signal));
+    const call = open(callMetadata(), { deadline });
+    let result: Res | undefined;
+    const onAbort = () => call.cancel();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    call.on("data", (message: { step: number; totalSteps: number; result?: Res | undefined }) => {
+      if (message.result) result = message.result;
+      else onProgress(message.step, message.totalSteps, "");
+    });
+    call.on("error", (error: ServiceError) => {
+      signal?.removeEventListener("abort", onAbort);
+      reject(callFailure(error, signal));
+    });
+    call.on("end", () => {
+      signal?.removeEventListener("abort", onAbort);
+      if (result) resolve(result);
+      else reject(new AtelierError("INTERNAL", "The worker's stream ended without a result."));
+    });
+  });
+}
+
 /** Resolves once `client`'s channel has a ready connection, or after `waitMs` (whichever first). */
 function readyWithin(client: Client, waitMs: number): Promise<void> {
   return new Promise((resolve) => client.waitForReady(Date.now() + waitMs, () => resolve()));
@@ -192,7 +257,7 @@ export async function callChunked<Req extends WithImage, Res extends WithImage>(
   method: ChunkedMethod<Req, Res>,
   unary: UnaryMethod<Req, Res>,
   request: Req,
-  options: { deadlineMs: number; maxImageBytes: number; signal?: AbortSignal; onProgress?: ProgressListener; retry?: boolean },
+  options: { deadlineMs: number; maxImageBytes: number; signal?: AbortSignal; onProgress?: StepListener; retry?: boolean },
 ): Promise<Res> {
   const { deadlineMs, maxImageBytes, signal, onProgress, retry = true } = options;
   const attempt = (deadline: Date) => attemptChunked(method, request, deadline, maxImageBytes, signal, onProgress);
@@ -238,13 +303,33 @@ export function createWorkerClients(config: AtelierConfig, addresses: Record<Wor
   const call = <Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
     callUnary(client, method.bind(client) as UnaryMethod<Req, Res>, request, deadline(o), o?.signal);
   // Image operations go over their chunked RPCs: no message of a whole image on either side.
-  const chunked = <Req extends WithImage, Res extends WithImage>(client: Client, method: ChunkedMethod<Req, Res>, unary: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
-    callChunked(client, method.bind(client), unary.bind(client) as UnaryMethod<Req, Res>, request, { deadlineMs: deadline(o), maxImageBytes: config.workers.maxMessageBytes, signal: o?.signal });
+  const chunked = <Req extends WithImage, Res extends WithImage>(
+    client: Client,
+    method: ChunkedMethod<Req, Res>,
+    unary: UnaryMethod<Req, Res>,
+    request: Req,
+    o: ProgressCallOptions | undefined,
+    stageByDefault: string,
+  ) =>
+    callChunked(client, method.bind(client), unary.bind(client) as UnaryMethod<Req, Res>, request, {
+      deadlineMs: deadline(o),
+      maxImageBytes: config.workers.maxMessageBytes,
+      signal: o?.signal,
+      onProgress: stepListener(o?.onProgress, stageByDefault),
+      retry: o?.onProgress === undefined,
+    });
   return {
-    upscale: (request, o) => chunked(upscale, upscale.upscaleChunked, upscale.upscale, request, o),
-    generate: (request, o) => call(generation, generation.generate, request, o),
-    styleTransfer: (request, o) => chunked(style, style.styleTransferChunked, style.styleTransfer, request, o),
-    removeBackground: (request, o) => chunked(background, background.removeBackgroundChunked, background.removeBackground, request, o),
+    upscale: (request, o) => chunked(upscale, upscale.upscaleChunked, upscale.upscale, request, o, STAGE_BY_DEFAULT.upscale),
+    generate: (request, o) => {
+      const onProgress = stepListener(o?.onProgress, STAGE_BY_DEFAULT.generate);
+      if (!onProgress) return call(generation, generation.generate, request, o);
+      const open: ProgressStreamMethod<GenerateResponse> = (metadata, callOptions) =>
+        generation.generateStream({ request }, metadata, callOptions) as ClientReadableStream<GenerateStreamResponse>;
+      return attemptProgressStream(open, new Date(Date.now() + deadline(o)), onProgress, o?.signal);
+    },
+    styleTransfer: (request, o) => chunked(style, style.styleTransferChunked, style.styleTransfer, request, o, STAGE_BY_DEFAULT.styleTransfer),
+    removeBackground: (request, o) =>
+      chunked(background, background.removeBackgroundChunked, background.removeBackground, request, o, STAGE_BY_DEFAULT.removeBackground),
     improvePrompt: (request, o) => call(prompt, prompt.improvePrompt, request, o),
     listModels: (request, o) => call(catalog, catalog.listModels, request, o),
     close: () => all.forEach((client) => client.close()),
