@@ -1,6 +1,6 @@
 /**
  * Base64 of large images a slice at a time, yielding to the event loop between slices, so that a
- * 20 MB image does not hold the router's loop for the whole conversion (issue 19: no block over
+ * 20 MB image does not hold the router's loop for the whole conversion (no block over
  * 20 ms). Each slice costs about a millisecond; small inputs take one slice and no yield.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";

@@ -1,6 +1,6 @@
 /**
  * Reads a JSON request body's bytes as they arrive, a chunk at a time, so that the costly parts of
- * parsing a 20 MB body (issue 19: a data URL of a 12 MP photo) never run in one block on the event
+ * parsing a 20 MB body (a data URL of a 12 MP photo) never run in one block on the event
  * loop. It tracks how deep arrays and objects nest, and where the long plain strings lie: strings of
  * at least `longStringBytes` with neither escapes nor control characters, whose bytes are already
  * their value. {@link parseScannedJson} parses the body with those strings cut out (a few bytes for

@@ -1,5 +1,5 @@
 /**
- * Images of a job kept as bytes beside its record instead of inside its JSON (issue 19: a 12 MP
+ * Images of a job kept as bytes beside its record instead of inside its JSON (a 12 MP
  * job's request and result are 20-32 MB data URLs, and storing, reading or purging them as JSON
  * held the router's event loop for 200-990 ms). The record's input and result hold a stand-in
  * string in each image's place, and the record lists what each stand-in stands for

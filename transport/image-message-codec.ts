@@ -1,6 +1,6 @@
 /**
  * gRPC serializers for the messages that carry an image, shared by the router's clients and the
- * workers' server, that copy the image's bytes once instead of four or five times (issue 19: each
+ * workers' server, that copy the image's bytes once instead of four or five times (each
  * copy of a 20 MB image holds the event loop, and the in-process default runs router and workers on
  * the same loop).
  *

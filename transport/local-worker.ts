@@ -1,7 +1,7 @@
 /**
  * The worker services of the router's own process, called without gRPC. The default one-machine
  * deployment runs router and worker in one process, where a loopback RPC only serializes, frames,
- * copies and joins the images again on the one event loop both share (issue 19). The worker side is
+ * copies and joins the images again on the one event loop both share. The worker side is
  * workers/local-calls.ts, the router side server/workers/local-worker-clients.ts.
  */
 

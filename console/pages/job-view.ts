@@ -1,7 +1,7 @@
 /**
  * What the Jobs pages show of one job and who may see it. A job belongs to its API key; the
  * console shows it only to that key's owner — not to admins, who may manage every key but not read
- * what other people submitted (issue 16: "visible only to the key that made it and, in the
+ * what other people submitted ("visible only to the key that made it and, in the
  * console, its owner") — and answers anyone else as for a job that does not exist.
  */
 import type { User } from "../../server/accounts/account-store.js";

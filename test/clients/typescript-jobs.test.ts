@@ -1,5 +1,5 @@
 /**
- * Jobs (issue 16) through the TypeScript client against a real Atelier: create, wait with progress,
+ * Jobs through the TypeScript client against a real Atelier: create, wait with progress,
  * the raw result, list, events with resume, cancel. Skipped with a notice against a server that
  * does not serve `/api/v1/jobs` yet.
  */
@@ -26,7 +26,7 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     png = await gradientPng(24, 16);
     const probe = await fetch(`${service.url}/api/v1/jobs`, { headers: { authorization: `Bearer ${key}` } });
     served = probe.status === 200;
-    if (!served) console.warn(`[typescript-jobs.test] SKIPPED: GET /api/v1/jobs answered ${probe.status}; this server does not serve jobs (issue 16).`);
+    if (!served) console.warn(`[typescript-jobs.test] SKIPPED: GET /api/v1/jobs answered ${probe.status}; this server does not serve jobs.`);
   });
   afterAll(async () => {
     await proxy?.close();

@@ -1,5 +1,5 @@
 /**
- * Large bodies in and out of the router a slice at a time (issue 19): the request's long strings are
+ * Large bodies in and out of the router a slice at a time: the request's long strings are
  * kept out of JSON.parse and put back, and JSON answers with long strings are written in slices;
  * both must mean exactly what one JSON.parse / res.json would.
  */

@@ -1,5 +1,5 @@
 /**
- * A router whose workers run elsewhere carries no ML stack (issue 13): `bin/service.ts`, started as
+ * A router whose workers run elsewhere carries no ML stack: `bin/service.ts`, started as
  * `npm start` starts it but with every capability's worker address set, serves real requests through
  * a real worker without loading onnxruntime, sharp, or any module of workers/ beyond the model
  * catalog and the installer. The same process started without worker addresses (the in-process full

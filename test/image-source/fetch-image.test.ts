@@ -203,7 +203,7 @@ describe("fetchImage: data URLs", () => {
 });
 
 describe("fetchImage: data URLs decoded by the base64 decoder's own count", () => {
-  /** The outcome as the checks before issue 19's fast path judged it: whitespace stripped, a regular expression over the payload. */
+  /** The outcome as the checks before the fast path judged it: whitespace stripped, a regular expression over the payload. */
   function reference(url: string, maxBytes: number): { bytes: Buffer } | { code: string } {
     const payload = url.slice(url.indexOf(",") + 1).replace(/\s+/g, "");
     const padding = payload.endsWith("==") ? 2 : payload.endsWith("=") ? 1 : 0;

@@ -1,6 +1,6 @@
 /**
  * An Idempotency-Key's request fingerprint hashes a body's long data URLs from their bytes (a slice
- * per turn of the event loop, issue 19) and is still the SHA-256 of the operation and the body's
+ * per turn of the event loop) and is still the SHA-256 of the operation and the body's
  * canonical JSON, so a key bound before the change still matches its retry.
  */
 import { createHash } from "node:crypto";

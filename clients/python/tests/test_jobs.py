@@ -1,4 +1,4 @@
-"""Jobs (issue 16) through both clients, when the server serves them: create, wait with progress,
+"""Jobs through both clients, when the server serves them: create, wait with progress,
 events and their resume, list, cancel, the raw result. Skipped, naming why, against a server
 without jobs."""
 
@@ -18,7 +18,7 @@ from atelier import AsyncAtelier, Atelier, AtelierError, BadRequestError, Confli
 def _needs_jobs(base_url: str, api_key: str) -> Iterator[None]:
     status = httpx.get(f"{base_url}/api/v1/jobs", headers={"authorization": f"Bearer {api_key}"}).status_code
     if status != 200:
-        pytest.skip(f"GET /api/v1/jobs answered {status}: this server does not serve jobs (issue 16)")
+        pytest.skip(f"GET /api/v1/jobs answered {status}: this server does not serve jobs")
     yield
 
 

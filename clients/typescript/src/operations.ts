@@ -13,7 +13,7 @@ export const OPERATIONS = [
   // Probes at the server's root, outside `/api`.
   { method: "GET", path: "/healthz", client: "health.live" },
   { method: "GET", path: "/readyz", client: "health.ready" },
-  // Jobs (issue 16): need a server that serves them.
+  // Jobs: need a server that serves them.
   { method: "GET", path: "/api/v1/jobs", client: "jobs.list" },
   { method: "GET", path: "/api/v1/jobs/{id}", client: "jobs.get" },
   { method: "DELETE", path: "/api/v1/jobs/{id}", client: "jobs.cancel" },

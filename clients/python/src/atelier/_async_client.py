@@ -296,7 +296,7 @@ class AsyncJob:
 
 
 class AsyncJobs(_Resource):
-    """Asynchronous jobs (issue 16); needs a server that serves ``/api/v1/jobs``."""
+    """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
 
     async def create(self, operation: str, image: Optional[ImageInput] = None, **params: Any) -> AsyncJob:
         """Starts ``operation`` (``"tools.upscale"``, ``"images.generate"`` ...) as a job with that method's parameters."""

@@ -289,7 +289,7 @@ class Job:
 
 
 class Jobs(_Resource):
-    """Asynchronous jobs (issue 16); needs a server that serves ``/api/v1/jobs``."""
+    """Asynchronous jobs; needs a server that serves ``/api/v1/jobs``."""
 
     def create(self, operation: str, image: Optional[ImageInput] = None, **params: Any) -> Job:
         """Starts ``operation`` (``"tools.upscale"``, ``"images.generate"`` ...) as a job with that method's parameters."""

@@ -185,7 +185,7 @@ class Readiness(Result):
 
 @dataclass(frozen=True)
 class WebhookSecret(Result):
-    """The key's Standard Webhooks signing secret (issue 16)."""
+    """The key's Standard Webhooks signing secret."""
 
     object: str = "webhook_secret"
     secret: str = ""
@@ -205,7 +205,7 @@ class JobProgress:
 
 @dataclass(frozen=True)
 class JobState(Result):
-    """A job of issue 16 (``GET /api/v1/jobs/{id}``), written from the issue's text."""
+    """A job (``GET /api/v1/jobs/{id}``): a request running in the background."""
 
     id: str = ""
     object: str = "job"

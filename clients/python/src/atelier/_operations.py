@@ -16,7 +16,7 @@ OPERATIONS: Tuple[Tuple[str, str, str], ...] = (
     # Probes at the server's root, outside /api.
     ("GET", "/healthz", "health.live"),
     ("GET", "/readyz", "health.ready"),
-    # Jobs (issue 16): need a server that serves them.
+    # Jobs: need a server that serves them.
     ("GET", "/api/v1/jobs", "jobs.list"),
     ("GET", "/api/v1/jobs/{id}", "jobs.get"),
     ("DELETE", "/api/v1/jobs/{id}", "jobs.cancel"),

@@ -1,5 +1,5 @@
 /**
- * Asynchronous jobs (issue 16): any POST operation sent with `Prefer: respond-async` answers 202 and
+ * Asynchronous jobs: any POST operation sent with `Prefer: respond-async` answers 202 and
  * a job to follow, wait for, stream events from, cancel, and fetch the result of. Needs a server
  * that serves `/api/v1/jobs`.
  */
@@ -197,7 +197,7 @@ function isTerminal(event: string): boolean {
   return event === "result" || event === "error";
 }
 
-/** The signing secret of the webhooks a job's `webhookUrl` receives (issue 16). */
+/** The signing secret of the webhooks a job's `webhookUrl` receives. */
 export class Webhooks {
   constructor(private readonly http: HttpClient) {}
 
