@@ -19,8 +19,11 @@ import { keepResultImages, newStandIn } from "./job-images.js";
 import type { JobEventHub } from "./job-events.js";
 import { JOB_OPERATIONS, type JobOperation } from "./job-operations.js";
 import { publicJob, publicJobError, type JobProgress, type JobRecord } from "./job-record.js";
-import type { JobEvent, JobOutcome, JobStore } from "./job-store.js";
+import type { JobEventData, JobEventType } from "./job-schemas.js";
+import type { JobOutcome, JobStore } from "./job-store.js";
 import type { ImageBytes } from "./raw-image.js";
+
+type StoredEventData = Omit<JobEventData, "result"> & { result: null };
 
 /** Status of a call that returned normally: every operation answers 200. */
 const OK_STATUS = 200;
@@ -118,7 +121,8 @@ export class JobRunner {
     return true;
   }
 
-  async emit(jobId: string, type: JobEvent["type"], data: unknown): Promise<void> {
+  /** Appends and publishes an event; a `result` event is stored without data (readers say where the result is). */
+  async emit<Type extends JobEventType>(jobId: string, type: Type, data: StoredEventData[Type]): Promise<void> {
     this.hub.publish(await this.store.appendEvent(jobId, type, data));
   }
 
