@@ -4,30 +4,12 @@
  * progress, answered with the same errors, but with no serializing, framing or copying of images on
  * the event loop both share. Services whose worker runs elsewhere keep their gRPC clients.
  */
-import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
+import type { AtelierConfig } from "../../core/config.js";
 import type { AtelierError } from "../../core/errors.js";
 import { workerCallError } from "../../transport/grpc-errors.js";
 import type { InProcessWorker, LocalWorker } from "../../transport/local-worker.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
-import { BackgroundServiceService } from "../../gen/atelier/background/v1/background_service.js";
-import { CatalogServiceService } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GenerationServiceService } from "../../gen/atelier/generation/v1/generation_service.js";
-import { PromptServiceService } from "../../gen/atelier/prompt/v1/prompt_service.js";
-import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
-import { abortedError, callDeadlineMs, STAGE_BY_DEFAULT, stepListener, type ProgressCallOptions, type StepListener, type WorkerClients } from "./worker-clients.js";
-
-/** Each operation's worker service and RPC. */
-const OPERATIONS = {
-  upscale: { service: "upscale", path: UpscaleServiceService.upscale.path },
-  generate: { service: "generation", path: GenerationServiceService.generate.path },
-  styleTransfer: { service: "style", path: StyleTransferServiceService.styleTransfer.path },
-  removeBackground: { service: "background", path: BackgroundServiceService.removeBackground.path },
-  improvePrompt: { service: "prompt", path: PromptServiceService.improvePrompt.path },
-  listModels: { service: "catalog", path: CatalogServiceService.listModels.path },
-} as const satisfies Record<string, { service: WorkerServiceName; path: string }>;
-
-type Operation = keyof typeof OPERATIONS;
+import { abortedError, callDeadlineMs, stepListener, unaryMethods, WORKER_SERVICE_DEFINITIONS, type ProgressCallOptions, type StepListener, type WorkerClients } from "./worker-clients.js";
 
 /**
  * One call: rejected at once with DEADLINE_EXCEEDED when `deadlineMs` passes, or with the caller's
@@ -60,18 +42,14 @@ export function callLocal<Res>(
   });
 }
 
-/** `clients` with the operations of the in-process worker's services called locally, their progress reported as the RPCs report it. */
+/** `clients` with the RPCs of the in-process worker's services called locally, their progress reported as the RPCs report it. */
 export function withLocalCalls(config: AtelierConfig, clients: WorkerClients, { worker: local, services }: InProcessWorker): WorkerClients {
-  const localized = { ...clients };
-  for (const [operation, { service, path }] of Object.entries(OPERATIONS) as [Operation, (typeof OPERATIONS)[Operation]][]) {
-    if (!services.has(service)) continue;
-    const stageByDefault: string = operation in STAGE_BY_DEFAULT ? STAGE_BY_DEFAULT[operation as keyof typeof STAGE_BY_DEFAULT] : "";
-    (localized as Record<Operation, unknown>)[operation] = (request: object, options?: ProgressCallOptions) =>
-      callLocal(local, path, request, {
-        deadlineMs: callDeadlineMs(config, options),
-        signal: options?.signal,
-        onProgress: stepListener(options?.onProgress, stageByDefault),
-      });
+  const localized: Record<string, unknown> = { ...clients };
+  for (const service of services) {
+    for (const [name, { path }] of unaryMethods(WORKER_SERVICE_DEFINITIONS[service])) {
+      localized[name] = (request: object, options?: ProgressCallOptions) =>
+        callLocal(local, path, request, { deadlineMs: callDeadlineMs(config, options), signal: options?.signal, onProgress: stepListener(options?.onProgress) });
+    }
   }
-  return localized;
+  return localized as WorkerClients;
 }

@@ -3,10 +3,12 @@
  * when the HTTP client goes away (or the job is canceled), and with gRPC failures turned back into
  * AtelierErrors.
  *
- * The calls that take an image or draw one report the worker's progress to an `onProgress`
- * listener when given one (background jobs): image operations go over their chunked RPCs either
- * way, generation over its server-streaming RPC instead of the unary one. A call with a listener
- * resolves with the same response as one without, so a job's result is exactly the synchronous one.
+ * The calls are made from the workers' generated service definitions: one call per unary RPC, named
+ * and typed as the RPC is, so an RPC added to a proto is a call here with nothing written by hand.
+ * An RPC's twins, where its proto declares them, carry it: `<Rpc>Chunked` always (images go in
+ * chunks, transport/image-chunks.ts), `<Rpc>Stream` when the caller wants progress. A call given an
+ * `onProgress` listener (background jobs) reports the worker's progress and resolves with the same
+ * response as one without, so a job's result is exactly the synchronous one.
  *
  * An address may name several replicas (`ipv4:10.0.0.5:50051,10.0.0.6:50051`, or a `dns:///`
  * name with several records); calls are spread over them round-robin.
@@ -26,6 +28,8 @@ import {
   type Client,
   type ClientDuplexStream,
   type ClientReadableStream,
+  type MethodDefinition,
+  type ServiceDefinition,
   type ServiceError,
 } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
@@ -35,12 +39,22 @@ import { GRPC_FLOW_CONTROL_OPTION } from "../../transport/grpc-flow-control.js";
 import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../../transport/image-chunks.js";
 import { withImageCodecs } from "../../transport/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
-import { BackgroundServiceClient, BackgroundServiceService, type RemoveBackgroundRequest, type RemoveBackgroundResponse } from "../../gen/atelier/background/v1/background_service.js";
-import { CatalogServiceClient, type ListModelsRequest, type ListModelsResponse } from "../../gen/atelier/catalog/v1/catalog_service.js";
-import { GenerationServiceClient, GenerationServiceService, type GenerateRequest, type GenerateResponse, type GenerateStreamResponse } from "../../gen/atelier/generation/v1/generation_service.js";
-import { PromptServiceClient, type ImprovePromptRequest, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
-import { StyleTransferServiceClient, StyleTransferServiceService, type StyleTransferRequest, type StyleTransferResponse } from "../../gen/atelier/style/v1/style_transfer_service.js";
-import { UpscaleServiceClient, UpscaleServiceService, type UpscaleRequest, type UpscaleResponse } from "../../gen/atelier/upscale/v1/upscale_service.js";
+import { BackgroundServiceService } from "../../gen/atelier/background/v1/background_service.js";
+import { CatalogServiceService } from "../../gen/atelier/catalog/v1/catalog_service.js";
+import { GenerationServiceService } from "../../gen/atelier/generation/v1/generation_service.js";
+import { PromptServiceService } from "../../gen/atelier/prompt/v1/prompt_service.js";
+import { StyleTransferServiceService } from "../../gen/atelier/style/v1/style_transfer_service.js";
+import { UpscaleServiceService } from "../../gen/atelier/upscale/v1/upscale_service.js";
+
+/** Each worker service's generated definition, under the name its address is configured by (core/config.ts). */
+export const WORKER_SERVICE_DEFINITIONS = {
+  upscale: UpscaleServiceService,
+  generation: GenerationServiceService,
+  style: StyleTransferServiceService,
+  background: BackgroundServiceService,
+  prompt: PromptServiceService,
+  catalog: CatalogServiceService,
+} as const satisfies Record<WorkerServiceName, ServiceDefinition>;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -62,15 +76,12 @@ export interface ProgressCallOptions extends CallOptions {
   onProgress?: ProgressListener;
 }
 
-/** The stage reported where the worker names none: image operations go tile by tile, generation step by step. */
-export const STAGE_BY_DEFAULT = { upscale: "tiles", styleTransfer: "tiles", removeBackground: "tiles", generate: "denoising" } as const;
-
-/** `step` of `steps` of the named stage done, as the worker sends it (`stage` empty when the worker names none). */
+/** `step` of `steps` of the named stage done, as the worker sends it. */
 export type StepListener = (step: number, steps: number, stage: string) => void;
 
-/** `onProgress` fed from a worker's step reports, with the operation's stage where the worker names none. */
-export function stepListener(onProgress: ProgressListener | undefined, stageByDefault: string): StepListener | undefined {
-  return onProgress && ((step, steps, stage) => onProgress({ step, steps, stage: stage || stageByDefault }));
+/** `onProgress` fed from a worker's step reports. */
+export function stepListener(onProgress: ProgressListener | undefined): StepListener | undefined {
+  return onProgress && ((step, steps, stage) => onProgress({ step, steps, stage }));
 }
 
 /** A call's deadline in milliseconds: its own, else the configured one. */
@@ -78,14 +89,29 @@ export function callDeadlineMs(config: AtelierConfig, options?: CallOptions): nu
   return options?.deadlineMs ?? config.workers.deadlineMs;
 }
 
-export interface WorkerClients {
-  upscale(request: UpscaleRequest, options?: ProgressCallOptions): Promise<UpscaleResponse>;
-  generate(request: GenerateRequest, options?: ProgressCallOptions): Promise<GenerateResponse>;
-  styleTransfer(request: StyleTransferRequest, options?: ProgressCallOptions): Promise<StyleTransferResponse>;
-  removeBackground(request: RemoveBackgroundRequest, options?: ProgressCallOptions): Promise<RemoveBackgroundResponse>;
-  improvePrompt(request: ImprovePromptRequest, options?: CallOptions): Promise<ImprovePromptResponse>;
-  listModels(request: ListModelsRequest, options?: CallOptions): Promise<ListModelsResponse>;
-  close(): void;
+/** One promise-returning call per unary RPC of `Definition`, under the RPC's generated name. */
+type UnaryCalls<Definition> = {
+  [Name in keyof Definition as Definition[Name] extends { requestStream: false; responseStream: false } ? Name : never]: Definition[Name] extends MethodDefinition<
+    infer Req,
+    infer Res
+  >
+    ? (request: Req, options?: ProgressCallOptions) => Promise<Res>
+    : never;
+};
+
+/** Every unary RPC of every worker service as a call (`upscale`, `generate`, `listModels`, ...). */
+export type WorkerClients = UnaryCalls<typeof UpscaleServiceService> &
+  UnaryCalls<typeof GenerationServiceService> &
+  UnaryCalls<typeof StyleTransferServiceService> &
+  UnaryCalls<typeof BackgroundServiceService> &
+  UnaryCalls<typeof PromptServiceService> &
+  UnaryCalls<typeof CatalogServiceService> & {
+    close(): void;
+  };
+
+/** The unary RPCs of a service definition, by generated name. */
+export function unaryMethods(definition: ServiceDefinition): [string, MethodDefinition<object, object>][] {
+  return Object.entries(definition).filter(([, method]) => !method.requestStream && !method.responseStream) as [string, MethodDefinition<object, object>][];
 }
 
 /** How long a retry waits for some replica of the service to be ready (a restart in progress). */
@@ -198,8 +224,16 @@ function attemptChunked<Req extends WithImage, Res extends WithImage>(
   });
 }
 
-/** A server-streaming progress RPC (GenerateStream) as its generated client method opens it. */
-export type ProgressStreamMethod<Res> = (metadata: Metadata, options: { deadline: Date }) => ClientReadableStream<{ step: number; totalSteps: number; result?: Res | undefined }>;
+/** One message of a `<Rpc>Stream` RPC: progress, or (once, last) the unary RPC's response. */
+interface ProgressStreamMessage<Res> {
+  step: number;
+  totalSteps: number;
+  stage: string;
+  result?: Res | undefined;
+}
+
+/** A `<Rpc>Stream` RPC (its request wraps the unary one's) as its generated client method opens it. */
+export type ProgressStreamMethod<Res> = (metadata: Metadata, options: { deadline: Date }) => ClientReadableStream<ProgressStreamMessage<Res>>;
 
 /** One call of a server-streaming progress RPC: progress messages, then one message with the result. */
 function attemptProgressStream<Res>(open: ProgressStreamMethod<Res>, deadline: Date, onProgress: StepListener, signal?: AbortSignal): Promise<Res> {
@@ -209,9 +243,9 @@ function attemptProgressStream<Res>(open: ProgressStreamMethod<Res>, deadline: D
     let result: Res | undefined;
     const onAbort = () => call.cancel();
     signal?.addEventListener("abort", onAbort, { once: true });
-    call.on("data", (message: { step: number; totalSteps: number; result?: Res | undefined }) => {
+    call.on("data", (message: ProgressStreamMessage<Res>) => {
       if (message.result) result = message.result;
-      else onProgress(message.step, message.totalSteps, "");
+      else onProgress(message.step, message.totalSteps, message.stage);
     });
     call.on("error", (error: ServiceError) => {
       signal?.removeEventListener("abort", onAbort);
@@ -282,56 +316,50 @@ export function workerChannelOptions(config: AtelierConfig) {
   };
 }
 
-// The generated clients, with images written and read without extra copies (transport/image-message-codec.ts).
-export const UpscaleClient = makeGenericClientConstructor(withImageCodecs(UpscaleServiceService), UpscaleServiceClient.serviceName) as unknown as typeof UpscaleServiceClient;
-const GenerationClient = makeGenericClientConstructor(withImageCodecs(GenerationServiceService), GenerationServiceClient.serviceName) as unknown as typeof GenerationServiceClient;
-export const StyleTransferClient = makeGenericClientConstructor(withImageCodecs(StyleTransferServiceService), StyleTransferServiceClient.serviceName) as unknown as typeof StyleTransferServiceClient;
-export const BackgroundClient = makeGenericClientConstructor(withImageCodecs(BackgroundServiceService), BackgroundServiceClient.serviceName) as unknown as typeof BackgroundServiceClient;
+type GenericClient = Client & Record<string, (...args: never[]) => unknown>;
+
+/** `name`'s twin in `definition` when it is declared with the expected streaming. */
+function twin(definition: ServiceDefinition, name: string, suffix: "Chunked" | "Stream"): string | undefined {
+  const method = definition[name + suffix];
+  const expected = suffix === "Chunked" ? { requestStream: true, responseStream: true } : { requestStream: false, responseStream: true };
+  return method && method.requestStream === expected.requestStream && method.responseStream === expected.responseStream ? name + suffix : undefined;
+}
+
+/** The call of the unary RPC `name` of `client`'s service, over its twins where the proto declares them. */
+function rpcCall(config: AtelierConfig, client: GenericClient, definition: ServiceDefinition, name: string) {
+  const unary = client[name]!.bind(client) as unknown as UnaryMethod<object, object>;
+  const chunked = twin(definition, name, "Chunked");
+  const stream = twin(definition, name, "Stream");
+  return (request: object, options?: ProgressCallOptions): Promise<object> => {
+    const deadlineMs = callDeadlineMs(config, options);
+    const onProgress = stepListener(options?.onProgress);
+    const signal = options?.signal;
+    if (chunked) {
+      const method = client[chunked]!.bind(client) as unknown as ChunkedMethod<WithImage, WithImage>;
+      // A call that reports progress is not retried: its progress would go back to the start.
+      const chunkedOptions = { deadlineMs, maxImageBytes: config.workers.maxMessageBytes, signal, onProgress, retry: onProgress === undefined };
+      return callChunked(client, method, unary as UnaryMethod<WithImage, WithImage>, request as WithImage, chunkedOptions);
+    }
+    if (stream && onProgress) {
+      const open = client[stream]!.bind(client) as unknown as (request: object, metadata: Metadata, options: { deadline: Date }) => ClientReadableStream<ProgressStreamMessage<object>>;
+      return attemptProgressStream((metadata, callOptions) => open({ request }, metadata, callOptions), new Date(Date.now() + deadlineMs), onProgress, signal);
+    }
+    return callUnary(client, unary, request, deadlineMs, signal);
+  };
+}
 
 /** Clients for every worker service; `addresses` must name every service. */
 export function createWorkerClients(config: AtelierConfig, addresses: Record<WorkerServiceName, string>): WorkerClients {
   const options = workerChannelOptions(config);
   const insecure = credentials.createInsecure();
-  const upscale = new UpscaleClient(addresses.upscale, insecure, options);
-  const generation = new GenerationClient(addresses.generation, insecure, options);
-  const style = new StyleTransferClient(addresses.style, insecure, options);
-  const background = new BackgroundClient(addresses.background, insecure, options);
-  const prompt = new PromptServiceClient(addresses.prompt, insecure, options);
-  const catalog = new CatalogServiceClient(addresses.catalog, insecure, options);
-  const all: Client[] = [upscale, generation, style, background, prompt, catalog];
-  const deadline = (callOptions?: CallOptions) => callDeadlineMs(config, callOptions);
-  const call = <Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, o: CallOptions | undefined) =>
-    callUnary(client, method.bind(client) as UnaryMethod<Req, Res>, request, deadline(o), o?.signal);
-  // Image operations go over their chunked RPCs: no message of a whole image on either side.
-  const chunked = <Req extends WithImage, Res extends WithImage>(
-    client: Client,
-    method: ChunkedMethod<Req, Res>,
-    unary: UnaryMethod<Req, Res>,
-    request: Req,
-    o: ProgressCallOptions | undefined,
-    stageByDefault: string,
-  ) =>
-    callChunked(client, method.bind(client), unary.bind(client) as UnaryMethod<Req, Res>, request, {
-      deadlineMs: deadline(o),
-      maxImageBytes: config.workers.maxMessageBytes,
-      signal: o?.signal,
-      onProgress: stepListener(o?.onProgress, stageByDefault),
-      retry: o?.onProgress === undefined,
-    });
-  return {
-    upscale: (request, o) => chunked(upscale, upscale.upscaleChunked, upscale.upscale, request, o, STAGE_BY_DEFAULT.upscale),
-    generate: (request, o) => {
-      const onProgress = stepListener(o?.onProgress, STAGE_BY_DEFAULT.generate);
-      if (!onProgress) return call(generation, generation.generate, request, o);
-      const open: ProgressStreamMethod<GenerateResponse> = (metadata, callOptions) =>
-        generation.generateStream({ request }, metadata, callOptions) as ClientReadableStream<GenerateStreamResponse>;
-      return attemptProgressStream(open, new Date(Date.now() + deadline(o)), onProgress, o?.signal);
-    },
-    styleTransfer: (request, o) => chunked(style, style.styleTransferChunked, style.styleTransfer, request, o, STAGE_BY_DEFAULT.styleTransfer),
-    removeBackground: (request, o) =>
-      chunked(background, background.removeBackgroundChunked, background.removeBackground, request, o, STAGE_BY_DEFAULT.removeBackground),
-    improvePrompt: (request, o) => call(prompt, prompt.improvePrompt, request, o),
-    listModels: (request, o) => call(catalog, catalog.listModels, request, o),
-    close: () => all.forEach((client) => client.close()),
-  };
+  const clients: Client[] = [];
+  const calls: Record<string, unknown> = {};
+  for (const [service, definition] of Object.entries(WORKER_SERVICE_DEFINITIONS) as [WorkerServiceName, ServiceDefinition][]) {
+    // Images are written and read without extra copies (transport/image-message-codec.ts).
+    const Constructor = makeGenericClientConstructor(withImageCodecs(definition), service);
+    const client = new Constructor(addresses[service], insecure, options) as GenericClient;
+    clients.push(client);
+    for (const [name] of unaryMethods(definition)) calls[name] = rpcCall(config, client, definition, name);
+  }
+  return { ...calls, close: () => clients.forEach((client) => client.close()) } as WorkerClients;
 }

@@ -1,9 +1,9 @@
 /**
  * Worker calls that report progress (a job's calls): the router's createWorkerClients against a real
  * gRPC server on loopback whose work is held in the test's hands. An image operation reports over
- * its chunked RPC and generation over GenerateStream, each with its stage named where the worker
- * names none, answering as the same call without a listener does; aborting such a call or passing
- * its deadline ends it with the synchronous call's error and stops the worker's work.
+ * its chunked RPC and generation over GenerateStream, answering as the same call without a listener
+ * does; aborting such a call or passing its deadline ends it with the synchronous call's error and
+ * stops the worker's work.
  */
 import { Server, ServerCredentials, type ServerWritableStream } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,8 +39,7 @@ async function work(model: string, steps: number, signal: AbortSignal, report: (
 }
 
 async function upscale(request: UpscaleRequest, signal: AbortSignal): Promise<UpscaleResponse> {
-  // No stage named for the first step: the client names it.
-  await work(request.model, 2, signal, (step) => reportProgress(step, 2, step === 1 ? "" : "tiles"));
+  await work(request.model, 2, signal, (step) => reportProgress(step, 2, "tiles"));
   return { image: { data: Buffer.from("upscaled"), mimeType: "image/png", width: 2, height: 2 }, model: request.model, scale: request.scale, nativeScale: 2, steps: ["x2"] };
 }
 
@@ -52,9 +51,9 @@ async function generate(request: GenerateRequest, signal: AbortSignal, onStep: (
 /** GenerateStream as the generation worker serves it: a message per step, then one with the result. */
 function generateStream(call: ServerWritableStream<GenerateStreamRequest, GenerateStreamResponse>): void {
   const signal = abortSignalFor(call);
-  generate(call.request.request!, signal, (step) => call.write({ step, totalSteps: 3 })).then(
+  generate(call.request.request!, signal, (step) => call.write({ step, totalSteps: 3, stage: "denoising" })).then(
     (result) => {
-      call.write({ step: 3, totalSteps: 3, result });
+      call.write({ step: 3, totalSteps: 3, stage: "", result });
       call.end();
     },
     (error: unknown) => call.emit("error", toGrpcStatus(error instanceof AtelierError ? error : new AtelierError("INTERNAL", String(error)))),
@@ -97,7 +96,7 @@ async function abortedAtFirstStep(call: (options: ProgressCallOptions) => Promis
 }
 
 describe("worker calls that report progress", () => {
-  it("report an image operation's steps over its chunked RPC, naming the stage where the worker does not, and answer as without a listener", async () => {
+  it("report an image operation's steps over its chunked RPC, and answer as without a listener", async () => {
     const progress: WorkerProgress[] = [];
     const answer = await router.upscale(upscaleRequest("quick"), { onProgress: (report) => progress.push(report) });
     expect(progress).toEqual([
@@ -108,7 +107,7 @@ describe("worker calls that report progress", () => {
     expect({ ...answer, image: { ...answer.image, data: answer.image!.data.toString() } }).toEqual({ ...plain, image: { ...plain.image, data: plain.image!.data.toString() } });
   });
 
-  it("report generation's steps over GenerateStream as denoising, and answer as the unary call does", async () => {
+  it("report generation's steps over GenerateStream, and answer as the unary call does", async () => {
     const progress: WorkerProgress[] = [];
     const answer = await router.generate(generateRequest("quick"), { onProgress: (report) => progress.push(report) });
     expect(progress).toEqual([1, 2, 3].map((step) => ({ step, steps: 3, stage: "denoising" })));

@@ -27,6 +27,9 @@ import { defaultGeneratorRegistry, type GeneratorRegistry } from "./generator-re
 import type { ImageGenerator } from "./image-generator.js";
 import { chooseGenerationModel, type ModelChoiceContext, type ModelChoiceOptions } from "../../models/requests/generation-model-choice.js";
 
+/** The stage generation reports its steps under. */
+const DENOISING = "denoising";
+
 export interface GenerationServiceOptions {
   /** Model families this worker runs; default: every family of this version. */
   registry?: GeneratorRegistry;
@@ -96,13 +99,13 @@ function streamHandler(service: GenerationService, context: WorkerContext) {
         });
       }
       return service.generate(request, signal, (step, totalSteps) => {
-        if (!signal.aborted) call.write({ step, totalSteps });
+        if (!signal.aborted) call.write({ step, totalSteps, stage: DENOISING });
       });
     };
     work().then(
       (result) => {
         context.logger.debug({ method: "GenerateStream", ms: Math.round(performance.now() - started) }, "call done");
-        call.write({ step: result.steps, totalSteps: result.steps, result });
+        call.write({ step: result.steps, totalSteps: result.steps, stage: "", result });
         call.end();
       },
       (error: unknown) => {
@@ -122,7 +125,7 @@ export function generationServiceImplementation(context: WorkerContext, options:
     implementation: {
       // Steps are reported to a progress scope, for the router in this process (local-calls.ts); a no-op for RPCs.
       generate: unaryHandler<GenerateRequest, GenerateResponse>(context.logger, "Generate", (request, signal) =>
-        service.generate(request, signal, (step, totalSteps) => reportProgress(step, totalSteps, "denoising")),
+        service.generate(request, signal, (step, totalSteps) => reportProgress(step, totalSteps, DENOISING)),
       ),
       generateStream: streamHandler(service, context),
     },
