@@ -9,6 +9,7 @@ import { withByteImageInput } from "../image/byte-image-graph.js";
 import { byteInputTable, imageToTensor } from "../image/image-tensor.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../model-loader.js";
+import { onlyOutputs } from "../onnx/graph-outputs.js";
 import { initializersAsConstants } from "../onnx/initializer-inputs.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { sessionSettings } from "../onnx/session-settings.js";
@@ -34,13 +35,17 @@ export function networkSize(model: ChosenModel): [number, number] {
   return tensors(model).size;
 }
 
-/** The ONNX graph the session runs: the catalogued one, with its pixel conversion built in where it can be. */
+/**
+ * The ONNX graph the session runs: the catalogued one with only the matte among its outputs (ISNet's
+ * side outputs and decoder features would be copied out of every run: graph-outputs.ts), and its
+ * pixel conversion built in where it can be.
+ */
 export function segmentationGraph(model: ChosenModel, models: ModelLoader): () => Promise<Uint8Array> {
   const load = models.graphLoader(model.entry, "default");
-  const { format, input } = tensors(model);
+  const { format, input, output } = tensors(model);
   const table = byteInputTable(format);
   const prepare = (bytes: Uint8Array) => (table ? withByteImageInput(bytes, table, format.layout, input.name) : bytes);
-  return async () => prepare(initializersAsConstants(await load()));
+  return async () => prepare(onlyOutputs(initializersAsConstants(await load()), [output.name]));
 }
 
 /**
