@@ -42,6 +42,7 @@ import { sessionSettings } from "../workers/onnx/session-settings.js";
 import { styleFamily } from "../workers/style/style-families.js";
 import { tileGeometry } from "../workers/upscale/network-upscaler.js";
 import { appendReport } from "./support/bench-report.js";
+import { reportGoal } from "./support/goal-rows.js";
 
 const { values } = parseArgs({ options: { models: { type: "string" }, rounds: { type: "string" }, runs: { type: "string" } } });
 /** One model of every family the service runs, and every default. */
@@ -144,6 +145,8 @@ async function main(): Promise<void> {
   console.log(header);
   const sections: string[] = [];
   const summary: string[] = [];
+  /** Each model's time with the catalog's options over the anchor's, and the catalog's reason where it states one. */
+  const against: { id: string; ratio: number; reason?: string }[] = [];
   for (const id of MODEL_IDS) {
     const entry = catalogEntry(id);
     if (!entry) throw new Error(`unknown model ${id}`);
@@ -209,6 +212,7 @@ async function main(): Promise<void> {
     ];
     console.log(`\n${lines.join("\n")}`);
     sections.push(lines.join("\n"));
+    against.push({ id, ratio: catalogRow.ratio, reason: chosen.reason });
     summary.push(`| ${id} | ${catalogRow.candidate.name} | ${catalogRow.ratio.toFixed(2)}x | ${(catalogRow.ratio / fastest).toFixed(2)}x | ${mib(catalogRow.peak)} | ${mib(catalogRow.kept)} | ${agrees ? "yes" : `no: ${pick.candidate.name}`} |`);
   }
   fs.rmSync(folder, { recursive: true, force: true });
@@ -219,6 +223,16 @@ async function main(): Promise<void> {
   ].join("\n");
   console.log(`\n${table}`);
   appendReport("Session options per model (bench/session-options.ts)", [header, "", table, "", ...sections].join("\n\n"));
+  if (against.length === 0) return;
+  const slower = against.filter(({ ratio, reason }) => ratio > 1 && !reason);
+  const slowest = against.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  reportGoal({
+    goal: "every model at least as fast as a bare onnxruntime session with default options, or the reason written down",
+    measured:
+      `${against.length} models; slowest ${slowest.id} ${slowest.ratio.toFixed(2)}x${slowest.reason ? " (reason stated)" : ""}` +
+      (slower.length > 0 ? `; slower without a reason: ${slower.map(({ id, ratio }) => `${id} ${ratio.toFixed(2)}x`).join(", ")}` : ""),
+    met: slower.length === 0,
+  });
 }
 
 await main();

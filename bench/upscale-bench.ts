@@ -5,6 +5,7 @@
  * models/requests/upscale-choice.ts come from them.
  *
  *   npx tsx bench/upscale-bench.ts [quality] [speed] [classical] [tfjs] [rest | rest-goals | rest-1mp]     (default: all but rest-goals/rest-1mp)
+ *     tfjs options: --tfjs-models=slim,medium,thick (default all three; slim alone is the light one of `npm run bench`)
  *     quality options: --scales=2,4 (default) --sets=tuning,reporting (default both)
  *                      --models=ID,"ID ×8",... (default: every network, LSDIR and Atelier's compact ones also as self-ensembles);
  *                      also "ID via xN" (through a larger native factor, then reduced) and "A+B" (a
@@ -57,7 +58,7 @@ import { resample } from "../workers/upscale/resample.js";
 import { upscaleByChoice } from "../workers/upscale/upscale-service.js";
 import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, runPath, upscalePath } from "../models/requests/upscale-choice.js";
 import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
-import { benchModels, median, printTable, type BenchModels } from "./upscale-models.js";
+import { benchModels, machine, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
 import { startContractFloor } from "./support/contract-floor.js";
 import { reportGoal } from "./support/goal-rows.js";
@@ -430,15 +431,18 @@ async function classicalSpeed(): Promise<void> {
   );
 }
 
-async function tfjsComparison(bench: BenchModels): Promise<void> {
+/** The ESRGAN graphs the TF.js comparison can run, each on a crop its thickness keeps short. */
+const TFJS_CASES = [
+  { variant: "slim", scale: 2, size: 64 },
+  { variant: "medium", scale: 2, size: 64 },
+  { variant: "thick", scale: 4, size: 32 },
+] as const;
+
+async function tfjsComparison(bench: BenchModels, variants: string[]): Promise<void> {
   const { loadReferenceModel, registerUpscalerJsLayers, useTfjsCpu, tf } = await import("../test/convert/tfjs-reference.js");
   const { esrganModelDir } = await import("../models/convert/upscalerjs-esrgan.js");
   await useTfjsCpu();
-  const cases = [
-    { variant: "slim", scale: 2, size: 64 },
-    { variant: "medium", scale: 2, size: 64 },
-    { variant: "thick", scale: 4, size: 32 },
-  ] as const;
+  const cases = TFJS_CASES.filter(({ variant }) => variants.includes(variant));
   const rows: (string | number)[][] = [];
   for (const { variant, scale, size } of cases) {
     const entry = catalogEntry(`esrgan-${variant}`)!;
@@ -495,9 +499,10 @@ async function tfjsComparison(bench: BenchModels): Promise<void> {
     ]);
   }
   printTable(
-    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, medians of ${TFJS_RUNS} interleaved runs after one untimed run each`,
-    ["model", "input", "tfjs ms", "onnx ms", "tfjs ms / output MP", "onnx ms / output MP", "onnx speed-up", "max |Δ| (0..255 scale)"],
+    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, medians of ${TFJS_RUNS} interleaved runs after one untimed run each; ${machine()}, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}`,
+    ["model", "input", "tfjs ms", "onnx ms", "tfjs ms / output MP", "onnx ms / output MP", "onnx speed-up (tfjs / onnx)", "max |Δ| (0..255 scale)"],
     rows,
+    "ESRGAN against TensorFlow.js (bench/upscale-bench.ts tfjs)",
   );
 }
 
@@ -644,9 +649,10 @@ async function restOverhead(bench: BenchModels, cases: RestCase[]): Promise<void
     await service.close();
     // Also when a later case failed (on a loaded machine a 12 MP call can outlast fetch's 300 s header timeout).
     printTable(
-      `REST end to end (POST /api/v1/tools/upscale with a PNG data URL, PNG out; default model unless named) vs a bare onnxruntime session running the same graph once on the whole image, and vs the contract floor (a bare HTTP server doing only the JSON, base64 and PNG work of the same call); interleaved runs after a first call; load average ${fixed(loadBefore, 1)} before, ${fixed(os.loadavg()[0]!, 1)} after`,
+      `REST end to end (POST /api/v1/tools/upscale with a PNG data URL, PNG out; default model unless named) vs a bare onnxruntime session running the same graph once on the whole image, and vs the contract floor (a bare HTTP server doing only the JSON, base64 and PNG work of the same call); interleaved runs after a first call; ${machine()}, load average ${fixed(loadBefore, 1)} before, ${fixed(os.loadavg()[0]!, 1)} after`,
       ["image", "output MP", "model", "steps", "REST median ms", "bare median ms", "REST / bare (medians)", "REST / bare (best)", "added CPU ms (median)", "PNG encode ms (the service's encoder, alone)", "contract floor ms (median)", "the service's own ms (REST − bare − floor)"],
       rows,
+      "Upscaling over REST against a bare session (bench/upscale-bench.ts rest)",
     );
   }
 }
@@ -667,6 +673,7 @@ const { values: flags, positionals: sections } = parseArgs({
     scales: { type: "string", default: "2,4" },
     sets: { type: "string", default: "tuning,reporting" },
     models: { type: "string", default: [...MODEL_IDS, ...ENSEMBLE_MODELS.map((id) => `${id} ×8`)].join(",") },
+    "tfjs-models": { type: "string", default: TFJS_CASES.map(({ variant }) => variant).join(",") },
   },
 });
 const wanted = (name: string) => sections.length === 0 || sections.includes(name);
@@ -693,7 +700,7 @@ try {
   }
   if (wanted("speed")) await speed(bench);
   if (wanted("classical")) await classicalSpeed();
-  if (wanted("tfjs")) await tfjsComparison(bench);
+  if (wanted("tfjs")) await tfjsComparison(bench, flags["tfjs-models"].split(","));
   if (wanted("rest") || wanted("rest-goals")) await restOverhead(bench, wanted("rest") ? [...GOAL_CASES, ...OTHER_CASES] : GOAL_CASES);
   if (wanted("rest-1mp")) await restOverhead(bench, GOAL_CASES.slice(0, 1));
 } finally {

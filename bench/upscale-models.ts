@@ -15,6 +15,7 @@ import { pullModel } from "../models/store/model-installer.js";
 import { ModelLoader } from "../workers/model-loader.js";
 import { ModelStore } from "../models/store/model-store.js";
 import { ModelRuntime } from "../workers/onnx/onnx-runtime.js";
+import { appendReport } from "./support/bench-report.js";
 
 export interface BenchModels {
   modelsDir: string;
@@ -49,7 +50,13 @@ export async function benchModels(ids: string[]): Promise<BenchModels> {
 }
 
 /** Prints rows as an aligned Markdown table (numbers right-aligned). */
-export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
+/** The machine, for tables measured on it: CPU model and cores. */
+export function machine(): string {
+  return `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}`;
+}
+
+/** Prints a Markdown table; with `report`, also gives it to docs/benchmarks.md as the section of that title (bench/support/bench-report.ts). */
+export function printTable(title: string, header: string[], rows: (string | number)[][], report?: string): void {
   const cells = [header, ...rows.map((row) => row.map(String))];
   const widths = header.map((_, c) => Math.max(...cells.map((row) => row[c]!.length)));
   const numeric = header.map((_, c) => rows.length > 0 && rows.every((row) => /^[-+]?[\d.,]+( ?[a-z%/]*)?$|^—$/.test(String(row[c]))));
@@ -58,6 +65,7 @@ export function printTable(title: string, header: string[], rows: (string | numb
   console.log(line(header));
   console.log(`|${widths.map((w, c) => (numeric[c] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`)).join("|")}|`);
   for (const row of cells.slice(1)) console.log(line(row));
+  if (report) appendReport(report, [title, "", line(header), `|${widths.map(() => "---").join("|")}|`, ...cells.slice(1).map(line)].join("\n"));
 }
 
 /** Median of a non-empty list. */
