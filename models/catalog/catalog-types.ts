@@ -134,6 +134,10 @@ export interface SessionSettings {
    * arena keeps hundreds of MB between runs, so that memory goes back while nobody uses them.
    */
   releaseWhenIdle?: boolean;
+  /** onnxruntime's graph optimisation level; default "all" (every fusion, with the layout changes that need). */
+  graphOptimization?: "basic" | "extended" | "all";
+  /** At most this many intra-op threads (default: the runtime's, ATELIER_ONNX_THREADS). */
+  maxThreads?: number;
   /** Why, with the figures measured, where an option here costs more than 10 % time. */
   reason?: string;
 }

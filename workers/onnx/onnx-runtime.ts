@@ -451,6 +451,8 @@ export class ModelRuntime {
           ...this.sessionOptions,
           enableCpuMemArena: settings.cpuArena,
           enableMemPattern: settings.memoryPattern,
+          graphOptimizationLevel: settings.graphOptimization ?? this.sessionOptions.graphOptimizationLevel,
+          intraOpNumThreads: Math.min(this.sessionOptions.intraOpNumThreads, settings.maxThreads ?? Infinity),
         });
         // The thread has its own copy: this one (84 MB for ISNet) goes now rather than at some later
         // collection that might come in the middle of the first run's peak.
