@@ -56,7 +56,7 @@ import { upscaleWithNetwork } from "../workers/upscale/network-pipeline.js";
 import { modelEnsemble } from "../workers/upscale/model-ensemble.js";
 import { resample } from "../workers/upscale/resample.js";
 import { upscaleByChoice } from "../workers/upscale/upscale-service.js";
-import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, runPath, upscalePath } from "../models/requests/upscale-choice.js";
+import { AFFORDABLE_UPGRADES, DEFAULT_PREFERENCE, defaultModel, runPath, upscalePath, type SourceStorage } from "../models/requests/upscale-choice.js";
 import { BENCH_PHOTOS, ensureBenchPhotos, type BenchPhoto } from "./bench-photos.js";
 import { benchModels, machine, median, printTable, type BenchModels } from "./upscale-models.js";
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
@@ -80,7 +80,8 @@ interface Method {
   name: string;
   /** How it reaches `scale`, or undefined when it cannot. */
   path(scale: number): string | undefined;
-  run(lr: RawImage, scale: number): Promise<RawImage>;
+  /** `source`: how the service would see the input's file; only the default choice depends on it. */
+  run(lr: RawImage, scale: number, source: SourceStorage): Promise<RawImage>;
 }
 
 /** `entry` through its x`native` network, then reduced with Lanczos-3 to the factor ("ID via xN" in --models). */
@@ -125,10 +126,10 @@ function remembered(method: Method): Method {
   const outputs = new WeakMap<RawImage, Map<number, Promise<RawImage>>>();
   return {
     ...method,
-    run: (lr, scale) => {
+    run: (lr, scale, source) => {
       const byScale = outputs.get(lr) ?? new Map<number, Promise<RawImage>>();
       outputs.set(lr, byScale);
-      if (!byScale.has(scale)) byScale.set(scale, method.run(lr, scale));
+      if (!byScale.has(scale)) byScale.set(scale, method.run(lr, scale, source));
       return byScale.get(scale)!;
     },
   };
@@ -144,7 +145,7 @@ function ensembleMethods(all: Method[], names: string[]): Method[] {
       return {
         name,
         path: (scale) => (members.every((member) => member!.path(scale)) ? `mean of ${members.map((member) => member!.path(scale)).join(" and ")}` : undefined),
-        run: async (lr, scale) => modelEnsemble(await Promise.all(members.map((member) => member!.run(lr, scale)))),
+        run: async (lr, scale, source) => modelEnsemble(await Promise.all(members.map((member) => member!.run(lr, scale, source)))),
       };
     });
 }
@@ -166,6 +167,8 @@ interface QualityInput {
   set: BenchPhoto["set"];
   hr: RawImage;
   lr: RawImage;
+  /** What the service would see: a PNG of the clean input (lossless), a JPEG of the compressed one (lossy). */
+  source: SourceStorage;
 }
 
 interface QualityOptions {
@@ -192,13 +195,17 @@ async function jpegRoundTrip(image: RawImage): Promise<RawImage> {
   return { ...raw, data };
 }
 
-/** The default choice (upscale-choice.ts) at the default time budget, for the input's size, as a method. */
+/** The default choice (upscale-choice.ts) at the time budget, for the input's size and storage. */
+function defaultChoice(bench: BenchModels, timeBudgetMs: number, lr: RawImage, scale: number, source: SourceStorage) {
+  return defaultModel(scale, lr, source, (entry) => bench.models.isUsable(entry), timeBudgetMs);
+}
+
+/** {@link defaultChoice} as a method. */
 function defaultMethod(bench: BenchModels, timeBudgetMs: number): Method {
-  const choose = (lr: RawImage, scale: number) => defaultModel(scale, lr, (entry) => bench.models.isUsable(entry), timeBudgetMs);
   return {
     name: "default",
-    path: (scale) => `what upscale-choice.ts picks for the input (budget ${timeBudgetMs} ms)`,
-    run: async (lr, scale) => (await upscaleByChoice(lr, choose(lr, scale), scale, bench, { grey: lr.channels <= 2 })).image,
+    path: () => `what upscale-choice.ts picks for the input (budget ${timeBudgetMs} ms)`,
+    run: async (lr, scale, source) => (await upscaleByChoice(lr, defaultChoice(bench, timeBudgetMs, lr, scale, source), scale, bench, { grey: lr.channels <= 2 })).image,
   };
 }
 
@@ -210,8 +217,8 @@ async function qualityInputs(sets: string[], scale: number): Promise<QualityInpu
     const size = Math.floor(CROP / scale) * scale;
     const hr = size === CROP ? crop : cropRaw(crop, Math.floor((CROP - size) / 2), size);
     const lr = degrade(hr, scale);
-    inputs.push({ label: photo.name, set: photo.set, hr, lr });
-    inputs.push({ label: `${photo.name} (JPEG q${JPEG_QUALITY})`, set: photo.set, hr, lr: await jpegRoundTrip(lr) });
+    inputs.push({ label: photo.name, set: photo.set, hr, lr, source: "lossless" });
+    inputs.push({ label: `${photo.name} (JPEG q${JPEG_QUALITY})`, set: photo.set, hr, lr: await jpegRoundTrip(lr), source: "lossy" });
   }
   return inputs;
 }
@@ -230,13 +237,13 @@ async function quality(bench: BenchModels, options: QualityOptions): Promise<voi
       const path = method.path(scale);
       return path ? [{ method, path, rgb: [], luma: [], ssim: [], ms: 0, outputPixels: 0 }] : [];
     });
-    // Load and warm every model first, so the timing column is the upscale alone.
+    // Load and warm every model first (the default's for either storage), so the timing column is the upscale alone.
     const warm = degrade(cropRaw(inputs[0]!.hr, 0, 8 * scale), scale);
-    for (const row of rows) await row.method.run(warm, scale);
+    for (const row of rows) for (const source of ["lossless", "lossy"] as const) await row.method.run(warm, scale, source);
     for (const input of inputs) {
       for (const row of rows) {
         const started = performance.now();
-        const sr = await row.method.run(input.lr, scale);
+        const sr = await row.method.run(input.lr, scale, input.source);
         row.ms += performance.now() - started;
         row.outputPixels += sr.width * sr.height;
         row.rgb.push(psnrRgb(input.hr, sr, scale));
@@ -279,17 +286,20 @@ async function quality(bench: BenchModels, options: QualityOptions): Promise<voi
     const defaults = rows.find((row) => row.method.name === "default")!;
     printTable(
       `Default choice x${scale} per photo: RGB PSNR gain over lanczos3 (dB), clean and JPEG-compressed input`,
-      ["photo", "set", "subject", "chosen", "clean", "JPEG q75"],
+      ["photo", "set", "subject", "chosen (clean: lossless)", "chosen (JPEG: lossy)", "clean", "JPEG q75"],
       BENCH_PHOTOS.filter((photo) => options.sets.includes(photo.set)).map((photo) => {
         const clean = inputs.findIndex((input) => input.label === photo.name);
-        const lr = inputs[clean]!.lr;
-        const { entry, selfEnsemble, averagedWith } = defaultModel(scale, lr, (entry) => bench.models.isUsable(entry), timeBudgetMs);
-        const partner = averagedWith ? ` + ${averagedWith.entry.id} x${averagedWith.path.nativeScale}${averagedWith.selfEnsemble ? " (self-ensemble)" : ""}` : "";
+        const chosen = (input: QualityInput) => {
+          const { entry, selfEnsemble, averagedWith } = defaultChoice(bench, timeBudgetMs, input.lr, scale, input.source);
+          const partner = averagedWith ? ` + ${averagedWith.entry.id} x${averagedWith.path.nativeScale}${averagedWith.selfEnsemble ? " (self-ensemble)" : ""}` : "";
+          return `${entry.id}${selfEnsemble ? " (self-ensemble)" : ""}${partner}`;
+        };
         return [
           photo.name,
           photo.set,
           photo.subject,
-          `${entry.id}${selfEnsemble ? " (self-ensemble)" : ""}${partner}`,
+          chosen(inputs[clean]!),
+          chosen(inputs[clean + 1]!),
           signed(defaults.rgb[clean]! - lanczos.rgb[clean]!),
           signed(defaults.rgb[clean + 1]! - lanczos.rgb[clean + 1]!),
         ];
@@ -356,9 +366,12 @@ async function speed(bench: BenchModels): Promise<void> {
       rows.push([entry.id, `x${scale}`, `${size * scale}x${size * scale}`, Math.round(Math.min(...times)), Math.round(Math.min(...times) / outputMp), Math.round(median(times) / outputMp), Math.round(loadMs)]);
     }
   }
-  // The ways AFFORDABLE_UPGRADES lists, as the default runs them (rates for upscale-choice.ts).
-  for (const [scale, upgrades] of Object.entries(AFFORDABLE_UPGRADES).map(([scale, list]) => [Number(scale), list] as const)) {
-    for (const { id, selfEnsemble, averagedWith } of upgrades) {
+  // The ways AFFORDABLE_UPGRADES lists for either storage, each once, as the default runs them (rates for upscale-choice.ts).
+  const factors = [...new Set(Object.values(AFFORDABLE_UPGRADES).flatMap((byFactor) => Object.keys(byFactor).map(Number)))].sort((a, b) => a - b);
+  for (const scale of factors) {
+    const upgrades = Object.values(AFFORDABLE_UPGRADES).flatMap((byFactor) => byFactor[scale] ?? []);
+    const ways = upgrades.filter((way, i) => upgrades.findIndex((other) => JSON.stringify(other) === JSON.stringify(way)) === i);
+    for (const { id, selfEnsemble, averagedWith } of ways) {
       const entry = catalogEntry(id)!;
       const partner = averagedWith && catalogEntry(averagedWith.id)!;
       if (!bench.usable.includes(entry) || (partner && !bench.usable.includes(partner))) continue;

@@ -144,7 +144,7 @@ export class WarmUp {
       (scale): WarmUpTask => ({
         operation: `upscale x${scale}`,
         model: () => {
-          const { entry } = chooseByQuality("balanced", scale, size, context.models, { timeBudgetMs: 0, workers: context.config.workers });
+          const { entry } = chooseByQuality("balanced", scale, size, "lossless", context.models, { timeBudgetMs: 0, workers: context.config.workers });
           return { entry, workingBytes: entry.graphs[`x${scale}`] ? tileWorkingBytes(entry, scale) : 0 };
         },
         call: (signal) => upscale(UpscaleRequest.fromPartial({ image: picture, scale, quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED }), context, signal),

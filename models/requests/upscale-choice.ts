@@ -82,59 +82,86 @@ function withCosts(ways: Readonly<Record<number, readonly Way[]>>): Readonly<Rec
 }
 
 /**
- * Stronger ways worth their time where it is affordable, best first, chosen on the tuning photos of
- * bench/bench-photos.ts (bench/upscale-bench.ts quality; README Upscaling): among the ways whose mean
- * RGB PSNR gain over Lanczos-3 reaches +0.5 dB on clean inputs, the one whose worst photo loses least;
- * the first whose predicted time fits runs.
- * - x2: a model ensemble, LSDIR as a self-ensemble averaged with ESRGAN thick's x4 network, both reduced
- *   to x2 (mean +1.83 dB, worst +0.67; JPEG inputs +1.11, worst +0.21); then LSDIR as a self-ensemble
- *   alone (+1.49, worst +0.36; JPEG +0.88, worst -0.09), ahead of ESRGAN thick through x4 (+0.96, worst
- *   +0.35) and LSDIR alone (+0.72, worst -0.53 on the cat's fur). ESRGAN thick's own x2 network loses
- *   to Lanczos (-0.21), and averaging it in gains nothing (+1.49), so the ensemble takes its x4 one.
- *   Where LSDIR is not pulled, the same ensemble and self-ensemble with Atelier's own x2 network (always
- *   installed) in LSDIR's place, at the same cost: they beat the fast default on clean and JPEG
- *   inputs, but lose to LSDIR's on JPEG ones, so they do not replace them.
- * - x4: a model ensemble, ESRGAN thick averaged with LSDIR as a self-ensemble (+1.16, worst +0.04; JPEG
- *   +0.83, worst +0.22); then ESRGAN thick alone (+0.59, worst -0.01; JPEG +0.31, worst +0.01) rather
- *   than LSDIR as a self-ensemble (+0.81, worst -0.44 on the rocket); LSDIR alone gains +0.08. Where
- *   LSDIR is not pulled, ESRGAN thick averaged with Atelier's own x4 network as a self-ensemble (always
- *   installed) comes before thick alone: it beats thick alone on clean and JPEG inputs, tuning and
- *   reporting photos. It does not replace LSDIR in the first ensemble: it gains a little on clean
- *   inputs but loses on JPEG ones (it was fitted to clean reductions; docs/upscale-atelier-compact.md).
- *   Last, Atelier's x4 network as a self-ensemble: cheaper than thick, and ahead of the fast default.
- * Both networks' errors differ (different architectures and training), so their mean beats the better
- * one by 0.3 to 0.6 dB and lifts the worst photo. On the reporting photos, never tuned on, the
- * ensembles gave x4 +0.71 (worst +0.14) against thick's +0.32, and x2 as the README says.
- * Self-ensembles of ESRGAN thick gain under 0.02 dB more, so none is listed. x3 is not measured yet.
- * The measured time per output megapixel predicts whether a request fits the time budget
- * (ATELIER_UPSCALE_TIME_BUDGET_MS): at the default 10 s, outputs up to about 0.28 MP at x2 and 1.1 MP
- * at x4 get the ensemble, up to 0.59 MP and 2.1 MP the single network, larger ones the fast default of
- * {@link DEFAULT_PREFERENCE}.
+ * How the source image was stored, which decides the ways worth their time: a lossy format leaves
+ * compression artefacts (blocks, ringing) in the pixels, which a network fitted to clean reductions
+ * sharpens as if they were detail, while one trained on compressed inputs removes them.
  */
-export const AFFORDABLE_UPGRADES: Readonly<Record<number, readonly AffordableUpgrade[]>> = withCosts({
-  2: [
-    { id: "lsdir-compact-x4", selfEnsemble: true, averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 } },
-    { id: "atelier-compact-x2", selfEnsemble: true, averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 } },
-    { id: "lsdir-compact-x4", selfEnsemble: true },
-    { id: "atelier-compact-x2", selfEnsemble: true },
-  ],
-  4: [
-    { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "lsdir-compact-x4", selfEnsemble: true } },
-    { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "atelier-compact-x4", selfEnsemble: true } },
-    { id: "esrgan-thick", selfEnsemble: false },
-    { id: "atelier-compact-x4", selfEnsemble: true },
-  ],
-});
+export type SourceStorage = "lossy" | "lossless";
 
 /**
- * What `quality: "max"` runs per factor: the way with the highest mean RGB PSNR gain over Lanczos-3
- * on the tuning photos (README Upscaling), worst photo aside: the model ensembles that lead
- * {@link AFFORDABLE_UPGRADES} (+1.83 dB at x2, +1.16 at x4). Factors not measured yet get the
- * `balanced` choice.
+ * Formats (as sharp's metadata names them) whose pixels are stored exactly. Every other one counts as
+ * lossy: JPEG, and WebP and AVIF (libvips' "heif"), which are lossy in nearly every use and whose
+ * metadata does not say when they are not.
  */
-export const STRONGEST_WAYS: Readonly<Record<number, AffordableUpgrade>> = {
-  2: AFFORDABLE_UPGRADES[2]![0]!,
-  4: AFFORDABLE_UPGRADES[4]![0]!,
+const LOSSLESS_FORMATS: ReadonlySet<string> = new Set(["png", "tiff", "gif", "bmp", "raw"]);
+
+/** The storage of a source in `format` (sharp's metadata name, e.g. "png", "jpeg"). */
+export function sourceStorage(format: string): SourceStorage {
+  return LOSSLESS_FORMATS.has(format) ? "lossless" : "lossy";
+}
+
+/**
+ * Stronger ways worth their time where it is affordable, per kind of source and factor, best first;
+ * the first whose networks are installed and whose predicted time fits the budget runs. Each list is
+ * ranked on the tuning photos of bench/bench-photos.ts (bench/upscale-bench.ts quality; the figures
+ * are in docs/upscale-atelier-compact.md) with the inputs of its kind: clean ones for lossless
+ * sources, JPEG-compressed ones (q75) for lossy sources. Among the ways whose mean RGB PSNR gain over
+ * Lanczos-3 reaches +0.5 dB, the one whose worst photo loses least comes first; ways below that
+ * follow by mean gain. A way that gains less than the fast default ({@link DEFAULT_PREFERENCE}) for
+ * that kind, or costs more than an earlier way that can always run where it can, is not listed.
+ * - Lossless: Atelier's own network as a self-ensemble, alone. Fitted to clean bicubic reductions, it
+ *   gains most on clean inputs and loses least on the worst photo, more than any model ensemble with
+ *   ESRGAN thick or LSDIR, at about half their cost. It ships with Atelier, so a slower way would never
+ *   be reached, and no cheaper way gains more than the fast default (the same network run once).
+ * - Lossy: the model ensembles with LSDIR as a self-ensemble come first where LSDIR is pulled (x2:
+ *   averaged with ESRGAN thick's x4 network reduced to x2, then LSDIR ×8 alone; x4: ESRGAN thick
+ *   averaged with LSDIR ×8). LSDIR C3 was trained for JPEG artefacts and leads every other way on
+ *   compressed inputs. Where LSDIR is not pulled, ESRGAN thick averaged with Atelier's network as a
+ *   self-ensemble, then (x4) ESRGAN thick alone, then Atelier's network as a self-ensemble: each beats
+ *   the fast default on compressed inputs, but far less than the LSDIR ensembles.
+ * Different architectures and training err differently, so a model ensemble's mean beats the better
+ * of its two networks and lifts the worst photo; self-ensembles of ESRGAN thick gain too little to be
+ * listed. ESRGAN thick's own x2 network loses to Lanczos, so x2 takes its x4 one, reduced. x3 is not
+ * measured yet. The measured time per output megapixel predicts whether a request fits the time
+ * budget (ATELIER_UPSCALE_TIME_BUDGET_MS); larger requests get the fast default.
+ */
+const WAYS: Readonly<Record<SourceStorage, Readonly<Record<number, readonly Way[]>>>> = {
+  lossless: {
+    2: [{ id: "atelier-compact-x2", selfEnsemble: true }],
+    4: [{ id: "atelier-compact-x4", selfEnsemble: true }],
+  },
+  lossy: {
+    2: [
+      { id: "lsdir-compact-x4", selfEnsemble: true, averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 } },
+      { id: "lsdir-compact-x4", selfEnsemble: true },
+      { id: "atelier-compact-x2", selfEnsemble: true, averagedWith: { id: "esrgan-thick", selfEnsemble: false, viaNativeScale: 4 } },
+      { id: "atelier-compact-x2", selfEnsemble: true },
+    ],
+    4: [
+      { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "lsdir-compact-x4", selfEnsemble: true } },
+      { id: "esrgan-thick", selfEnsemble: false, averagedWith: { id: "atelier-compact-x4", selfEnsemble: true } },
+      { id: "esrgan-thick", selfEnsemble: false },
+      { id: "atelier-compact-x4", selfEnsemble: true },
+    ],
+  },
+};
+
+/** {@link WAYS} with their measured costs. */
+export const AFFORDABLE_UPGRADES: Readonly<Record<SourceStorage, Readonly<Record<number, readonly AffordableUpgrade[]>>>> = {
+  lossless: withCosts(WAYS.lossless),
+  lossy: withCosts(WAYS.lossy),
+};
+
+/**
+ * What `quality: "max"` runs per kind of source and factor: the way with the highest mean RGB PSNR
+ * gain over Lanczos-3 on the tuning photos' inputs of that kind, worst photo aside. On the ways
+ * measured that is the first of {@link AFFORDABLE_UPGRADES} for each (lossless: Atelier's network as
+ * a self-ensemble; lossy: the LSDIR model ensembles). Factors not measured yet get the `balanced`
+ * choice.
+ */
+export const STRONGEST_WAYS: Readonly<Record<SourceStorage, Readonly<Record<number, AffordableUpgrade>>>> = {
+  lossless: { 2: AFFORDABLE_UPGRADES.lossless[2]![0]!, 4: AFFORDABLE_UPGRADES.lossless[4]![0]! },
+  lossy: { 2: AFFORDABLE_UPGRADES.lossy[2]![0]!, 4: AFFORDABLE_UPGRADES.lossy[4]![0]! },
 };
 
 /** Predicted milliseconds for `upgrade` at `scale` on an input of `size`. */
@@ -266,19 +293,20 @@ export function requestedModel(id: string, scale: number): CatalogEntry {
 }
 
 /**
- * What a request without `model` gets: the first usable entry of {@link AFFORDABLE_UPGRADES} whose
- * predicted time fits `timeBudgetMs` (0: none), else the first usable entry of the factor's preference
+ * What a request without `model` gets: the first usable entry of {@link AFFORDABLE_UPGRADES} for the
+ * source's storage whose predicted time fits `timeBudgetMs` (0: none), else the first usable entry of the factor's preference
  * list that can produce it, or Lanczos for small inputs and when none is usable.
  */
 export function defaultModel(
   scale: number,
   size: { width: number; height: number },
+  source: SourceStorage,
   isUsable: (entry: CatalogEntry) => boolean,
   timeBudgetMs: number,
 ): UpscaleChoice {
   const classical = { entry: catalogEntry(CLASSICAL_MODEL)!, selfEnsemble: false };
   if (Math.min(size.width, size.height) < MIN_NETWORK_SIDE) return classical;
-  for (const upgrade of AFFORDABLE_UPGRADES[scale] ?? []) {
+  for (const upgrade of AFFORDABLE_UPGRADES[source][scale] ?? []) {
     const choice = upgradeChoice(upgrade, scale, isUsable);
     if (choice && predictedUpgradeMs(upgrade, scale, size) <= timeBudgetMs) return choice;
   }
@@ -321,20 +349,21 @@ export function assertWithinDeadline(
 
 /**
  * What a request without `model` runs at `quality`: {@link defaultModel} with no budget (`fast`) or
- * the configured one (`balanced`), or the factor's {@link STRONGEST_WAYS} entry (`max`), which must be
+ * the configured one (`balanced`), or the source's and factor's {@link STRONGEST_WAYS} entry (`max`), which must be
  * installed (MODEL_NOT_INSTALLED otherwise) and fit {@link assertWithinDeadline}.
  */
 export function chooseByQuality(
   quality: UpscaleQuality,
   scale: number,
   size: { width: number; height: number },
+  source: SourceStorage,
   models: { isUsable(entry: CatalogEntry): boolean; assertUsable(entry: CatalogEntry): void },
   settings: { timeBudgetMs: number; workers: { deadlineMs: number; concurrency: number } },
 ): UpscaleChoice {
   const isUsable = (entry: CatalogEntry) => models.isUsable(entry);
-  const strongest = STRONGEST_WAYS[scale];
-  if (quality === "fast") return defaultModel(scale, size, isUsable, 0);
-  if (quality === "balanced" || !strongest) return defaultModel(scale, size, isUsable, settings.timeBudgetMs);
+  const strongest = STRONGEST_WAYS[source][scale];
+  if (quality === "fast") return defaultModel(scale, size, source, isUsable, 0);
+  if (quality === "balanced" || !strongest) return defaultModel(scale, size, source, isUsable, settings.timeBudgetMs);
   for (const run of [strongest, ...(strongest.averagedWith ? [strongest.averagedWith] : [])]) models.assertUsable(catalogEntry(run.id)!);
   assertWithinDeadline(strongest, scale, size, settings.workers);
   return upgradeChoice(strongest, scale, isUsable)!;

@@ -40,7 +40,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("the model 
 
   it.each([2, 4])("x%i: the mean of its two networks' outputs, different from each of them", async (scale) => {
     const lr = await photoCrop("chelsea.png", { left: 150, top: 60, width: 40, height: 32 });
-    const choice = defaultModel(scale, lr, (entry) => deps.models.isUsable(entry), loadConfig({}).images.upscaleTimeBudgetMs!);
+    const choice = defaultModel(scale, lr, "lossy", (entry) => deps.models.isUsable(entry), loadConfig({}).images.upscaleTimeBudgetMs!);
     const { averagedWith } = choice;
     expect(averagedWith, "the default budget affords a model ensemble for a small input").toBeDefined();
     const ensembled = await upscaleByChoice(lr, choice, scale, deps, { grey: false });

@@ -23,7 +23,7 @@ import { lanczosUpscale } from "./lanczos-upscaler.js";
 import { upscaleWithNetwork, type NetworkUpscale } from "./network-pipeline.js";
 import type { NetworkDependencies } from "./network-upscaler.js";
 import { modelEnsemble } from "./model-ensemble.js";
-import { chooseByQuality, isClassical, upscalePath, type UpscaleChoice } from "../../models/requests/upscale-choice.js";
+import { chooseByQuality, isClassical, sourceStorage, upscalePath, type UpscaleChoice } from "../../models/requests/upscale-choice.js";
 import { assertScale, assertUpscaleFits, checkUpscaleOptions } from "../../models/requests/upscale-request.js";
 
 export type UpscaleDependencies = Pick<WorkerContext, "limits" | "queue" | "logger" | "runtime" | "models"> & Partial<Pick<WorkerContext, "config">>;
@@ -80,7 +80,7 @@ export async function upscale(request: UpscaleRequest, deps: UpscaleDependencies
   assertUpscaleFits(opened.info.width, opened.info.height, scale, deps.limits);
   const choice: UpscaleChoice = requested
     ? { entry: requested, selfEnsemble: false }
-    : chooseByQuality(quality ?? "balanced", scale, opened.info, deps.models, {
+    : chooseByQuality(quality ?? "balanced", scale, opened.info, sourceStorage(opened.info.format), deps.models, {
         // Without a configuration (hand-built dependencies) no budget: the fast default.
         timeBudgetMs: deps.config?.images.upscaleTimeBudgetMs ?? 0,
         workers: (deps.config ?? loadConfig({})).workers,
