@@ -12,7 +12,7 @@ import { ERROR_KINDS, type ErrorCode, type ErrorHeader, type ErrorScope } from "
 import { appRouter } from "../server/router.js";
 import { errorSchema } from "../contract/error-schema.js";
 import type { OperationExamples } from "../contract/operation-examples.js";
-import { OPERATIONS, openApiOperationId } from "../contract/operations.js";
+import { OPERATIONS, openApiOperationId, type Operation as ListedOperation } from "../contract/operations.js";
 import { HEALTH_OPENAPI_PATHS } from "../operations/health/health-openapi.js";
 
 const ERROR_CODES = Object.keys(ERROR_KINDS) as [ErrorCode, ...ErrorCode[]];
@@ -65,8 +65,8 @@ interface Operation {
   responses: Record<string, Response>;
 }
 
-/** The scopes of core/errors.ts an operation falls under, read from its own schemas. */
-function scopesOf(operation: Operation): Set<ErrorScope> {
+/** The scopes of core/errors.ts an operation falls under, read from its own schemas and its entry in the list. */
+function scopesOf(operation: Operation, listed?: ListedOperation): Set<ErrorScope> {
   const scopes = new Set<ErrorScope>(["path", "any"]);
   const input = operation.requestBody?.content?.["application/json"]?.schema?.properties ?? {};
   const output = operation.responses["200"]?.content?.["application/json"]?.schema?.properties ?? {};
@@ -75,8 +75,8 @@ function scopesOf(operation: Operation): Set<ErrorScope> {
   if ((operation.security ?? []).length > 0) scopes.add("key");
   if ("imageUrl" in input) scopes.add("image-input");
   if ("data" in output && "model" in output) scopes.add("image-output");
-  // Operations that name a model, and those that take an image (each runs a model on it), can need one not installed.
-  if ("model" in input || "imageUrl" in input) scopes.add("model");
+  // Operations that name a model, and those that run one of their model task on an image, can need one not installed.
+  if ("model" in input || ("imageUrl" in input && listed !== undefined && "modelTask" in listed)) scopes.add("model");
   return scopes;
 }
 
@@ -121,8 +121,8 @@ function errorResponses(operation: Operation, examples: OperationExamples | unde
   return responses;
 }
 
-function examplesByOperationId(): Map<string, OperationExamples> {
-  return new Map(OPERATIONS.map((operation) => [openApiOperationId(operation), operation.examples]));
+function listedByOperationId(): Map<string, ListedOperation> {
+  return new Map(OPERATIONS.map((operation) => [openApiOperationId(operation), operation]));
 }
 
 export function buildOpenApiDocument(version: string): OpenAPIObject {
@@ -146,10 +146,11 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
     if (name.startsWith("error.")) delete document.components.schemas![name];
   }
 
-  const examples = examplesByOperationId();
+  const listed = listedByOperationId();
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
-      const own = examples.get(operation.operationId ?? "");
+      const entry = listed.get(operation.operationId ?? "");
+      const own = entry?.examples;
       if (own && own.needs.length > 0) {
         operation.description = `${operation.description ?? ""}\n\nThe examples run on a server where \`npm run models -- pull ${own.needs.join(" ")}\` has installed the models they use.`;
       }
@@ -164,7 +165,7 @@ export function buildOpenApiDocument(version: string): OpenAPIObject {
         const body = operation.requestBody?.content?.["application/json"];
         if (body && own.success.request !== undefined) body.examples = { success: { summary: own.success.summary, value: own.success.request } };
       }
-      operation.responses = { "200": success, ...errorResponses(operation, own) };
+      operation.responses = { "200": success, ...errorResponses(operation, own, scopesOf(operation, entry)) };
     }
   }
   // Health endpoints live outside the router (no key, no quota): their entries are written by hand,
