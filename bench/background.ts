@@ -246,7 +246,7 @@ async function peakResident<T>(work: () => Promise<T>): Promise<{ result: T; pea
 }
 
 /** The worker's steps in the order they run (remove-background.ts). */
-const STEPS = ["segment", "refine", "foreground", "decode", "fill", "compose", "encode"];
+const STEPS = ["segment", "refine", "foreground", "decode", "fill", "compose and encode"];
 
 type Call = () => Promise<{ width: number; height: number; url: string }>;
 
@@ -558,7 +558,9 @@ async function variantRound(model: ChosenModel, variant: IsnetVariant, composite
     try {
       await run(input);
     } catch (error) {
-      return { refused: (error as Error).message.split("\n")[0], runMs: [] };
+      // onnxruntime's own words (the runtime's error carries them as its cause).
+      const cause = (error as Error).cause instanceof Error ? ((error as Error).cause as Error) : (error as Error);
+      return { refused: cause.message.replace(/^.*Status Message: /s, "").split("\n")[0], runMs: [] };
     }
     const scores = [];
     if (score) for (const composite of composites) scores.push(await servedMatteScores(composite, await run({ data: composite.image, width: composite.width, height: composite.height, channels: 3 }), chosen));

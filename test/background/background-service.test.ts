@@ -272,13 +272,15 @@ describe.runIf(ready)("background worker with the portrait models", () => {
   });
 
   it("encodes every PNG result losslessly in bands with run-length deflate: cutouts, fills, translucent fills, mattes", async () => {
-    // What the encoder is handed (copied at the call) is what the decoded file must hold, sample for sample.
+    // What the encoder is handed, as it holds once encoded (a cutout or fill is composed band by band
+    // as the encoder reaches each band), is what the decoded file must hold, sample for sample.
     const encodePng = pngEncoder.encodePng;
     const handed: { image: RawImage; options: PngEncodeOptions }[] = [];
     const copy = (image: RawImage): RawImage => ({ ...image, data: Uint8Array.from(image.data) });
-    const spy = vi.spyOn(pngEncoder, "encodePng").mockImplementation((image, options = {}) => {
+    const spy = vi.spyOn(pngEncoder, "encodePng").mockImplementation(async (image, options = {}) => {
+      const encoded = await encodePng(image, options);
       handed.push({ image: copy(image), options: { ...options, alpha: options.alpha && copy(options.alpha) } });
-      return encodePng(image, options);
+      return encoded;
     });
     try {
       const replacements: Partial<RemoveBackgroundRequest>[] = [

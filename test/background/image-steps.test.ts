@@ -9,7 +9,7 @@ import { OutputFormat } from "../../gen/atelier/image/v1/image.js";
 import { resampleBilinear, RowSampler } from "../../workers/background/bilinear.js";
 import { blurredBackground } from "../../workers/background/background-fill.js";
 import { boxMean, type FloatPlanes } from "../../workers/background/box-filter.js";
-import { composeImage, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
+import { composeImage, composeInBands, composeMatte, type ComposedImage } from "../../workers/background/compose.js";
 import { blurFusionMeans } from "../../workers/background/foreground-estimate.js";
 import { classifyField, MatteField, sideMeansNeeded } from "../../workers/background/matte-field.js";
 import { guideStatistics } from "../../workers/background/guided-filter.js";
@@ -344,6 +344,31 @@ describe("compositing", () => {
         pixel.forEach((value, c) => expect(Math.abs(value - expected[c]!), `pixel ${x},${y}: ${pixel}`).toBeLessThanOrEqual(12));
       }
     }
+  });
+
+  it("composes band by band as the PNG encoder reaches each band, to the same pixels as all at once", async () => {
+    // Large enough for several bands (png-encoder.ts), with a soft-edged disc as the matte so every
+    // kind of span (clear, opaque, edge) falls in every band.
+    const [width, height] = [720, 480];
+    const image = () => ({ data: Uint8Array.from({ length: width * height * 3 }, (_, i) => (i * 7 + (i >> 9)) & 255), width, height, channels: 3 as const });
+    const disc = Float32Array.from({ length: width * height }, (_, p) => Math.min(1, Math.max(0, (200 - Math.hypot((p % width) - 360, Math.floor(p / width) - 240)) / 8)));
+    const field = fieldOf(disc, width, height);
+    const bandSides = { foreground: planes(width, height, 3, () => 0.6), background: planes(width, height, 3, () => 0.2) };
+    for (const fill of [{ kind: "transparent" }, { kind: "color", red: 0, green: 0, blue: 255, alpha: 0.5 }] as const) {
+      const whole = interleaved(composeImage({ rgb: image(), coefficients: field }, bandSides, fill));
+      const composition = composeInBands({ rgb: image(), coefficients: field }, bandSides, fill);
+      const asked: number[] = [];
+      const png = await encodeImage(composition.image, OutputFormat.OUTPUT_FORMAT_PNG, {
+        produceRows: (y, rows) => {
+          asked.push(y);
+          composition.rows(y, y + rows);
+        },
+      });
+      expect(asked.length).toBeGreaterThan(1);
+      expect(new Uint8Array((await sharp(png.data).raw().toBuffer()).buffer)).toEqual(whole.data);
+    }
+    const composition = composeInBands({ rgb: image(), coefficients: field }, bandSides, { kind: "transparent" });
+    expect(() => composition.rows(10, 20)).toThrow("Expected rows from 0 up to 480 to compose but received 10 to 20.");
   });
 
   it("puts the subject over a solid colour, opaque or translucent", () => {

@@ -93,6 +93,19 @@ export type ComposedImage = ColourAndAlpha;
  * fill per span. The caller hands `sources.rgb` over and must not read it afterwards.
  */
 export function composeImage(sources: MatteSources, sides: SideMeans, fill: BackgroundFill): ComposedImage {
+  const composition = composeInBands(sources, sides, fill);
+  composition.rows(0, sources.rgb.height);
+  return composition.image;
+}
+
+/**
+ * {@link composeImage} a band of rows at a time: `image` holds the result once `rows` has been called
+ * for every row, in order from the top (the matte field and the side means are read row after row).
+ * The encoder calls it for each band just before filtering that band, so composing one band overlaps
+ * the deflate of the bands before it on libuv's pool (png-encoder.ts), rather than the whole image
+ * being composed on this thread while the other core waits.
+ */
+export function composeInBands(sources: MatteSources, sides: SideMeans, fill: BackgroundFill): { image: ComposedImage; rows(from: number, to: number): void } {
   checkSources(sources);
   const { rgb, sourceAlpha } = sources;
   const { width, height } = rgb;
@@ -113,99 +126,105 @@ export function composeImage(sources: MatteSources, sides: SideMeans, fill: Back
   const blurred = fill.kind === "blur" ? new RowSampler(fill.background, width, height) : undefined;
   const kind = fill.kind;
   const image = fill.kind === "image" ? fill.image : undefined;
-  // A solid colour, also the default of the other kinds until they set their own per pixel.
-  let backR = fill.kind === "color" ? fill.red : 0;
-  let backG = fill.kind === "color" ? fill.green : 0;
-  let backB = fill.kind === "color" ? fill.blue : 0;
-  let backA = fill.kind === "color" ? fill.alpha : 1;
   const k = 1 / 255;
   // The side means are needed only in the transition band, a few percent of the pixels: sampled per pixel.
   const fm = new Float32Array(3);
   const bm = new Float32Array(3);
   // The matte of a span's pixels, computed span by span.
   const alphas = new Float64Array(width);
-  for (let y = 0; y < height; y++) {
-    matte.row(y);
-    const blurRow = blurred?.row(y);
-    const row = y * width;
-    for (let span = 0; span < matte.spanCount; span++) {
-      const from = matte.spanStart(span);
-      const to = matte.spanStart(span + 1);
-      const known = matte.spanClass(span);
-      // Certain spans, most of a photograph, without per-pixel work: a cutout's background is
-      // 0,0,0,0, and an opaque subject (with no alpha of its own) keeps its source colour whatever the fill.
-      if (known === 0 && kind === "transparent") {
-        source.fill(0, (row + from) * 3, (row + to) * 3);
-        alphaPlane!.fill(0, row + from, row + to);
-        continue;
-      }
-      if (known === 1 && !sourceAlpha) {
-        alphaPlane?.fill(255, row + from, row + to);
-        continue;
-      }
-      matte.alphas(from, to, source, row + from, alphas);
-      for (let x = from; x < to; x++) {
-        const i = row + x;
-        const s = i * 3;
-        const r = source[s]!;
-        const g = source[s + 1]!;
-        const b = source[s + 2]!;
-        const alpha = alphas[x - from]!;
-        // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
-        const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
-        if (kind === "image") {
-          const p = i * image!.channels;
-          backR = image!.data[p]!;
-          backG = image!.data[p + 1]!;
-          backB = image!.data[p + 2]!;
-          backA = image!.channels === 4 ? image!.data[p + 3]! * k : 1;
-        } else if (kind === "blur") {
-          backR = blurRow![x * 3]! * 255;
-          backG = blurRow![x * 3 + 1]! * 255;
-          backB = blurRow![x * 3 + 2]! * 255;
+  let next = 0;
+  const rows = (from: number, to: number) => {
+    if (from !== next || to < from || to > height) throw new AtelierError("INTERNAL", `Expected rows from ${next} up to ${height} to compose but received ${from} to ${to}.`);
+    next = to;
+    // A solid colour, also the default of the other kinds until they set their own per pixel (locals
+    // of this call: variables the closure shared and wrote would cost a context access per pixel).
+    let backR = fill.kind === "color" ? fill.red : 0;
+    let backG = fill.kind === "color" ? fill.green : 0;
+    let backB = fill.kind === "color" ? fill.blue : 0;
+    let backA = fill.kind === "color" ? fill.alpha : 1;
+    for (let y = from; y < to; y++) {
+      matte.row(y);
+      const blurRow = blurred?.row(y);
+      const row = y * width;
+      for (let span = 0; span < matte.spanCount; span++) {
+        const from = matte.spanStart(span);
+        const to = matte.spanStart(span + 1);
+        const known = matte.spanClass(span);
+        // Certain spans, most of a photograph, without per-pixel work: a cutout's background is
+        // 0,0,0,0, and an opaque subject (with no alpha of its own) keeps its source colour whatever the fill.
+        if (known === 0 && kind === "transparent") {
+          source.fill(0, (row + from) * 3, (row + to) * 3);
+          alphaPlane!.fill(0, row + from, row + to);
+          continue;
         }
-        if (a <= CLEAR) {
-          // Background only (a cutout's is 0,0,0,0).
-          if (kind === "transparent") {
-            colour[s] = 0;
-            colour[s + 1] = 0;
-            colour[s + 2] = 0;
-            alphaOut![i] = 0;
-          } else {
-            colour[s] = backR;
-            colour[s + 1] = backG;
-            colour[s + 2] = backB;
-            if (alphaOut) alphaOut[i] = backA * 255;
+        if (known === 1 && !sourceAlpha) {
+          alphaPlane?.fill(255, row + from, row + to);
+          continue;
+        }
+        matte.alphas(from, to, source, row + from, alphas);
+        for (let x = from; x < to; x++) {
+          const i = row + x;
+          const s = i * 3;
+          const r = source[s]!;
+          const g = source[s + 1]!;
+          const b = source[s + 2]!;
+          const alpha = alphas[x - from]!;
+          // The foreground estimate uses the network's matte; the source's own transparency only adds to it.
+          const a = sourceAlpha ? alpha * sourceAlpha.data[i]! * k : alpha;
+          if (kind === "image") {
+            const p = i * image!.channels;
+            backR = image!.data[p]!;
+            backG = image!.data[p + 1]!;
+            backB = image!.data[p + 2]!;
+            backA = image!.channels === 4 ? image!.data[p + 3]! * k : 1;
+          } else if (kind === "blur") {
+            backR = blurRow![x * 3]! * 255;
+            backG = blurRow![x * 3 + 1]! * 255;
+            backB = blurRow![x * 3 + 2]! * 255;
           }
-          continue;
+          if (a <= CLEAR) {
+            // Background only (a cutout's is 0,0,0,0).
+            if (kind === "transparent") {
+              colour[s] = 0;
+              colour[s + 1] = 0;
+              colour[s + 2] = 0;
+              alphaOut![i] = 0;
+            } else {
+              colour[s] = backR;
+              colour[s + 1] = backG;
+              colour[s + 2] = backB;
+              if (alphaOut) alphaOut[i] = backA * 255;
+            }
+            continue;
+          }
+          let fr = r;
+          let fg = g;
+          let fb = b;
+          if (alpha < OPAQUE) {
+            foregroundMeans.pixel(x, y, fm);
+            backgroundMeans.pixel(x, y, bm);
+            fr = 255 * fuseForeground(r * k, alpha, fm[0]!, bm[0]!);
+            fg = 255 * fuseForeground(g * k, alpha, fm[1]!, bm[1]!);
+            fb = 255 * fuseForeground(b * k, alpha, fm[2]!, bm[2]!);
+          }
+          if (kind === "transparent") {
+            colour[s] = fr;
+            colour[s + 1] = fg;
+            colour[s + 2] = fb;
+            alphaOut![i] = a * 255;
+            continue;
+          }
+          // "over" with straight alpha: coverage of the result, then colour weighted by each layer's share.
+          const behind = backA * (1 - a);
+          const coverage = a + behind;
+          const inverse = 1 / coverage;
+          colour[s] = (a * fr + behind * backR) * inverse;
+          colour[s + 1] = (a * fg + behind * backG) * inverse;
+          colour[s + 2] = (a * fb + behind * backB) * inverse;
+          if (alphaOut) alphaOut[i] = coverage * 255;
         }
-        let fr = r;
-        let fg = g;
-        let fb = b;
-        if (alpha < OPAQUE) {
-          foregroundMeans.pixel(x, y, fm);
-          backgroundMeans.pixel(x, y, bm);
-          fr = 255 * fuseForeground(r * k, alpha, fm[0]!, bm[0]!);
-          fg = 255 * fuseForeground(g * k, alpha, fm[1]!, bm[1]!);
-          fb = 255 * fuseForeground(b * k, alpha, fm[2]!, bm[2]!);
-        }
-        if (kind === "transparent") {
-          colour[s] = fr;
-          colour[s + 1] = fg;
-          colour[s + 2] = fb;
-          alphaOut![i] = a * 255;
-          continue;
-        }
-        // "over" with straight alpha: coverage of the result, then colour weighted by each layer's share.
-        const behind = backA * (1 - a);
-        const coverage = a + behind;
-        const inverse = 1 / coverage;
-        colour[s] = (a * fr + behind * backR) * inverse;
-        colour[s + 1] = (a * fg + behind * backG) * inverse;
-        colour[s + 2] = (a * fb + behind * backB) * inverse;
-        if (alphaOut) alphaOut[i] = coverage * 255;
       }
     }
-  }
-  return { colour: rgb, alpha: alphaPlane && { data: alphaPlane, width, height, channels: 1 } };
+  };
+  return { image: { colour: rgb, alpha: alphaPlane && { data: alphaPlane, width, height, channels: 1 } }, rows };
 }

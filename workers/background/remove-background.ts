@@ -5,6 +5,10 @@
  *   own statistics beside it) → refine (guided filter) → foreground (blur-fusion means) → fill (new
  *   background) → compose (full resolution) → encode
  *
+ * Compose and encode run together, band by band (a matte alone: one after the other): the encoder
+ * asks for each band of rows just before it filters it, so composing a band on this thread overlaps
+ * the deflate of the bands before on libuv's pool, and both cores work after the network.
+ *
  * The working size has at most as many pixels as the network's matte, and at most 0.25 MP
  * (working-image.ts).
  *
@@ -25,7 +29,7 @@ import type { ModelLoader } from "../model-loader.js";
 import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { blurredBackground, coverFit, defaultBlurSigma, type BackgroundFill } from "./background-fill.js";
 import type { ChosenModel } from "../../models/requests/background-model-choice.js";
-import { composeImage, composeMatte } from "./compose.js";
+import { composeInBands, composeMatte } from "./compose.js";
 import { blurFusionMeans, type BlurFusionOptions } from "./foreground-estimate.js";
 import { decodeSource, observed } from "./decode-source.js";
 import { classifyField, sideMeansNeeded } from "./matte-field.js";
@@ -155,20 +159,21 @@ async function removeWith(allocate: Allocate, request: RemovalRequest, deps: Rem
   const { rgb, alpha: sourceAlpha } = await decoded.full;
   clock.done("decode");
   const sources = { rgb, sourceAlpha, coefficients: refined.coefficients };
-  let composed: ColourAndAlpha;
   if (!sides) {
     // The matte stays grey (PNG, JPEG; WebP has no grey).
-    composed = { colour: composeMatte(sources) };
+    const composed: ColourAndAlpha = { colour: composeMatte(sources) };
     clock.done("compose");
-  } else {
-    const fill = await prepareFill(request.fill, rgb, guide, refined.alpha.data, deps.limits);
-    clock.done("fill");
-    // The full-resolution colour is composed over in place: nothing reads `rgb` after this.
-    composed = composeImage(sources, sides, fill);
-    clock.done("compose");
+    const image = await encodeImage(composed, request.outputFormat, { deflate: RESULT_DEFLATE });
+    clock.done("encode");
+    return { image, timings: clock.timings };
   }
-  const image = await encodeImage(composed, request.outputFormat, { deflate: RESULT_DEFLATE });
-  clock.done("encode");
+  const fill = await prepareFill(request.fill, rgb, guide, refined.alpha.data, deps.limits);
+  clock.done("fill");
+  // The full-resolution colour is composed over in place (nothing reads `rgb` after this), band by
+  // band as the encoder reaches each, so composing overlaps the deflate of the bands before.
+  const composition = composeInBands(sources, sides, fill);
+  const image = await encodeImage(composition.image, request.outputFormat, { deflate: RESULT_DEFLATE, produceRows: (y, rows) => composition.rows(y, y + rows) });
+  clock.done("compose and encode");
   return { image, timings: clock.timings };
 }
 

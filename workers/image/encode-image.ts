@@ -34,6 +34,12 @@ export interface EncodeOptions {
    * paint; "rle" where large areas are flat, as in cutouts and mattes). Pipelines take libvips' PNG_OPTIONS.
    */
   deflate?: DeflateStrategy;
+  /**
+   * For raw pixels still being made: makes rows `y` to `y + rows`, top to bottom. The PNG encoder calls
+   * it band by band as it goes (png-encoder.ts `produceRows`); the libvips encoders need the whole
+   * image, so it is called once for all rows first.
+   */
+  produceRows?: (y: number, rows: number) => void;
 }
 
 function isPipeline(image: Sharp | RawImage | ColourAndAlpha): image is Sharp {
@@ -71,9 +77,10 @@ export async function encodeImage(image: Sharp | RawImage | ColourAndAlpha, form
   } else {
     const { colour, alpha } = asColourAndAlpha(image);
     if (isPng) {
-      const data = await encodePng(colour, { alpha, strategy: options.deflate });
+      const data = await encodePng(colour, { alpha, strategy: options.deflate, produceRows: options.produceRows });
       return { data, mimeType: "image/png", width: colour.width, height: colour.height };
     }
+    options.produceRows?.(0, colour.height);
     pipeline = await rawPipeline({ colour, alpha }, format === OutputFormat.OUTPUT_FORMAT_JPEG);
   }
   let encoder: Sharp;

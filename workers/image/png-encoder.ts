@@ -381,6 +381,12 @@ export interface PngEncodeOptions {
   alpha?: RawImage | undefined;
   /** Default "huffman-only", for photographs and what networks paint. */
   strategy?: DeflateStrategy;
+  /**
+   * Makes the pixels of rows `y` to `y + rows` (top to bottom, each once), called just before those rows
+   * are filtered: a step that produces its result row by row (background removal's compose) then runs
+   * band by band on this thread while the bands before are deflated on the pool.
+   */
+  produceRows?: (y: number, rows: number) => void;
 }
 
 /**
@@ -409,6 +415,7 @@ export async function encodePng(image: RawImage, options: PngEncodeOptions = {})
       if (index >= BANDS_IN_FLIGHT) await deflated[index - BANDS_IN_FLIGHT];
       else if (index > 0) await yieldToEventLoop();
       buffers[index % BANDS_IN_FLIGHT] ??= Buffer.allocUnsafe((reader.stride + 1) * bands[0]!);
+      options.produceRows?.(y, rows);
       const band = filterRows(reader, y, rows, adler, buffers[index % BANDS_IN_FLIGHT]);
       adler = band.adler;
       const stream = deflateBand(band.data, index === bands.length - 1, strategy);
