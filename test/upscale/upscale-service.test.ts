@@ -43,6 +43,11 @@ async function photoPng(region: { left: number; top: number; width: number; heig
   return sharp(testPhoto(name)).extract(region).png().toBuffer();
 }
 
+/** The same crop as {@link photoPng}, stored as a JPEG (a lossy source), as a data URL. */
+async function photoJpegUrl(region: { left: number; top: number; width: number; height: number }, name: Parameters<typeof testPhoto>[0] = "chelsea.png") {
+  return dataUrl(await sharp(testPhoto(name)).extract(region).jpeg({ quality: 90 }).toBuffer(), "image/jpeg");
+}
+
 async function decoded(body: UpscaleBody) {
   const bytes = bytesOfDataUrl(body.data[0]!.url);
   const { data, info } = await sharp(bytes).raw().toBuffer({ resolveWithObject: true });
@@ -216,8 +221,9 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     expect([out.metadata.channels, out.metadata.space, out.metadata.hasAlpha]).toEqual([2, "b-w", true]);
   });
 
-  it('quality "max" averages LSDIR as a self-ensemble with ESRGAN thick, "fast" and the default (budget 0 here) run the fast default once, and the outputs differ', async () => {
-    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
+  it('quality "max" averages LSDIR as a self-ensemble with ESRGAN thick for a JPEG, runs Atelier\'s own network as a self-ensemble for a PNG; "fast" and the default (budget 0 here) run the fast default once, and the outputs differ', async () => {
+    const region = { left: 180, top: 80, width: 48, height: 40 };
+    const imageUrl = await photoJpegUrl(region);
     const max = await ok({ imageUrl, scale: 2, quality: "max" });
     expect(max).toMatchObject({
       model: "lsdir-compact-x4",
@@ -230,7 +236,9 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     const [ensembled, once] = [(await decoded(max)).data, (await decoded(fast)).data];
     expect(ensembled.length).toBe(once.length);
     expect(ensembled.equals(once)).toBe(false);
-    const x4 = await ok({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 })), scale: 4, quality: "max" });
+    const pngMax = await ok({ imageUrl: dataUrl(await photoPng(region)), scale: 2, quality: "max" });
+    expect(pngMax).toMatchObject({ model: "atelier-compact-x2", nativeScale: 2, steps: ["atelier-compact-x2 x2 (self-ensemble of 8)"] });
+    const x4 = await ok({ imageUrl: await photoJpegUrl({ left: 180, top: 80, width: 32, height: 32 }), scale: 4, quality: "max" });
     expect(x4).toMatchObject({ model: "esrgan-thick", nativeScale: 4, steps: ["esrgan-thick x4", "lsdir-compact-x4 x4 (self-ensemble of 8)", "mean of both"] });
   });
 
@@ -247,9 +255,9 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
     };
     expect(await refusal({ imageUrl, quality: "best" })).toMatch(/Expected one of fast, balanced, max for quality but received "best"/);
     expect(await refusal({ imageUrl, quality: "max", model: "lanczos" })).toMatch(/quality chooses the model, so it cannot be set together with model \("lanczos"\)/);
-    // 2000x2000 at x2: 16 MP of LSDIR x8 and ESRGAN thick x4 is about 571 s, over the whole 120 s deadline however many job slots share it.
+    // 2000x2000 at x2: 16 MP of Atelier's x2 network x8 (a PNG) is about 270 s, over the whole 120 s deadline however many job slots share it.
     expect(await refusal({ imageUrl: dataUrl(await gradientPng(2000, 2000)), scale: 2, quality: "max" })).toMatch(
-      /quality "max" would take about 571 s for a 4000x4000 result \(lsdir-compact-x4 as a self-ensemble of 8 averaged with esrgan-thick x4, 35\.7 s per output MP on 2 cores\), over the \d+ s an upscale may take here/,
+      /quality "max" would take about 270 s for a 4000x4000 result \(atelier-compact-x2 as a self-ensemble of 8, 16\.9 s per output MP on 2 cores\), over the \d+ s an upscale may take here/,
     );
   });
 });
@@ -275,8 +283,8 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/
     return json;
   }
 
-  it("x2 of a small photo averages LSDIR as a self-ensemble of eight orientations with ESRGAN thick, unlike LSDIR named alone", async () => {
-    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 48, height: 40 }));
+  it("x2 of a small JPEG photo averages LSDIR as a self-ensemble of eight orientations with ESRGAN thick, unlike LSDIR named alone", async () => {
+    const imageUrl = await photoJpegUrl({ left: 180, top: 80, width: 48, height: 40 });
     const body = await post({ imageUrl, scale: 2 });
     expect(body).toMatchObject({
       model: "lsdir-compact-x4",
@@ -290,13 +298,23 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/
     expect(ensemble.equals(alone)).toBe(false);
   });
 
-  it("x4 of a small photo averages ESRGAN thick (installed with npm) with LSDIR as a self-ensemble, unlike ESRGAN thick named alone", async () => {
-    const imageUrl = dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 }));
+  it("x4 of a small JPEG photo averages ESRGAN thick (installed with npm) with LSDIR as a self-ensemble, unlike ESRGAN thick named alone", async () => {
+    const imageUrl = await photoJpegUrl({ left: 180, top: 80, width: 32, height: 32 });
     const body = await post({ imageUrl, scale: 4 });
     expect(body).toMatchObject({ model: "esrgan-thick", nativeScale: 4, steps: ["esrgan-thick x4", "lsdir-compact-x4 x4 (self-ensemble of 8)", "mean of both"] });
     const single = await post({ imageUrl, scale: 4, model: "esrgan-thick" });
     expect(single.steps).toEqual(["esrgan-thick x4"]);
     expect((await decoded(body)).data.equals((await decoded(single)).data)).toBe(false);
+  });
+
+  it("a PNG and a JPEG of the same picture get different defaults: Atelier's own network as a self-ensemble for the PNG, the LSDIR ensemble for the JPEG", async () => {
+    const region = { left: 180, top: 80, width: 48, height: 40 };
+    const png = await post({ imageUrl: dataUrl(await photoPng(region)), scale: 2 });
+    const jpeg = await post({ imageUrl: await photoJpegUrl(region), scale: 2 });
+    expect(png).toMatchObject({ model: "atelier-compact-x2", nativeScale: 2, steps: ["atelier-compact-x2 x2 (self-ensemble of 8)"] });
+    expect(jpeg).toMatchObject({ model: "lsdir-compact-x4", nativeScale: 4, steps: ["lsdir-compact-x4 x4 (self-ensemble of 8)", "lanczos3 to x2", "esrgan-thick x4", "lanczos3 to x2", "mean of both"] });
+    const x4 = await post({ imageUrl: dataUrl(await photoPng({ left: 180, top: 80, width: 32, height: 32 })), scale: 4 });
+    expect(x4).toMatchObject({ model: "atelier-compact-x4", nativeScale: 4, steps: ["atelier-compact-x4 x4 (self-ensemble of 8)"] });
   });
 });
 
