@@ -25,3 +25,11 @@ export function invitePanel(page: PageRequest, email: string, code: string, expi
     </div>
   </section>`;
 }
+
+/** What a reload of the invite page shows: the link is gone, and the way to another. */
+export function inviteGonePanel(): Html {
+  return html`<section class="panel" aria-labelledby="invite-gone-heading" data-autofocus tabindex="-1">
+    <h2 id="invite-gone-heading">The invite link is no longer shown</h2>
+    <p>An invite link is shown only once, right after it is made. If you did not send it, invite the person again below: the new link works as well.</p>
+  </section>`;
+}

@@ -1,11 +1,13 @@
 /**
  * The API Keys area: a member sees and manages their own keys, an admin everyone's (CLI keys
  * included). Another user's key answers 404, exactly like a key that does not exist. The secret is
- * shown once, in the response to the creating POST (never in a URL, never stored), with a copy
- * button; afterwards only the recognisable prefix `atl_<id>_` is ever displayed. A key's webhook
- * signing secret is shown to the key's owner only, admins included (key-owner.ts), on request (a
- * POST, so it never sits in a URL or a cached page), and can be rotated there, as
- * `GET`/`POST /api/v1/webhooks/secret` do for the key itself.
+ * shown once, with a copy button: the creating POST keeps it as the session's flash
+ * (server/flash.ts) and redirects to `/keys/<id>/created`, which takes it, so a reload shows it no
+ * more and creates no second key; afterwards only the recognisable prefix `atl_<id>_` is ever
+ * displayed. A key's webhook signing secret is shown to the key's owner only, admins included
+ * (key-owner.ts), on request (a POST, so it never sits in a URL or a cached page, whose redirect
+ * shows it the same way), and can be rotated there, as `GET`/`POST /api/v1/webhooks/secret` do for
+ * the key itself.
  */
 import type express from "express";
 import { API_KEY_HOURLY_LIMIT_MAX } from "../../server/keys/api-key-format.js";
@@ -18,6 +20,7 @@ import type { JobService } from "../../jobs/job-service.js";
 import { consoleOrigin } from "../server/console-origin.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
+import { putFlash, takeFlash } from "../server/flash.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
 import { errorSummary, field } from "./form-fields.js";
 import { allowancePanel, userAllowance } from "./allowance.js";
@@ -99,6 +102,8 @@ interface CreateFormState {
   values: Record<string, string | undefined>;
   scopes: string[];
   errors: Record<string, string>;
+  /** Show the form open although it has no errors (after a secret that can no longer be shown). */
+  open?: boolean;
 }
 
 /**
@@ -108,7 +113,7 @@ interface CreateFormState {
 function createForm(page: PageRequest, state: CreateFormState): Html {
   const allowance = allowanceOf(page.services, page.user!);
   const tomorrow = new Date(Date.now() + DAY_MS).toISOString().slice(0, 10);
-  const open = Object.keys(state.errors).length > 0;
+  const open = state.open === true || Object.keys(state.errors).length > 0;
   return html`<details class="create-key"${open ? html` open` : html``}>
     <summary class="button">Create key</summary>
     <section aria-labelledby="create-heading" class="panel">
@@ -157,18 +162,26 @@ function newKeyPanel(name: string, secret: string, origin: string): Html {
   </section>`;
 }
 
+/** What a reload of the "key created" page shows: the secret is gone, and the way to another key. */
+function secretGonePanel(): Html {
+  return html`<section class="panel" aria-labelledby="secret-gone-heading" data-autofocus tabindex="-1">
+    <h2 id="secret-gone-heading">The key’s secret is no longer shown</h2>
+    <p>A key’s secret is shown only once, right after it is created, and Atelier cannot show it again. If you did not copy it, create another key below (and revoke the one you cannot use).</p>
+  </section>`;
+}
+
 function newestFirst(keys: ApiKeyRecord[]): ApiKeyRecord[] {
   return [...keys].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
 }
 
-async function keysPage(page: PageRequest, state: CreateFormState, created?: { name: string; secret: string }): Promise<PageResponse> {
+async function keysPage(page: PageRequest, state: CreateFormState, top?: Html): Promise<PageResponse> {
   const { services, user } = page;
   const keys = user!.role === "admin" ? await services.keys.list() : await services.keys.list({ ownerId: user!.id });
   const allowance = await userAllowance(services, user!, keys);
   return {
     status: Object.keys(state.errors).length > 0 ? 400 : 200,
     main: html`
-      ${created ? newKeyPanel(created.name, created.secret, consoleOrigin(page.req, services.config.console.publicOrigin)) : html``}
+      ${top ?? html``}
       <p class="lead">${user!.role === "admin" ? "Every key on this service, yours, other users’ and those made with the keys CLI." : "Your keys for the Atelier API. Send one as Authorization: Bearer <key>."}</p>
       ${allowancePanel(allowance)}
       <section aria-labelledby="list-heading">
@@ -224,11 +237,24 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
       try {
         const { record, key } = await services.keys.create({ ...input, ownerId: page.user!.id, ownerMaxActiveKeys: services.config.console.maxKeysPerUser });
         services.logger.info({ part: "console", userId: page.user!.id, keyId: record.id }, "API key created in the console");
-        page.res.setHeader("Cache-Control", "no-store");
-        return keysPage(page, { values: {}, scopes: [], errors: {} }, { name: record.name, secret: key });
+        await putFlash(page, { kind: "api-key", keyId: record.id, name: record.name, secret: key });
+        return redirect(`/keys/${record.id}/created`);
       } catch (error) {
         return keysPage(page, { ...state, errors: { ...errors, ...fieldErrors(error) } });
       }
+    },
+  });
+
+  registerPage(router, services, {
+    path: "/keys/:id/created",
+    title: "API keys",
+    access: "signed-in",
+    get: async (page) => {
+      const created = await takeFlash(page, "api-key", (flash) => flash.keyId === page.params.id);
+      const origin = consoleOrigin(page.req, services.config.console.publicOrigin);
+      return created
+        ? keysPage(page, { values: {}, scopes: [], errors: {} }, newKeyPanel(created.name, created.secret, origin))
+        : keysPage(page, { values: {}, scopes: [], errors: {}, open: true }, secretGonePanel());
     },
   });
 
@@ -264,7 +290,15 @@ export function registerKeyPages(router: express.Router, services: AtelierServic
         const rotate = page.form.action === "rotate";
         const secret = rotate ? await jobs.rotateSigningSecret(key.id) : await jobs.signingSecret(key.id);
         if (rotate) services.logger.info({ part: "console", userId: page.user!.id, keyId: key.id }, "webhook signing secret rotated in the console");
-        return keyDetail(page, key, {}, await ownerLabel(services, key), true, { secret, rotated: rotate });
+        await putFlash(page, { kind: "webhook-secret", keyId: key.id, secret, rotated: rotate });
+        return redirect(`/keys/${key.id}/webhook-secret`);
+      },
+      get: async (page) => {
+        const key = await ownKey(services, page.user!, page.params.id!);
+        if (!key) return notFound();
+        const shown = await takeFlash(page, "webhook-secret", (flash) => flash.keyId === key.id);
+        if (!shown) return redirect(`/keys/${key.id}`, "The signing secret is shown on request only: Show signing secret shows it again.");
+        return keyDetail(page, key, {}, await ownerLabel(services, key), true, { secret: shown.secret, rotated: shown.rotated });
       },
     });
   }

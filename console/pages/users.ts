@@ -10,11 +10,12 @@ import { KEY_ALLOWANCE_MAX, USER_ROLES, type User, type UserRole } from "../../s
 import type { AtelierServices } from "../../server/context.js";
 import { csrfField } from "../server/csrf.js";
 import { html, type Html } from "../server/html.js";
+import { putFlash, takeFlash } from "../server/flash.js";
 import { fieldErrors, redirect, registerPage, type PageRequest, type PageResponse } from "../server/pages.js";
 import { activeKeysOfCap, allowanceUse, userAllowance, type UserAllowance } from "./allowance.js";
 import { errorSummary, field } from "./form-fields.js";
 import { count, time } from "./format.js";
-import { invitePanel } from "./invite-link.js";
+import { inviteGonePanel, invitePanel } from "./invite-link.js";
 
 function roleSelect(name: string, selected: UserRole, id = `field-${name}`): Html {
   return html`<div class="field"><label for="${id}">Role</label>
@@ -157,11 +158,17 @@ export function registerUserPages(router: express.Router, services: AtelierServi
       const email = page.form.email ?? "";
       try {
         const { code, expiresAt } = await services.accounts.createInvite(email, page.form.role === "admin" ? "admin" : "member", page.user!.id);
-        return usersPage(page, {}, {}, invitePanel(page, email.trim().toLowerCase(), code, expiresAt));
+        // Shown by the GET the redirect leads to, once: a reload makes no second invite (flash.ts).
+        await putFlash(page, { kind: "invite", email: email.trim().toLowerCase(), code, expiresAtMs: expiresAt.getTime() });
+        return redirect("/users/invite");
       } catch (error) {
         const errors = fieldErrors(error);
         return usersPage(page, { inviteEmail: Object.values(errors).join(" ") }, { inviteEmail: email });
       }
+    },
+    get: async (page) => {
+      const invite = await takeFlash(page, "invite");
+      return usersPage(page, {}, {}, invite ? invitePanel(page, invite.email, invite.code, new Date(invite.expiresAtMs)) : inviteGonePanel());
     },
   });
 

@@ -8,6 +8,7 @@
  * SHA-256 hashes (they carry 256 random bits, so a fast hash is enough).
  */
 import { createHash, randomBytes } from "node:crypto";
+import { openFlash, sealFlash } from "./session-flash-seal.js";
 import type { RateLimiterAbstract } from "rate-limiter-flexible";
 import { AtelierError, type FieldIssue } from "../../core/errors.js";
 import { decoyPasswordHash, hashPassword, passwordProblem, verifyPassword } from "./password-hash.js";
@@ -90,6 +91,10 @@ export interface AccountStorage {
   inviteByHash(codeHash: Buffer): Promise<StoredInvite | null>;
   /** Marks the invite used when it is unused and unexpired at `nowMs`; true when this call did. */
   useInvite(codeHash: Buffer, nowMs: number): Promise<boolean>;
+  /** Keeps `sealed` as the session's one flash (replacing any), until taken or `expiresAtMs`; ends with the session. */
+  putFlash(sessionHash: Buffer, sealed: Buffer, expiresAtMs: number): Promise<void>;
+  /** Removes the session's flash and returns it when it is unexpired at `nowMs`; null otherwise. One statement, so it is taken once. */
+  takeFlash(sessionHash: Buffer, nowMs: number): Promise<Buffer | null>;
   /**
    * A rate-limiter-flexible limiter whose counters live in this database (table created on first
    * use), so every router sharing the database shares the counts: the sign-in throttle.
@@ -165,6 +170,8 @@ export const DISPLAY_NAME_MAX_LENGTH = 100;
 export const EMAIL_MAX_LENGTH = 254;
 /** An invite link works this long. */
 export const INVITE_LIFETIME_MS = 7 * 24 * 3600 * 1000;
+/** A flash lives long enough to follow the redirect that shows it, and no longer. */
+export const FLASH_LIFETIME_MS = 2 * 60 * 1000;
 /** lastSeenAt is rewritten at most this often per session. */
 const SESSION_TOUCH_RESOLUTION_MS = 60_000;
 
@@ -394,6 +401,21 @@ export class AccountStore {
   async pruneSessions(): Promise<number> {
     const now = this.now();
     return this.storage.deleteExpiredSessions(now - this.sessions.idleMs, now - this.sessions.absoluteMs);
+  }
+
+  /**
+   * Keeps `value` for the session's next {@link takeFlash}: a secret a POST made, shown by the page
+   * its redirect leads to. Sealed with a key derived from the session id, which the storage never
+   * holds, so the stored row reveals nothing without the cookie.
+   */
+  async putFlash(sessionId: string, value: string): Promise<void> {
+    await this.storage.putFlash(sha256(sessionId), sealFlash(sessionId, value), this.now() + FLASH_LIFETIME_MS);
+  }
+
+  /** The session's flash, once: later calls (a reload of the page) get null, as do expired ones. */
+  async takeFlash(sessionId: string): Promise<string | null> {
+    const sealed = await this.storage.takeFlash(sha256(sessionId), this.now());
+    return sealed ? openFlash(sessionId, sealed) : null;
   }
 
   /** A one-time invite for `email`; returns the code (shown once, stored hashed). */

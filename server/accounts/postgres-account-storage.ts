@@ -1,6 +1,7 @@
 /**
- * The shared account storage for several routers: tables `atelier_users`, `atelier_sessions` and
- * `atelier_invites` in the PostgreSQL database of the API keys (`ATELIER_DATABASE_URL`).
+ * The shared account storage for several routers: tables `atelier_users`, `atelier_sessions` (with
+ * their `atelier_session_flashes`) and `atelier_invites` in the PostgreSQL database of the API keys
+ * (`ATELIER_DATABASE_URL`).
  */
 import pg from "pg";
 import type { Logger } from "../../core/logger.js";
@@ -39,6 +40,11 @@ const MIGRATIONS: readonly string[] = [
      created_at TIMESTAMPTZ NOT NULL,
      expires_at TIMESTAMPTZ NOT NULL,
      used_at    TIMESTAMPTZ
+   )`,
+  `CREATE TABLE atelier_session_flashes (
+     session_hash BYTEA PRIMARY KEY REFERENCES atelier_sessions (id_hash) ON DELETE CASCADE,
+     sealed       BYTEA NOT NULL,
+     expires_at   TIMESTAMPTZ NOT NULL
    )`,
 ];
 
@@ -223,6 +229,20 @@ export class PostgresAccountStorage implements AccountStorage {
       [new Date(nowMs), codeHash],
     );
     return rowCount === 1;
+  }
+
+  async putFlash(sessionHash: Buffer, sealed: Buffer, expiresAtMs: number): Promise<void> {
+    await this.query(
+      `INSERT INTO atelier_session_flashes (session_hash, sealed, expires_at) VALUES ($1, $2, $3)
+       ON CONFLICT (session_hash) DO UPDATE SET sealed = EXCLUDED.sealed, expires_at = EXCLUDED.expires_at`,
+      [sessionHash, sealed, new Date(expiresAtMs)],
+    );
+  }
+
+  async takeFlash(sessionHash: Buffer, nowMs: number): Promise<Buffer | null> {
+    const { rows } = await this.query<{ sealed: Buffer; expires_at: Date }>("DELETE FROM atelier_session_flashes WHERE session_hash = $1 RETURNING sealed, expires_at", [sessionHash]);
+    const row = rows[0];
+    return row && row.expires_at.getTime() > nowMs ? row.sealed : null;
   }
 
   rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {

@@ -1,5 +1,5 @@
 /**
- * The embedded account storage: tables `users`, `sessions` and `invites` in `<dataDir>/atelier.db`
+ * The embedded account storage: tables `users`, `sessions` (with their `session_flashes`) and `invites` in `<dataDir>/atelier.db`
  * beside `api_keys` (component `accounts` in `schema_versions`).
  */
 import Database from "better-sqlite3";
@@ -36,6 +36,11 @@ const MIGRATIONS: readonly string[] = [
      created_at INTEGER NOT NULL,
      expires_at INTEGER NOT NULL,
      used_at    INTEGER
+   ) STRICT`,
+  `CREATE TABLE session_flashes (
+     session_hash BLOB PRIMARY KEY REFERENCES sessions (id_hash) ON DELETE CASCADE,
+     sealed       BLOB NOT NULL,
+     expires_at   INTEGER NOT NULL
    ) STRICT`,
 ];
 
@@ -196,6 +201,17 @@ export class SqliteAccountStorage implements AccountStorage {
       this.db.prepare("UPDATE invites SET used_at = ? WHERE code_hash = ? AND used_at IS NULL AND expires_at > ?").run(nowMs, codeHash, nowMs)
         .changes > 0
     );
+  }
+
+  async putFlash(sessionHash: Buffer, sealed: Buffer, expiresAtMs: number): Promise<void> {
+    this.db
+      .prepare("INSERT INTO session_flashes (session_hash, sealed, expires_at) VALUES (?, ?, ?) ON CONFLICT (session_hash) DO UPDATE SET sealed = excluded.sealed, expires_at = excluded.expires_at")
+      .run(sessionHash, sealed, expiresAtMs);
+  }
+
+  async takeFlash(sessionHash: Buffer, nowMs: number): Promise<Buffer | null> {
+    const row = this.db.prepare<[Buffer], { sealed: Buffer; expires_at: number }>("DELETE FROM session_flashes WHERE session_hash = ? RETURNING sealed, expires_at").get(sessionHash);
+    return row && row.expires_at > nowMs ? row.sealed : null;
   }
 
   rateLimiter(options: RateLimiterOptions): Promise<RateLimiterAbstract> {

@@ -218,4 +218,21 @@ describe.skipIf(skip)("console in a real browser", () => {
       await ctx.close();
     }
   });
+
+  it("creates a key once: reloading its page, Back and Forward show no secret again and create nothing", async () => {
+    const count = async () => (await atelier.services.keys.list()).filter((key) => key.name === "reloaded").length;
+    const secret = await createKey(page, "reloaded");
+    expect(page.url()).toMatch(new RegExp(`^${atelier.url}/keys/[^/]+/created$`));
+    expect(page.url()).not.toContain(secret.slice(17));
+    await page.reload();
+    await page.getByRole("heading", { name: "The key’s secret is no longer shown" }).waitFor();
+    expect(await page.content()).not.toContain(secret.slice(17));
+    // The page points to another key: its form is open.
+    expect(await page.getByLabel("Name", { exact: true }).isVisible()).toBe(true);
+    await page.goBack();
+    await page.goForward();
+    await page.getByRole("heading", { name: "The key’s secret is no longer shown" }).waitFor();
+    expect(await page.content()).not.toContain(secret.slice(17));
+    expect(await count()).toBe(1);
+  });
 });

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import pg from "pg";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
-import { postForm, signInHttp, startConsoleService, type ConsoleService } from "./support/console-service.js";
+import { postForm, postFormAndFollow, signInHttp, startConsoleService, type ConsoleService } from "./support/console-service.js";
 
 const skip = skipWithoutPostgres("console-postgres");
 
@@ -33,7 +33,7 @@ describe.skipIf(skip)("console with PostgreSQL", () => {
   it("shares users, sessions and keys between routers, and stores only hashes", async () => {
     const session = await signInHttp(first.url, "pat@example.com", "pat's long password");
     // The same cookie is a session on the other router too (only the Origin differs: another port).
-    const created = await postForm(second.url, "/keys", session, { name: "shared key" });
+    const { page: created } = await postFormAndFollow(second.url, "/keys", session, { name: "shared key" });
     expect(created.status).toBe(200);
     const secret = /id="new-key-secret"[^>]*value="(atl_[^"]+)"/.exec(await created.text())![1]!;
     const call = (url: string) =>

@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postForm, setCookies, signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "./support/console-service.js";
+import { postForm, postFormAndFollow, setCookies, signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "./support/console-service.js";
 
 const ADMIN = { email: "admin@example.com", password: "admin password 12345" };
 const BOB = { email: "bob@example.com", password: "bob's long password" };
@@ -36,7 +36,7 @@ afterAll(async () => {
 
 /** Creates a key through the console form and returns its secret, read from the page. */
 async function createKeyThroughConsole(session: HttpSession, name: string): Promise<{ secret: string; id: string }> {
-  const response = await postForm(base, "/keys", session, { name });
+  const { page: response } = await postFormAndFollow(base, "/keys", session, { name });
   expect(response.status).toBe(200);
   expect(response.headers.get("cache-control")).toBe("no-store");
   const secret = /id="new-key-secret"[^>]*value="(atl_[^"]+)"/.exec(await response.text())?.[1];
@@ -144,7 +144,7 @@ describe("CSRF", () => {
     expect((await get("/keys", session)).status).toBe(200);
     expect((await atelier.services.keys.list()).length).toBe(before);
     // The same request from the console itself works.
-    expect((await postForm(base, "/keys", session, { name: "same origin" })).status).toBe(200);
+    expect((await postForm(base, "/keys", session, { name: "same origin" })).status).toBe(303);
   });
 
   it("explains the refusal when TLS ends at a proxy the service does not trust", async () => {
@@ -338,6 +338,56 @@ describe("headers", () => {
     expect(response.status).toBe(404);
     expect(response.headers.get("content-type")).toMatch(/json/);
     expect(response.headers.get("content-security-policy")).toBeNull();
+  });
+});
+
+describe("one-time secrets follow Post/Redirect/Get", () => {
+  it("creates a key with one POST that redirects; its page shows the secret once, and a reload neither shows it nor creates a key", async () => {
+    const session = await signInHttp(base, BOB.email, BOB.password);
+    const keysBefore = (await atelier.services.keys.list()).length;
+    const { redirect, page } = await postFormAndFollow(base, "/keys", session, { name: "made once" });
+    const location = redirect.headers.get("location")!;
+    expect(location).toMatch(/^\/keys\/[^/]+\/created$/);
+    const secret = /id="new-key-secret"[^>]*value="(atl_[^"]+)"/.exec(await page.text())?.[1];
+    expect(secret).toBeDefined();
+    secrets.push(secret!);
+    // The secret travels in neither the address nor a cookie.
+    expect(location).not.toContain(secret!.slice(17));
+    for (const cookie of [...setCookies(redirect), ...setCookies(page)]) expect(cookie).not.toContain(secret!.slice(17));
+    expect(page.headers.get("cache-control")).toBe("no-store");
+
+    const reloaded = await get(location, session);
+    expect(reloaded.status).toBe(200);
+    const text = await reloaded.text();
+    expect(text).not.toContain(secret!.slice(17));
+    expect(text).toContain("The key’s secret is no longer shown");
+    expect(text).toMatch(/<details class="create-key" open>/);
+    expect((await atelier.services.keys.list()).length).toBe(keysBefore + 1);
+  });
+
+  it("shows a new invite link once after its redirect; a reload shows none and says so", async () => {
+    const admin = await signInHttp(base, ADMIN.email, ADMIN.password);
+    const { redirect, page } = await postFormAndFollow(base, "/users/invite", admin, { email: "invited-once@example.com", role: "member" });
+    expect(redirect.headers.get("location")).toBe("/users/invite");
+    const link = /id="invite-link"[^>]*value="([^"]+)"/.exec(await page.text())?.[1];
+    expect(link).toMatch(/\/invite#[A-Za-z0-9_-]{43}$/);
+    const reloaded = await (await get("/users/invite", admin)).text();
+    expect(reloaded).not.toContain(link!.split("#")[1]!);
+    expect(reloaded).toContain("The invite link is no longer shown");
+  });
+
+  it("rotates a key's webhook signing secret once: reloading the page that shows it rotates nothing", async () => {
+    const session = await signInHttp(base, BOB.email, BOB.password);
+    const { id } = await createKeyThroughConsole(session, "webhooks");
+    const { redirect, page } = await postFormAndFollow(base, `/keys/${id}/webhook-secret`, session, { action: "rotate" });
+    expect(redirect.headers.get("location")).toBe(`/keys/${id}/webhook-secret`);
+    const rotated = /id="webhook-secret"[^>]*value="(whsec_[^"]+)"/.exec(await page.text())?.[1];
+    expect(rotated).toBeDefined();
+    const again = await get(`/keys/${id}/webhook-secret`, session);
+    expect(again.status).toBe(303);
+    expect(again.headers.get("location")).toBe(`/keys/${id}`);
+    const { page: shown } = await postFormAndFollow(base, `/keys/${id}/webhook-secret`, session, { action: "show" });
+    expect(/id="webhook-secret"[^>]*value="(whsec_[^"]+)"/.exec(await shown.text())?.[1]).toBe(rotated);
   });
 });
 

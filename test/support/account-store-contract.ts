@@ -1,10 +1,12 @@
 /**
  * What every account storage (server/accounts/account-store.ts over SQLite or PostgreSQL) answers
- * alike: users, passwords, sessions with idle and absolute expiry, single-use invites. Each storage
+ * alike: users, passwords, sessions with idle and absolute expiry and their one-time flashes,
+ * single-use invites. Each storage
  * runs this suite in test/console/account-store.test.ts.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { AccountStore, INVITE_LIFETIME_MS, type AccountStorage } from "../../server/accounts/account-store.js";
+import { createHash } from "node:crypto";
+import { AccountStore, FLASH_LIFETIME_MS, INVITE_LIFETIME_MS, type AccountStorage } from "../../server/accounts/account-store.js";
 
 const IDLE_MS = 30 * 60_000;
 const ABSOLUTE_MS = 8 * 3_600_000;
@@ -21,13 +23,15 @@ export function accountStoreContract(backend: AccountBackend): void {
   describe.skipIf(backend.skip)(`AccountStore on ${backend.name}`, () => {
     let clock: number;
     let store: AccountStore;
+    let storage: AccountStorage;
 
     beforeAll(async () => {
       clock = Date.UTC(2026, 0, 1);
     });
 
     beforeEach(async () => {
-      store = new AccountStore(await backend.open(), { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS }, { now: () => clock });
+      storage = await backend.open();
+      store = new AccountStore(storage, { idleMs: IDLE_MS, absoluteMs: ABSOLUTE_MS }, { now: () => clock });
     });
 
     afterEach(async () => {
@@ -114,6 +118,30 @@ export function accountStoreContract(backend: AccountBackend): void {
       expect((await store.setKeyAllowance(user.id, null))?.keyAllowance).toBeNull();
       await expect(store.setKeyAllowance(user.id, 0)).rejects.toMatchObject({ code: "INVALID_INPUT" });
       expect(await store.setRole("usr_unknown", "member")).toBeNull();
+    });
+
+    it("keeps a session's flash for one take, sealed at rest, until it expires or the session ends", async () => {
+      const user = await store.createUser({ email: "g@example.com", password: "g's long password", role: "member" });
+      const session = await store.startSession(user.id);
+      const other = await store.startSession(user.id);
+      await store.putFlash(session, "first secret");
+      await store.putFlash(session, "atl_flash_secret");
+      expect(await store.takeFlash(other)).toBeNull();
+      expect(await store.takeFlash(session)).toBe("atl_flash_secret");
+      expect(await store.takeFlash(session)).toBeNull();
+
+      await store.putFlash(session, "atl_flash_secret");
+      const sealed = await storage.takeFlash(createHash("sha256").update(session).digest(), clock);
+      expect(sealed).not.toBeNull();
+      expect(sealed!.toString("latin1")).not.toContain("flash_secret");
+
+      await store.putFlash(session, "expires");
+      clock += FLASH_LIFETIME_MS;
+      expect(await store.takeFlash(session)).toBeNull();
+
+      await store.putFlash(session, "ends with the session");
+      await store.endSession((await store.resolveSession(session))!.idHash);
+      expect(await storage.takeFlash(createHash("sha256").update(session).digest(), clock)).toBeNull();
     });
 
     it("prunes expired sessions", async () => {

@@ -72,3 +72,15 @@ export function postForm(baseUrl: string, path: string, session: HttpSession | n
     body,
   });
 }
+
+/**
+ * POSTs a console form that answers with a redirect (Post/Redirect/Get), then GETs the page it leads
+ * to with the session, as a browser would: the redirect and the page.
+ */
+export async function postFormAndFollow(baseUrl: string, path: string, session: HttpSession, fields: Record<string, string>): Promise<{ redirect: Response; page: Response }> {
+  const redirect = await postForm(baseUrl, path, session, fields);
+  const location = redirect.headers.get("location");
+  if (redirect.status !== 303 || !location) throw new Error(`POST ${path} answered ${redirect.status}, not a 303 redirect`);
+  const page = await fetch(new URL(location, baseUrl), { redirect: "manual", headers: { cookie: session.cookie } });
+  return { redirect, page };
+}

@@ -5,7 +5,7 @@
  * and the secret stays as it was.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postForm, signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "../../console/support/console-service.js";
+import { postForm, postFormAndFollow, signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "../../console/support/console-service.js";
 
 const PASSWORD = "correct horse battery staple";
 
@@ -63,11 +63,11 @@ describe("a key's webhook signing secret is its owner's alone", () => {
     for (const [session, keyId] of [[member, memberKeyId], [admin, adminKeyId]] as const) {
       const keyPage = await (await fetch(`${service.url}/keys/${keyId}`, { headers: { cookie: session.cookie } })).text();
       expect(keyPage).toContain("Show signing secret");
-      const shown = await postForm(service.url, `/keys/${keyId}/webhook-secret`, session, { action: "show" });
+      const { page: shown } = await postFormAndFollow(service.url, `/keys/${keyId}/webhook-secret`, session, { action: "show" });
       expect(shown.status).toBe(200);
       expect(shownSecret(await shown.text())).toBe(await secretOf(keyId));
       const before = await secretOf(keyId);
-      const rotated = await postForm(service.url, `/keys/${keyId}/webhook-secret`, session, { action: "rotate" });
+      const { page: rotated } = await postFormAndFollow(service.url, `/keys/${keyId}/webhook-secret`, session, { action: "rotate" });
       expect(rotated.status).toBe(200);
       const after = await secretOf(keyId);
       expect(after).not.toBe(before);

@@ -28,11 +28,13 @@ async function signIn(service: ConsoleService, host: string, origin: string): Pr
   return { answer, cookie };
 }
 
-/** Creates an invite as the signed-in admin, sending `host`; the answer. */
+/** Creates an invite as the signed-in admin, sending `host`; the answer, or the page its redirect leads to (with that `host`). */
 async function invite(service: ConsoleService, host: string, origin: string, session: { cookie: string; host: string }): Promise<RawAnswer> {
   const keys = await request(service, "GET", "/keys", session.host, { cookie: session.cookie });
   const csrf = /<meta name="csrf-token" content="([^"]+)">/.exec(keys.body)![1]!;
-  return request(service, "POST", "/users/invite", host, { origin, cookie: session.cookie }, { _csrf: csrf, email: "new@example.com", role: "member" });
+  const made = await request(service, "POST", "/users/invite", host, { origin, cookie: session.cookie }, { _csrf: csrf, email: "new@example.com", role: "member" });
+  const location = made.headers.location;
+  return made.status === 303 && typeof location === "string" ? request(service, "GET", location, host, { cookie: session.cookie }) : made;
 }
 
 describe("ATELIER_PUBLIC_URL", () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dataUrl, gradientPng } from "../../support/test-images.js";
-import { postForm, signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "../../console/support/console-service.js";
+import { postForm, postFormAndFollow, signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "../../console/support/console-service.js";
 
 const PASSWORD = "correct horse battery staple";
 
@@ -99,12 +99,12 @@ describe("answers that carry a secret or a result say Cache-Control: no-store", 
   });
 
   it("the console's pages that show a new key, a signing secret or a result image", async () => {
-    const created = await postForm(service.url, "/keys", session, { name: "another" });
+    const { page: created } = await postFormAndFollow(service.url, "/keys", session, { name: "another" });
     expect(await created.text()).toContain("new-key-secret");
-    expectNoStore(created, "POST /keys");
-    const secret = await postForm(service.url, `/keys/${keyId}/webhook-secret`, session, { action: "show" });
+    expectNoStore(created, "GET /keys/{id}/created");
+    const { page: secret } = await postFormAndFollow(service.url, `/keys/${keyId}/webhook-secret`, session, { action: "show" });
     expect(await secret.text()).toContain("whsec_");
-    expectNoStore(secret, "POST /keys/{id}/webhook-secret");
+    expectNoStore(secret, "GET /keys/{id}/webhook-secret");
     const { id } = await finishedJob();
     const image = await fetch(`${service.url}/jobs/${id}/images/0`, { headers: { cookie: session.cookie } });
     expect(image.headers.get("content-type")).toBe("image/png");
