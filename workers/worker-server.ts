@@ -11,6 +11,8 @@ import { GRPC_FLOW_CONTROL_OPTION, widenServerReceiveWindows } from "../transpor
 import { catalogServiceImplementation, type ModelInventory } from "./catalog-service.js";
 import { CLIP_MERGES_FILE } from "../models/catalog/entries/clip-merges.js";
 import { catalogEntry, MODEL_CATALOG } from "../models/catalog/model-catalog.js";
+import { STARTER_MODELS } from "../models/catalog/starter-models.js";
+import { arrivingModel } from "../models/store/arriving-models.js";
 import { promptServiceImplementation, type PromptServiceOptions } from "./prompt/prompt-service.js";
 import { upscaleServiceImplementation } from "./upscale/upscale-service.js";
 import { createGenerationService, generationServiceImplementation } from "./generation/generation-service.js";
@@ -74,13 +76,22 @@ export function createWorkerContext(config: AtelierConfig, logger: Logger): Work
   };
 }
 
-/** The prompt engine reads the installed term lists and CLIP merges when `prompt-builtin` is pulled (read again until it is). */
-function promptOptions(context: WorkerContext): PromptServiceOptions {
+/**
+ * The prompt engine reads the installed term lists and CLIP merges when `prompt-builtin` is pulled
+ * (read again until it is). They are arriving while first-start provisioning installs them, and,
+ * when `starting` (the worker starts before its process begins provisioning), when provisioning is
+ * on and will fetch them.
+ */
+function promptOptions(context: WorkerContext, starting: boolean): PromptServiceOptions {
   const entry = catalogEntry("prompt-builtin");
-  const installed = entry !== undefined && context.models.store.isInstalled(entry);
+  if (!entry) throw new Error("The catalog has no prompt-builtin entry.");
+  const { store } = context.models;
+  const installed = store.isInstalled(entry);
+  const provisioned = starting && context.config.provisionModels && (STARTER_MODELS as readonly string[]).includes(entry.id);
   return {
-    modifiersFolder: installed ? context.models.store.modelFolder(entry.id) : undefined,
-    clipMergesFile: installed ? context.models.store.filePath(entry, CLIP_MERGES_FILE.name) : undefined,
+    modifiersFolder: installed ? store.modelFolder(entry.id) : undefined,
+    clipMergesFile: installed ? store.filePath(entry, CLIP_MERGES_FILE.name) : undefined,
+    listsArriving: !installed && (provisioned || arrivingModel(store.modelsDir, entry.id) !== undefined),
     maxTokens: context.config.prompt.maxTokens,
     llm: context.config.prompt.llm,
   };
@@ -119,7 +130,7 @@ function workerServiceBindings(context: WorkerContext): ServiceBinding[] {
     generationServiceImplementation(context),
     backgroundServiceImplementation(context),
     styleTransferServiceImplementation(context),
-    promptServiceImplementation({ logger, options: () => promptOptions(context) }),
+    promptServiceImplementation({ logger, options: (starting) => promptOptions(context, starting) }),
     catalogServiceImplementation(inventory, logger),
   ] as ServiceBinding[]).map((binding) => withChunkedTwins(binding, logger, context.config.workers.maxMessageBytes));
 }

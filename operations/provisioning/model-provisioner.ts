@@ -13,7 +13,7 @@ import { cleanStaging, pullModel } from "../../models/store/model-installer.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import type { ReadinessCheck } from "../health/readiness.js";
 import { arrivalsIn } from "../../models/store/arriving-models.js";
-import { STARTER_MODELS } from "./starter-models.js";
+import { STARTER_MODELS } from "../../models/catalog/starter-models.js";
 
 export type ModelState = "pending" | "downloading" | "installed" | "failed";
 

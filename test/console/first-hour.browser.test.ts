@@ -22,7 +22,7 @@ import { mainProcessEnv, startMainProcess, type MainProcess } from "../support/m
 import { hasTestPhotos, modelMirror, testPhoto } from "../support/test-assets.js";
 import { bytesOfDataUrl } from "../support/test-images.js";
 import { makeDataDir } from "../support/test-service.js";
-import { STARTER_MODELS } from "../../operations/provisioning/starter-models.js";
+import { STARTER_MODELS } from "../../models/catalog/starter-models.js";
 import { watchProblems } from "./signed-in-browser.js";
 import { launchChromium } from "./support/console-browser.js";
 

@@ -12,7 +12,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { ModelProvisioner } from "../../operations/provisioning/model-provisioner.js";
-import { STARTER_MODELS } from "../../operations/provisioning/starter-models.js";
+import { STARTER_MODELS } from "../../models/catalog/starter-models.js";
 import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { freeLoopbackPort } from "../support/free-port.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";

@@ -63,6 +63,11 @@ export interface BuiltinEngineOptions {
   clipMergesFile?: string;
   /** Budget in CLIP tokens (start and end markers included) when a request says 0. Default 77. */
   defaultMaxTokens?: number;
+  /**
+   * The lists and merges are missing but on their way (first-start provisioning is installing
+   * prompt-builtin): the log says so in one line instead of warning with the install command.
+   */
+  listsArriving?: boolean;
   logger?: Logger;
 }
 
@@ -106,11 +111,16 @@ export interface BuiltinEngineStatus {
   /** Whether the prompt-modifier lists were found and indexed. */
   modifierLists: "indexed" | "missing";
   modifiersFolder: string | undefined;
+  /** Built while the missing lists were on their way ({@link BuiltinEngineOptions.listsArriving}). */
+  listsArriving: boolean;
   tokenCounter: "exact" | "approximate";
   index: IndexStats | undefined;
   /** Time to read the lists, build the index and load the token counter, in milliseconds. */
   loadMs: number;
 }
+
+export const LISTS_ARRIVING_NOTE =
+  "The prompt-modifier lists and CLIP merges (prompt-builtin) are being installed by first-start provisioning: the prompt engine uses them from the first call after they arrive.";
 
 export const MODIFIER_LISTS_MISSING_NOTE =
   "The prompt-modifier lists are not installed: detail terms come from the engine's own tables only (install them with `npm run models -- pull prompt-builtin`).";
@@ -168,13 +178,18 @@ export class BuiltinPromptEngine {
     this.status = {
       modifierLists: this.index ? "indexed" : "missing",
       modifiersFolder: options.modifiersFolder && path.resolve(options.modifiersFolder),
+      listsArriving: options.listsArriving === true && (!this.index || this.counter.kind === "approximate"),
       tokenCounter: this.counter.kind,
       index: this.index?.stats,
       loadMs: Math.round(performance.now() - started),
     };
-    if (!this.index) this.logger?.warn({ folder: options.modifiersFolder }, MODIFIER_LISTS_MISSING_NOTE);
-    if (this.counter.kind === "approximate") {
-      this.logger?.warn({ file: options.clipMergesFile }, "CLIP merge list not found: prompt lengths are estimated conservatively.");
+    if (this.status.listsArriving) {
+      this.logger?.info({ model: BUILTIN_MODEL_ID }, LISTS_ARRIVING_NOTE);
+    } else {
+      if (!this.index) this.logger?.warn({ folder: options.modifiersFolder }, MODIFIER_LISTS_MISSING_NOTE);
+      if (this.counter.kind === "approximate") {
+        this.logger?.warn({ file: options.clipMergesFile }, "CLIP merge list not found: prompt lengths are estimated conservatively.");
+      }
     }
   }
 

@@ -6,7 +6,9 @@
  * (about half a second, after the current tick so the server starts listening first); calls that
  * arrive earlier wait for it. Its work per call is a few milliseconds of CPU, done on the event
  * loop rather than in the inference queue. Lists installed later (a fresh install's first-start
- * provisioning fetches them after the worker starts) are picked up by the next call.
+ * provisioning fetches them after the worker starts) are picked up by the next call. While they are
+ * on their way the log says so once; should they never come (provisioning failed), the next call
+ * builds the engine again, which then warns with the install command.
  */
 import { PromptServiceService, type ImprovePromptRequest, type ImprovePromptResponse } from "../../gen/atelier/prompt/v1/prompt_service.js";
 import type { Logger } from "../../core/logger.js";
@@ -39,14 +41,19 @@ export interface PromptServiceOptions {
   clipMergesFile?: string | undefined;
   /** Default prompt budget in CLIP tokens, markers included (16 to 512). Default 77. */
   maxTokens?: number | undefined;
+  /** The lists are missing but first-start provisioning is installing them, or is about to. */
+  listsArriving?: boolean | undefined;
   /** The LLM engine; undefined: builtin only. */
   llm?: PromptLlmOptions | undefined;
 }
 
 export interface PromptDependencies {
   logger: Logger;
-  /** A function is read again on each call while no lists were found, so lists installed later are used without a restart. */
-  options: PromptServiceOptions | (() => PromptServiceOptions);
+  /**
+   * A function is read again on each call while no lists were found, so lists installed later are
+   * used without a restart; `starting` is true for the first read, as the worker starts.
+   */
+  options: PromptServiceOptions | ((starting: boolean) => PromptServiceOptions);
 }
 
 /** The engine behind the service, built once. */
@@ -55,17 +62,18 @@ export interface PromptEngines {
   llm: LlmPromptEngine | undefined;
 }
 
-function optionsOf(deps: PromptDependencies): PromptServiceOptions {
-  return typeof deps.options === "function" ? deps.options() : deps.options;
+function optionsOf(deps: PromptDependencies, starting: boolean): PromptServiceOptions {
+  return typeof deps.options === "function" ? deps.options(starting) : deps.options;
 }
 
-export function createPromptEngines(deps: PromptDependencies): PromptEngines {
+export function createPromptEngines(deps: PromptDependencies, starting = true): PromptEngines {
   const { logger } = deps;
-  const options = optionsOf(deps);
+  const options = optionsOf(deps, starting);
   const builtin = new BuiltinPromptEngine({
     modifiersFolder: options.modifiersFolder,
     clipMergesFile: options.clipMergesFile,
     defaultMaxTokens: options.maxTokens,
+    listsArriving: options.listsArriving,
     logger,
   });
   logger.info({ engine: "prompt-builtin", ...builtin.status }, "prompt engine ready");
@@ -124,11 +132,16 @@ export function promptServiceImplementation(deps: PromptDependencies) {
     }),
   );
   first.catch((error: unknown) => deps.logger.error({ err: error }, "prompt engine failed to start"));
-  /** The engines, built again once the lists that were not installed are (checked and rebuilt in one step, so once). */
+  /**
+   * The engines, built again once the lists that were not installed are, or once they stop being on
+   * their way without arriving (checked and rebuilt in one step, so once).
+   */
   const engines = async (): Promise<PromptEngines> => {
     await first;
-    if (current!.builtin.status.modifiersFolder === undefined && typeof deps.options === "function" && deps.options().modifiersFolder !== undefined) {
-      current = createPromptEngines(deps);
+    const { status } = current!.builtin;
+    if (status.modifiersFolder === undefined && typeof deps.options === "function") {
+      const options = deps.options(false);
+      if (options.modifiersFolder !== undefined || (status.listsArriving && !options.listsArriving)) current = createPromptEngines(deps, false);
     }
     return current!;
   };

@@ -1,6 +1,8 @@
 /**
  * The models a fresh install fetches on first start so every operation works at once: all
- * permissively licensed, all pinned by checksum, about 30 MB together.
+ * permissively licensed, all pinned by checksum, about 30 MB together. First-start provisioning
+ * (operations/provisioning/) installs them; a worker reads the list to tell a model on its way from
+ * one that is missing.
  *
  * - lsdir-compact-x4 (CC-BY-4.0) and espcn-x3 (MIT): the AI upscalers (esrgan-* ship in npm packages).
  * - portrait-selfie (Apache-2.0), portrait-sinet (MIT): background removal for people. The general
