@@ -25,10 +25,10 @@
  *
  * `--isnet-settings` adds the section "ISNet beyond the arena": ISNet as its catalog entry runs it
  * against other input sides (the matte upsampled by the refinement, as always), intra-op threads and
- * graph optimisation levels, each scored on the accuracy composites (IoU, MAE, edge-band error) and
- * timed as bare runs of its own session, interleaved over `--rounds` rounds (default 2). The catalog's
- * choice is checked against it: no other setting may score lower, and one is taken only where it is
- * clearly faster. `npx tsx bench/background.ts --skip-accuracy --skip-speed --skip-anchor --isnet-settings`
+ * graph optimisation levels, each scored on the accuracy composites (IoU, MAE, edge-band error),
+ * timed as bare runs of its own session, interleaved over `--rounds` rounds (default 2), with what its
+ * session adds to the process at its peak. The catalog's choice is read against it: no setting that
+ * scores lower, and time decides only where a difference is clear. `npx tsx bench/background.ts --skip-accuracy --skip-speed --skip-anchor --isnet-settings`
  * runs it alone.
  *
  * Needs the model mirror (ATELIER_MODEL_MIRROR) and the test photographs; ISNet runs when
@@ -534,6 +534,8 @@ interface VariantRound {
   refused?: string;
   runMs: number[];
   scores?: { iou: number; mae: number; band: number }[];
+  /** What the session added to the process at its highest: its load, then its largest run over that (the runtime's own measurements). */
+  peakBytes?: number;
 }
 
 /**
@@ -570,7 +572,8 @@ async function variantRound(model: ChosenModel, variant: IsnetVariant, composite
       await run(input);
       runMs.push(performance.now() - started);
     }
-    return { runMs, scores: score ? scores : undefined };
+    const measured = context.runtime.stats().sessions.find((entry) => entry.key === session.key)?.measured;
+    return { runMs, scores: score ? scores : undefined, peakBytes: (measured?.loadBytes ?? 0) + (measured?.runPeakBytes ?? 0) };
   } finally {
     await context.runtime.dispose();
   }
@@ -605,7 +608,7 @@ async function isnetSettings(runs: number, rounds: number): Promise<void> {
   const catalog = results.get(variants[0]!)!;
   const rows = variants.map((variant) => {
     const measured = results.get(variant)!;
-    if (measured[0]?.refused) return [variant.name, "-", "-", "-", "-", "-", `does not run: ${measured[0].refused}`];
+    if (measured[0]?.refused) return [variant.name, "-", "-", "-", "-", "-", "-", `does not run: ${measured[0].refused}`];
     const scores = measured[0]!.scores!;
     const ratios = measured.map((m, i) => median(m.runMs) / median(catalog[i]!.runMs));
     return [
@@ -614,12 +617,13 @@ async function isnetSettings(runs: number, rounds: number): Promise<void> {
       fixed(Math.min(...scores.map((s) => s.iou))),
       fixed(mean(scores.map((s) => s.mae)), 4),
       fixed(mean(scores.map((s) => s.band)), 4),
+      Math.round(median(measured.map((m) => m.peakBytes ?? 0)) / MiB),
       Math.round(median(measured.flatMap((m) => m.runMs))),
       `${fixed(median(ratios), 2)}x`,
     ];
   });
   const header = `ISNet beyond the arena: ${composites.length} accuracy composites (guided filter, full resolution, as served), bare runs of each variant's own session, ${rounds} rounds of ${runs} runs; ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`;
-  const markdown = table(["variant", "mean IoU", "lowest IoU", "MAE", "edge-band MAE", "run ms", "time / catalog's"], rows);
+  const markdown = table(["variant", "mean IoU", "lowest IoU", "MAE", "edge-band MAE", "session peak MiB (load + largest run)", "run ms", "time / catalog's"], rows);
   console.log(`\n## ${header}\n\n${markdown}`);
   appendReport("ISNet beyond the arena: input side, threads, graph optimisation (bench/background.ts --isnet-settings)", `${header}\n\n${markdown}`);
 }

@@ -50,7 +50,7 @@ interface Bench {
  * The set. Left out for time: the upscale speed table, the TF.js comparison beyond ESRGAN slim, non-goal REST cases, the
  * background accuracy tables, the style bench beyond its overhead section, glibc's default allocator
  * in the memory bench (each is a command of its own; see each bench's header), and the PNG encoder
- * settings (`npm run bench -- png`) and ISNet's input side, threads and graph optimisation (`npm run bench -- isnet-settings`).
+ * settings (`npm run bench -- png`).
  */
 const BENCHES: Bench[] = [
   {
@@ -106,14 +106,14 @@ const BENCHES: Bench[] = [
   // With the 12 MP cases also run as jobs: 209 s at load 8 to 10 (153 s without them).
   { name: "router-event-loop", script: "bench/router-event-loop.ts", args: ["--runs", "3"], estimatedSeconds: 55, goals: ["router event loop"] },
   { name: "png", script: "bench/png-encode.ts", args: [], estimatedSeconds: 120, goals: [], onRequest: true },
-  // ISNet's input side, threads and graph optimisation against matte accuracy: what its catalog entry chose from.
+  // ISNet's input side, threads and graph optimisation against matte accuracy: what its catalog entry
+  // chose from. Four sessions load and score the eight composites (the smaller sides are refused at once).
   {
     name: "isnet-settings",
     script: "bench/background.ts",
     args: ["--skip-accuracy", "--skip-speed", "--skip-anchor", "--isnet-settings", "--runs", "2", "--rounds", "2"],
-    estimatedSeconds: 200,
+    estimatedSeconds: 150,
     goals: [],
-    onRequest: true,
   },
   { name: "router-memory", script: "bench/router-memory.ts", args: [], estimatedSeconds: 30, goals: [] },
   { name: "jobs", script: "bench/jobs.ts", args: ["100", "5"], estimatedSeconds: 15, goals: [] },

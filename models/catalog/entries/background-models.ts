@@ -35,7 +35,13 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     // them anew at 2 to 4 times the time (bench/session-options.ts): so it keeps them while in use
     // and gives the whole session back once idle. The memory pattern grew resident memory from run to
     // run (to over 2 GB) for no gain.
-    session: { cpuArena: true, memoryPattern: false, releaseWhenIdle: true },
+    // Graph optimisation "extended" rather than "all": the layout changes "all" adds gave the same
+    // mattes and no clearly faster runs, but a session that holds markedly more memory at its peak.
+    // Both cores (the runtime's thread count) and the exported 1024 px input stay: one thread was no
+    // faster only while other work held the cores, and the graph refuses smaller inputs (its resizes
+    // are written for 1024). Measured by bench/background.ts --isnet-settings, the section "ISNet
+    // beyond the arena" of docs/benchmarks.md.
+    session: { cpuArena: true, memoryPattern: false, releaseWhenIdle: true, graphOptimization: "extended" },
     // Bilinear input, as IMG.LY's reference pipeline does (and half the time of Lanczos on a 1 MP photo).
     // Its arena keeps the working memory between runs (the session is released when idle).
     segmentation: { maskChannel: 0, workingMiB: 900, inputKernel: "linear" },
