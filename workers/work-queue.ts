@@ -1,11 +1,13 @@
 /**
  * Bounded concurrency for inference: at most `concurrency` jobs run, at most `queueLength` wait,
  * and beyond that callers are told to come back later (503 with Retry-After) rather than piling
- * up memory. Jobs whose caller has gone away are dropped before they start.
+ * up memory. Jobs whose caller has gone away are dropped before they start. Background work
+ * (core/work-priority.ts) starts only when no other job waits: a call is never queued behind it.
  */
 import { AsyncResource } from "node:async_hooks";
 import PQueue from "p-queue";
 import { AtelierError } from "../core/errors.js";
+import { currentWorkPriority } from "../core/work-priority.js";
 import { observeQueue, queueRejections, queueWait } from "../observability/metrics.js";
 
 export interface WorkQueueOptions {
@@ -16,6 +18,9 @@ export interface WorkQueueOptions {
   /** Seconds suggested to a refused caller. */
   retryAfterSeconds?: number;
 }
+
+/** p-queue starts higher priorities first; calls have its default, 0. */
+const BACKGROUND_PRIORITY = -1;
 
 export class WorkQueue {
   private readonly queue: PQueue;
@@ -54,7 +59,7 @@ export class WorkQueue {
         signal?.throwIfAborted();
         return job();
       }),
-      { throwOnTimeout: true },
+      { throwOnTimeout: true, priority: currentWorkPriority() === "background" ? BACKGROUND_PRIORITY : 0 },
     ) as Promise<T>;
   }
 

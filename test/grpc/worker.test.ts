@@ -19,6 +19,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig, WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
+import { inBackground } from "../../core/work-priority.js";
 import { ERROR_CODE_METADATA_KEY, fromGrpcError, RETRY_AFTER_METADATA_KEY, toGrpcStatus } from "../../transport/grpc-errors.js";
 import { createLogger } from "../../core/logger.js";
 import { GenerateRequest, GenerateStreamRequest, GenerationServiceClient } from "../../gen/atelier/generation/v1/generation_service.js";
@@ -359,7 +360,7 @@ describe("worker pixel limits", () => {
   });
 });
 
-describe("WorkQueue overload", () => {
+describe("WorkQueue overload and priority", () => {
   it("refuses a job beyond concurrency + queue with OVERLOADED and a retry hint", async () => {
     const queue = new WorkQueue({ concurrency: 1, queueLength: 0, retryAfterSeconds: 7 });
     let release!: () => void;
@@ -387,6 +388,19 @@ describe("WorkQueue overload", () => {
     release();
     await first;
     await expect(waiting).resolves.toBe("waited");
+  });
+
+  it("starts background work only when no call waits: a call queued after it runs first", async () => {
+    const queue = new WorkQueue({ concurrency: 1, queueLength: 4 });
+    let release!: () => void;
+    const started: string[] = [];
+    const job = (name: string) => async () => void started.push(name);
+    const first = queue.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const background = inBackground(() => queue.run(job("preview")));
+    const call = queue.run(job("call"));
+    release();
+    await Promise.all([first, background, call]);
+    expect(started).toEqual(["call", "preview"]);
   });
 
   it("drops a job whose caller has gone away", async () => {
