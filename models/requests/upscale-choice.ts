@@ -105,8 +105,8 @@ export function sourceStorage(format: string): SourceStorage {
  * the first whose networks are installed and whose predicted time fits the budget runs. Each list is
  * ranked on the tuning photos of bench/bench-photos.ts (bench/upscale-bench.ts quality; the figures
  * are in docs/upscale-atelier-compact.md) with the inputs of its kind: clean ones for lossless
- * sources, JPEG-compressed ones (q75) for lossy sources. Among the ways whose mean RGB PSNR gain over
- * Lanczos-3 reaches +0.5 dB, the one whose worst photo loses least comes first; ways below that
+ * sources, JPEG-compressed ones (q75) for lossy sources. The ways whose mean RGB PSNR gain over
+ * Lanczos-3 reaches +0.5 dB come first, the one whose worst photo loses least first; the others
  * follow by mean gain. A way that gains less than the fast default ({@link DEFAULT_PREFERENCE}) for
  * that kind, or costs more than an earlier way that can always run where it can, is not listed.
  * - Lossless: Atelier's own network as a self-ensemble, alone. Fitted to clean bicubic reductions, it
