@@ -165,7 +165,11 @@ describe("the first hour, from `npm start` on a fresh folder", { timeout: 180_00
     await page.getByRole("button", { name: "Create", exact: true }).click();
     key.secret = await page.getByLabel("Your new API key").inputValue();
     expect(key.secret).toMatch(KEY_SHAPE);
-    // Never again: not on the keys page (opened afresh; reloading would send the form again), nor on the key's own page.
+    // Never again: not when the page is reloaded (which says so and creates nothing), nor on the keys page or the key's own page.
+    expect(page.url()).toMatch(/\/keys\/[^/]+\/created$/);
+    await page.reload();
+    await page.getByRole("heading", { name: "The key’s secret is no longer shown" }).waitFor();
+    expect(await page.content()).not.toContain(key.secret);
     await page.goto("/keys");
     expect(await page.content()).not.toContain(key.secret);
     const detail = page.getByRole("link", { name: KEY_NAME });
