@@ -212,14 +212,21 @@ describe("worker over gRPC", () => {
     expect(failure.httpStatus).toBe(400);
   });
 
-  it("takes a quality: FAST runs, MAX needs LSDIR (not installed here), quality beside a model or unknown is INVALID_ARGUMENT", async () => {
-    const request = (quality: UpscaleQuality, model = "") => UpscaleRequest.fromPartial({ image: { data: source, mimeType: "image/png" }, scale: 2, model, quality });
+  it("takes a quality: FAST runs, MAX runs our network on a PNG and needs LSDIR (not installed here) for a JPEG, quality beside a model or unknown is INVALID_ARGUMENT", async () => {
+    const request = (quality: UpscaleQuality, model = "", image = { data: source, mimeType: "image/png" }) =>
+      UpscaleRequest.fromPartial({ image, scale: 2, model, quality });
     // 40x30 is under the 32 px network side: the fast choice is Lanczos.
     const fast = await rawUpscale(raw, request(UpscaleQuality.UPSCALE_QUALITY_FAST));
     expect(fast.response).toMatchObject({ model: "lanczos", steps: ["lanczos3 x2"] });
-    const max = await rawUpscale(raw, request(UpscaleQuality.UPSCALE_QUALITY_MAX));
-    expect(max.error?.code).toBe(GrpcStatus.FAILED_PRECONDITION);
-    expect(errorCodeOf(max.error!)).toBe("MODEL_NOT_INSTALLED");
+    // A lossless source's strongest way is Atelier's own network, which always ships...
+    const maxLossless = await rawUpscale(raw, request(UpscaleQuality.UPSCALE_QUALITY_MAX));
+    expect(maxLossless.error).toBeUndefined();
+    expect(maxLossless.response).toMatchObject({ model: "atelier-compact-x2", steps: ["atelier-compact-x2 x2 (self-ensemble of 8)"] });
+    // ...a lossy one's is the LSDIR ensemble.
+    const jpeg = { data: await sharp(source).jpeg({ quality: 90 }).toBuffer(), mimeType: "image/jpeg" };
+    const maxLossy = await rawUpscale(raw, request(UpscaleQuality.UPSCALE_QUALITY_MAX, "", jpeg));
+    expect(maxLossy.error?.code).toBe(GrpcStatus.FAILED_PRECONDITION);
+    expect(errorCodeOf(maxLossy.error!)).toBe("MODEL_NOT_INSTALLED");
     for (const bad of [request(UpscaleQuality.UPSCALE_QUALITY_MAX, "lanczos"), request(7 as UpscaleQuality)]) {
       const { error } = await rawUpscale(raw, bad);
       expect(error?.code).toBe(GrpcStatus.INVALID_ARGUMENT);
