@@ -157,7 +157,9 @@ for (const setup of SETUPS) {
       expect(refused.status).toBe(400);
       expect(await refused.text()).toContain("You have 10 active keys, the most one user may have.");
       await services().keys.revoke((await services().keys.list({ ownerId: member.id })).find((key) => key.revokedAt === null)!.id);
-      expect((await postForm(base, "/keys", session, { name: "eleventh" })).status).toBe(200);
+      const created = await postForm(base, "/keys", session, { name: "eleventh" });
+      expect(created.status).toBe(303);
+      expect(created.headers.get("location")).toMatch(/^\/keys\/[^/]+\/created$/);
       const active = (await services().keys.list({ ownerId: member.id })).filter((key) => key.revokedAt === null);
       expect(active).toHaveLength(10);
     });
