@@ -417,13 +417,16 @@ async function againstImgly(runs: number): Promise<void> {
   try {
     const photos = values.photos?.split(",") ?? fs.readdirSync(testPhotos).filter((name) => /\.(png|jpe?g)$/i.test(name)).sort();
     for (const name of photos) {
-      const bytes = fs.readFileSync(path.join(testPhotos, name));
-      const { width, height } = await sharp(bytes).metadata();
-      const body = JSON.stringify({ imageUrl: `data:image/${name.endsWith(".png") ? "png" : "jpeg"};base64,${bytes.toString("base64")}`, model: "isnet-general" });
+      const file = fs.readFileSync(path.join(testPhotos, name));
+      const { width, height, channels } = await sharp(file).metadata();
+      // @imgly encodes only four-channel cutouts, so a grey photo reaches both as the same RGB PNG.
+      const bytes = channels! < 3 ? await sharp(file).toColourspace("srgb").png().toBuffer() : file;
+      const mimeType = channels! < 3 || name.endsWith(".png") ? "image/png" : "image/jpeg";
+      const body = JSON.stringify({ imageUrl: `data:${mimeType};base64,${bytes.toString("base64")}`, model: "isnet-general" });
       const input = { size: "", label: name, jpeg: bytes, width: width!, height: height! };
       const call = restCall(running.url, key, body, input);
       const theirs = async () =>
-        Buffer.from(await (await imgly.removeBackground(new Blob([bytes], { type: name.endsWith(".png") ? "image/png" : "image/jpeg" }), { model: "medium", output: { format: "image/png" } })).arrayBuffer());
+        Buffer.from(await (await imgly.removeBackground(new Blob([bytes], { type: mimeType }), { model: "medium", output: { format: "image/png" } })).arrayBuffer());
       // One of each first: the session load and the package's first model read are not what is timed.
       const ours = await call();
       const their = await theirs();
