@@ -12,7 +12,7 @@
  *
  * A bench that fails is reported and the set goes on; the exit status is non-zero if any failed.
  *
- * The whole default set also writes docs/benchmarks.md: the machine and the load, the sections the
+ * The whole default set also writes docs/benchmarks.md: the date, the commit, the machine and the load, the sections the
  * benches reported (bench/support/bench-report.ts: their tables, each with its anchors, what a user
  * would run instead, measured in the same run) and the goals table. A run of named benches leaves it
  * as it is, so the page always shows one whole run.
@@ -138,6 +138,13 @@ const goalsFile = path.join(scratch, "goals.jsonl");
 const reportFile = path.join(scratch, "report.jsonl");
 const machine = `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
 const loadAtStart = load();
+/** The commit the figures belong to, marked when the tree had changes not yet committed. */
+const commit = (() => {
+  const head = spawnSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" });
+  if (head.status !== 0) return "no git commit";
+  const dirty = spawnSync("git", ["status", "--porcelain", "--untracked-files=no"], { encoding: "utf8" }).stdout.trim() !== "";
+  return `commit ${head.stdout.trim()}${dirty ? " with uncommitted changes" : ""}`;
+})();
 const summary: string[] = [];
 let failed = 0;
 const started = performance.now();
@@ -168,7 +175,7 @@ if (wanted.length === 0) {
   const page = [
     "# Benchmarks",
     "",
-    `Written by \`npm run bench\` (bench/run-all.ts) on ${new Date().toISOString().slice(0, 10)}: ${machine}; load average ${loadAtStart} at the start, ${load()} at the end. ` +
+    `Written by \`npm run bench\` (bench/run-all.ts) on ${new Date().toISOString().slice(0, 10)} at ${commit}: ${machine}; load average ${loadAtStart} at the start, ${load()} at the end. ` +
       "Each figure that compares two things (the service and a bare onnxruntime session, the service and another package) is a ratio measured within one run, interleaved, which is what survives a busy machine; absolute times are this machine's at that load.",
     "",
     `Benches: ${summary.join("; ")}.`,
