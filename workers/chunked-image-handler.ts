@@ -5,6 +5,7 @@
  * out with its image as chunks, each written when the stream has room. A stream that breaks the
  * chunking rules, and every failure of the work, ends the call with a status as unary calls do.
  */
+import { AsyncResource } from "node:async_hooks";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import { AtelierError } from "../core/errors.js";
 import { toGrpcStatus } from "../transport/grpc-errors.js";
@@ -46,26 +47,30 @@ export function chunkedImageHandler<Req extends WithImage, Res extends WithImage
       }
     });
     call.on("error", () => {}); // a client gone mid-stream: the signal has stopped the work
-    call.on("end", () => {
-      if (over) return;
-      const run = async () => {
-        if (head === undefined) throw new AtelierError("INVALID_INPUT", "Invalid chunked stream: no request came.");
-        const request = withGatheredImage(head, assembly.finish());
-        let last = { step: 0, totalSteps: 0 };
-        const result = await withProgress(
-          (step, totalSteps, stage) => {
-            last = { step, totalSteps };
-            if (!signal.aborted) call.write({ step, totalSteps, stage });
-          },
-          () => work(request, signal),
-        );
-        const messages = chunkedMessages(result, (response, imageChunk): ChunkedResponse<Res> => ({ ...last, stage: "", response, imageChunk }));
-        if (!(await writeInTurn(call, messages, signal))) throw new AtelierError("CANCELLED", "The call was cancelled while its answer was sent.");
-        over = true;
-        record.succeeded();
-        call.end();
-      };
-      run().catch(fail);
-    });
+    // Bound to the handler's context, so the work runs in the caller's priority (call-priority.ts).
+    call.on(
+      "end",
+      AsyncResource.bind(() => {
+        if (over) return;
+        const run = async () => {
+          if (head === undefined) throw new AtelierError("INVALID_INPUT", "Invalid chunked stream: no request came.");
+          const request = withGatheredImage(head, assembly.finish());
+          let last = { step: 0, totalSteps: 0 };
+          const result = await withProgress(
+            (step, totalSteps, stage) => {
+              last = { step, totalSteps };
+              if (!signal.aborted) call.write({ step, totalSteps, stage });
+            },
+            () => work(request, signal),
+          );
+          const messages = chunkedMessages(result, (response, imageChunk): ChunkedResponse<Res> => ({ ...last, stage: "", response, imageChunk }));
+          if (!(await writeInTurn(call, messages, signal))) throw new AtelierError("CANCELLED", "The call was cancelled while its answer was sent.");
+          over = true;
+          record.succeeded();
+          call.end();
+        };
+        run().catch(fail);
+      }),
+    );
   };
 }

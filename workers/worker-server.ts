@@ -29,6 +29,7 @@ import { workOf } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
 import { methodOf } from "./call-record.js";
 import { LocalCalls } from "./local-calls.js";
+import { inCallersPriority } from "./call-priority.js";
 import type { LocalWorker } from "../transport/local-worker.js";
 import { setServiceHeapGrowth } from "../core/heap-growth.js";
 
@@ -147,7 +148,7 @@ export async function startWorkerServer(
   const local = new LocalCalls(bindings, logger);
   const health = new HealthImplementation({ "": "SERVING" });
   for (const { definition, implementation } of bindings) {
-    server.addService(withImageCodecs(definition), implementation);
+    server.addService(withImageCodecs(definition), inCallersPriority(implementation));
     const first = Object.values(definition)[0];
     const serviceName = first?.path.split("/")[1];
     if (serviceName) health.setStatus(serviceName, "SERVING");

@@ -1,7 +1,8 @@
 /**
  * Typed, promise-returning calls to the workers, each with the configured deadline, cancelled
  * when the HTTP client goes away (or the job is canceled), and with gRPC failures turned back into
- * AtelierErrors.
+ * AtelierErrors. Each carries in its metadata the request's trace context and the priority of the
+ * work that made it (core/work-priority.ts), which the worker queues it by.
  *
  * The calls are made from the workers' generated service definitions: one call per unary RPC, named
  * and typed as the RPC is, so an RPC added to a proto is a call here with nothing written by hand.
@@ -34,8 +35,10 @@ import {
 } from "@grpc/grpc-js";
 import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
+import { currentWorkPriority } from "../../core/work-priority.js";
 import { fromGrpcError } from "../../transport/grpc-errors.js";
 import { GRPC_FLOW_CONTROL_OPTION } from "../../transport/grpc-flow-control.js";
+import { setWorkPriority } from "../../transport/work-priority-metadata.js";
 import { chunkedMessages, ImageAssembly, withGatheredImage, writeInTurn, type ChunkedRequest, type ChunkedResponse, type WithImage } from "../../transport/image-chunks.js";
 import { withImageCodecs } from "../../transport/image-message-codec.js";
 import { outboundTraceparent } from "../../observability/trace-context.js";
@@ -142,10 +145,12 @@ function callFailure(error: ServiceError, signal: AbortSignal | undefined): Atel
   return failure;
 }
 
+/** What every attempt of a call carries: the request's trace context and the priority of the work that made the call. */
 function callMetadata(): Metadata {
   const metadata = new Metadata();
   const traceparent = outboundTraceparent();
   if (traceparent) metadata.set("traceparent", traceparent);
+  setWorkPriority(metadata, currentWorkPriority());
   return metadata;
 }
 
