@@ -1,0 +1,282 @@
+/**
+ * Upscaling under concurrency: the REST service against bare onnxruntime sessions, N clients at once.
+ *
+ *   npx tsx bench/upscale-concurrency.ts [--levels 1,2,4,8] [--window-s 7] [--rounds 2] [--details FILE]
+ *
+ * The REST side: a whole Atelier started in this process (test/support/test-service.ts: npm start's
+ * defaults for the worker's concurrency and queue and onnxruntime's threads and spinning; its
+ * background warm-up off, since this bench warms the model with a call of its own), called over real
+ * HTTP on 127.0.0.1 by N clients in this process: POST /api/v1/tools/upscale with a PNG data URL of a
+ * 256x256 photo crop, model lsdir-compact-x4, x4, a 1 MP PNG out. A client checks each answer's status
+ * and reads its body, but does not decode it: the clients share the service's cores, and what they do
+ * is not the service's cost.
+ *
+ * The bare side, the anchor: what a user of onnxruntime-node who wants N calls at once would run,
+ * the same graph in a session with onnxruntime's default options (none given: every core, spinning
+ * threads), one session per client, each in its own worker thread (bench/support/bare-session-client.mjs;
+ * onnxruntime-node runs a session synchronously on the calling thread, so one shared session would
+ * serialise the calls: concurrency 1's throughput, and a p99 of about N runs), each running the whole
+ * image as one tensor already made, with no decoding, encoding or HTTP.
+ *
+ * Each client calls back to back, starting a call only while the window has not passed, and keeps
+ * the time from its first call's start to its last call's end; a side's throughput is the sum over its
+ * clients of calls / that time (no client's ramp or drain counts as idle), averaged over the rounds.
+ * Per level, the rounds alternate which side goes first, so a load that drifts weighs on both alike.
+ * p50 and p99 are of every call of the level's rounds, by nearest rank: with under 100 calls, the p99
+ * is the slowest call. CPU per call is this process's CPU time over a side's windows (the service and
+ * its clients, or the bare sessions with their spinning) over its calls: the figure a busy machine
+ * disturbs least. The service's model run is its inference metric's mean over the REST windows (the
+ * inference thread's run, transfers included): REST's p50 at one client minus it is what the call adds
+ * around the run. --details appends each window's calls, in order, to FILE as a JSON line.
+ *
+ * Goals: REST ≥ 0.95x the bare throughput at every level, and REST's p99 at most the bare one's at
+ * every level. At this size the service runs the whole image as one tile (its tile
+ * is 384 px), so both sides run the same work per call; the service queues calls beyond its worker's
+ * concurrency and lets one run at a time into the session, while the bare sessions run all N at once
+ * on the same cores.
+ *
+ * LSDIR comes from the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with it installed;
+ * the photograph from scripts/fetch-test-photos.sh (data/test-photos).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Worker } from "node:worker_threads";
+import sharp from "sharp";
+import { catalogEntry } from "../models/catalog/model-catalog.js";
+import { upscalePath } from "../models/requests/upscale-choice.js";
+import { startTestService, type TestService } from "../test/support/test-service.js";
+import { dataUrl } from "../test/support/test-images.js";
+import { testPhoto } from "../test/support/test-assets.js";
+import { imageToTensor } from "../workers/image/image-tensor.js";
+import { imageTiling } from "../workers/upscale/network-upscaler.js";
+import { inferenceDuration } from "../observability/metrics.js";
+import { reportGoal } from "./support/goal-rows.js";
+import { benchModels, machine, median, printTable } from "./upscale-models.js";
+import { centreCrop } from "./upscale-quality.js";
+
+const MODEL = "lsdir-compact-x4";
+const SCALE = 4;
+/** 256 px in, 1024 px (1 MP) out: a call of a few hundred milliseconds on 2 cores. */
+const CROP = 256;
+const MIN_THROUGHPUT_RATIO = 0.95;
+const BARE_CLIENT = path.join(import.meta.dirname, "support", "bare-session-client.mjs");
+
+const { values } = parseArgs({
+  options: {
+    levels: { type: "string", default: "1,2,4,8" },
+    "window-s": { type: "string", default: "7" },
+    rounds: { type: "string", default: "2" },
+    /** A file to append each window's calls to, one JSON line per window. */
+    details: { type: "string" },
+  },
+});
+const levels = values.levels.split(",").map(Number);
+const windowMs = Number(values["window-s"]) * 1000;
+const rounds = Number(values.rounds);
+const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
+
+/** One client's part of a window: each call's latency, and its time from the first call's start to the last one's end. */
+interface ClientWindow {
+  latencies: number[];
+  busyMs: number;
+}
+
+/** Everything one side did at one level, over the rounds. */
+interface SideLevel {
+  name: "REST" | "bare";
+  latencies: number[];
+  /** Calls per second of each round. */
+  throughputs: number[];
+  /** CPU time of this process (every thread: the service, its clients, the bare sessions) over the side's windows. */
+  cpuMs: number;
+  /** The service's model runs in the side's windows (its inference metric; none on the bare side) and their time. */
+  serviceRuns: number;
+  serviceRunMs: number;
+}
+
+const newSide = (name: SideLevel["name"]): SideLevel => ({ name, latencies: [], throughputs: [], cpuMs: 0, serviceRuns: 0, serviceRunMs: 0 });
+
+/** The service's model runs so far and their time (atelier_inference_duration_seconds, every model). */
+async function serviceInference(): Promise<{ runs: number; ms: number }> {
+  const { values: series } = await inferenceDuration.get();
+  const total = (suffix: string) => series.filter((value) => value.metricName?.endsWith(suffix)).reduce((sum, value) => sum + value.value, 0);
+  return { runs: total("_count"), ms: total("_sum") * 1000 };
+}
+
+/** Runs one side's window (its clients all at once) and adds what they did to `side`; with --details, one JSON line per window. */
+async function measureWindow(side: SideLevel, level: number, round: number, clients: () => Promise<ClientWindow[]>): Promise<void> {
+  const cpuBefore = process.cpuUsage();
+  const inferenceBefore = await serviceInference();
+  const windows = await clients();
+  const cpu = process.cpuUsage(cpuBefore);
+  const inferenceAfter = await serviceInference();
+  side.cpuMs += (cpu.user + cpu.system) / 1000;
+  side.serviceRuns += inferenceAfter.runs - inferenceBefore.runs;
+  side.serviceRunMs += inferenceAfter.ms - inferenceBefore.ms;
+  for (const client of windows) side.latencies.push(...client.latencies);
+  side.throughputs.push(windows.reduce((sum, client) => sum + (client.latencies.length / client.busyMs) * 1000, 0));
+  if (values.details) fs.appendFileSync(values.details, `${JSON.stringify({ level, side: side.name, round, cpuMs: (cpu.user + cpu.system) / 1000, load: load(), clients: windows })}\n`);
+}
+
+/** Nearest-rank percentile of a non-empty list. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** One client of the REST side for one window. */
+async function restClient(call: () => Promise<void>): Promise<ClientWindow> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  while (performance.now() - started < windowMs) {
+    const callStarted = performance.now();
+    await call();
+    latencies.push(performance.now() - callStarted);
+  }
+  return { latencies, busyMs: performance.now() - started };
+}
+
+/** A bare client's worker thread, warm, answering one window at a time. */
+interface BareClient {
+  window(): Promise<ClientWindow>;
+  close(): Promise<void>;
+}
+
+async function startBareClient(graph: Uint8Array, inputName: string, input: Float32Array, dims: readonly number[]): Promise<BareClient> {
+  const worker = new Worker(BARE_CLIENT, { workerData: { graph, inputName, input, dims: [...dims] } });
+  const next = () =>
+    new Promise<unknown>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        worker.off("message", answer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      };
+      const answer = (message: unknown) => {
+        worker.off("error", fail);
+        resolve(message);
+      };
+      worker.once("message", answer);
+      worker.once("error", fail);
+    });
+  const ready = (await next()) as { outputDims: number[] };
+  const expected = [1, 3, CROP * SCALE, CROP * SCALE];
+  if (ready.outputDims.join("x") !== expected.join("x")) {
+    await worker.terminate();
+    throw new Error(`bare session answered ${ready.outputDims.join("x")}, expected ${expected.join("x")}`);
+  }
+  return {
+    window: async () => {
+      const answered = next();
+      worker.postMessage({ windowMs });
+      return (await answered) as ClientWindow;
+    },
+    close: async () => {
+      const exited = new Promise((resolve) => worker.once("exit", resolve));
+      worker.postMessage({ close: true });
+      await exited;
+    },
+  };
+}
+
+async function restCall(service: TestService, key: string, body: string): Promise<void> {
+  const response = await service.post("/tools/upscale", body, key);
+  const answer = await response.arrayBuffer();
+  if (response.status !== 200) throw new Error(`POST /tools/upscale answered ${response.status}: ${Buffer.from(answer).toString("utf8").slice(0, 500)}`);
+}
+
+const entry = catalogEntry(MODEL)!;
+const bench = await benchModels([MODEL]);
+if (!bench.usable.includes(entry)) throw new Error(`${MODEL} is not installed: set ATELIER_MODEL_MIRROR (or ATELIER_MODELS_DIR with it installed).`);
+const image = await centreCrop(testPhoto("chelsea.png"), CROP);
+const png = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } }).png().toBuffer();
+const body = JSON.stringify({ imageUrl: dataUrl(png), scale: SCALE, model: MODEL });
+const tiling = imageTiling(entry, SCALE, image);
+const tiles = tiling.tileSize !== undefined && tiling.tileSize >= Math.max(image.width, image.height) ? "the whole image as one tile" : `${tiling.tileSize} px tiles overlapping by ${tiling.tileOverlap ?? 0} px`;
+
+const loadBefore = load();
+console.log(`Upscaling under concurrency, ${new Date().toISOString()}: ${machine()}, load average ${loadBefore}; levels ${levels.join(", ")}, ${windowMs / 1000} s windows, ${rounds} rounds`);
+const service = await startTestService({ ATELIER_MODELS_DIR: bench.modelsDir });
+const bare: BareClient[] = [];
+const rows: (string | number)[][] = [];
+const results: { level: number; rest: SideLevel; bare: SideLevel }[] = [];
+try {
+  const key = await service.createKey("bench");
+  // The first call loads and warms the service's session, and shows what it ran.
+  const first = await service.post("/tools/upscale", body, key);
+  const answer = (await first.json()) as { model?: string; steps?: string[]; data?: { width?: number }[] };
+  if (first.status !== 200 || answer.model !== MODEL || answer.data?.[0]?.width !== CROP * SCALE) throw new Error(`first call: HTTP ${first.status} ${JSON.stringify(answer).slice(0, 500)}`);
+  const graph = await bench.models.graphLoader(entry, `x${upscalePath(entry, SCALE)!.nativeScale}`)();
+  const tensor = imageToTensor(image, entry.imageFormat!);
+  const inputName = entry.signature!.inputs[0]!.name;
+  // Every bare client's session is made and warmed before any timing, all at once.
+  const started = await Promise.allSettled(Array.from({ length: Math.max(...levels) }, () => startBareClient(graph, inputName, tensor.data, tensor.dims)));
+  for (const client of started) if (client.status === "fulfilled") bare.push(client.value);
+  const failed = started.find((client) => client.status === "rejected");
+  if (failed) throw failed.reason;
+
+  for (const level of levels) {
+    const rest = newSide("REST");
+    const anchor = newSide("bare");
+    const runRest = (round: number) => measureWindow(rest, level, round, () => Promise.all(Array.from({ length: level }, () => restClient(() => restCall(service, key, body)))));
+    const runBare = (round: number) => measureWindow(anchor, level, round, () => Promise.all(bare.slice(0, level).map((client) => client.window())));
+    for (let round = 0; round < rounds; round++) {
+      for (const side of round % 2 === 0 ? [runRest, runBare] : [runBare, runRest]) await side(round);
+    }
+    results.push({ level, rest, bare: anchor });
+    const restThroughput = mean(rest.throughputs);
+    const bareThroughput = mean(anchor.throughputs);
+    const restP99 = percentile(rest.latencies, 99);
+    const bareP99 = percentile(anchor.latencies, 99);
+    rows.push([
+      level,
+      restThroughput.toFixed(2),
+      bareThroughput.toFixed(2),
+      `${(restThroughput / bareThroughput).toFixed(3)}x`,
+      Math.round(median(rest.latencies)),
+      Math.round(restP99),
+      Math.round(median(anchor.latencies)),
+      Math.round(bareP99),
+      `${(restP99 / bareP99).toFixed(2)}x`,
+      `${rest.latencies.length} / ${anchor.latencies.length}`,
+      `${Math.round(rest.cpuMs / rest.latencies.length)} / ${Math.round(anchor.cpuMs / anchor.latencies.length)}`,
+      rest.serviceRuns > 0 ? Math.round(rest.serviceRunMs / rest.serviceRuns) : "—",
+      load(),
+    ]);
+    console.log(`concurrency ${level}: REST ${restThroughput.toFixed(2)} calls/s, bare ${bareThroughput.toFixed(2)} calls/s; p99 ${Math.round(restP99)} / ${Math.round(bareP99)} ms (load ${load()})`);
+  }
+} finally {
+  await Promise.all(bare.map((client) => client.close()));
+  await service.close();
+  await bench.runtime.dispose();
+}
+
+const { workers, inference } = service.config;
+printTable(
+  `Upscaling under concurrency: REST (POST /api/v1/tools/upscale, ${MODEL} x${SCALE}, a ${CROP}x${CROP} crop of chelsea.png as a PNG data URL, a ${((CROP * SCALE) ** 2 / 1e6).toFixed(1)} MP PNG out; ` +
+    `the service tiles it (here ${tiles}) and runs ${workers.concurrency} calls at once, one inference at a time per session, ${inference.threads} onnxruntime threads, no spinning) ` +
+    `against bare onnxruntime sessions with onnxruntime's default options, one per client in its own worker thread, each running the whole image in one run on a tensor already made; ` +
+    `N clients calling back to back for ${windowMs / 1000} s per side, ${rounds} rounds alternating which side goes first; throughput: the sum over clients of calls / the client's busy time; ` +
+    `p50 and p99 by nearest rank over every call of the level (under 100 calls, the p99 is the slowest); ${machine()}, load average ${loadBefore} before, ${load()} after`,
+  ["clients", "REST calls/s", "bare calls/s", "REST / bare throughput", "REST p50 ms", "REST p99 ms", "bare p50 ms", "bare p99 ms", "REST p99 / bare p99", "calls (REST / bare)", "CPU ms per call (REST / bare)", "the service's model run ms (mean)", "load after"],
+  rows,
+  "Upscaling under concurrency: REST against bare sessions (bench/upscale-concurrency.ts)",
+);
+
+const ratios = results.map(({ level, rest, bare: anchor }) => ({ level, ratio: mean(rest.throughputs) / mean(anchor.throughputs), restP99: percentile(rest.latencies, 99), bareP99: percentile(anchor.latencies, 99) }));
+const worstThroughput = ratios.reduce((worst, row) => (row.ratio < worst.ratio ? row : worst));
+const span = `${Math.min(...levels)}-${Math.max(...levels)}`;
+reportGoal({
+  goal: `upscale REST ≥ ${MIN_THROUGHPUT_RATIO.toFixed(2)}x bare throughput at concurrency ${span}`,
+  measured: `worst ${worstThroughput.ratio.toFixed(3)}x, at ${worstThroughput.level} clients (${ratios.map(({ level, ratio }) => `${level}: ${ratio.toFixed(2)}x`).join(", ")}; bare: onnxruntime's default options, a session per client)`,
+  met: worstThroughput.ratio >= MIN_THROUGHPUT_RATIO,
+});
+const worstTail = ratios.reduce((worst, row) => (row.restP99 / row.bareP99 > worst.restP99 / worst.bareP99 ? row : worst));
+reportGoal({
+  goal: `upscale REST p99 ≤ bare p99 at concurrency ${span}`,
+  measured: `worst ${(worstTail.restP99 / worstTail.bareP99).toFixed(2)}x, at ${worstTail.level} clients (${ratios.map(({ level, restP99, bareP99 }) => `${level}: ${Math.round(restP99)} / ${Math.round(bareP99)} ms`).join(", ")})`,
+  met: ratios.every(({ restP99, bareP99 }) => restP99 <= bareP99),
+});
+console.log(`\nload average at the end ${load()}`);
