@@ -76,6 +76,15 @@ const BENCHES: Bench[] = [
     ],
   },
   {
+    name: "upscale-concurrency",
+    script: "bench/upscale-concurrency.ts",
+    // 1, 2, 4 and 8 clients, two rounds of a 7 s window per side each, after the service's start
+    // and eight bare sessions' loads.
+    args: [],
+    estimatedSeconds: 160,
+    goals: ["upscale REST ≥ 0.95x bare throughput at concurrency", "upscale REST p99 ≤ bare p99 at concurrency"],
+  },
+  {
     name: "background",
     script: "bench/background.ts",
     // Five runs: ISNet's bare session varies by a few percent from run to run on 2 cores, as much as
