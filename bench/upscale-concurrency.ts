@@ -30,10 +30,17 @@
  * around the run. --details appends each window's calls, in order, to FILE as a JSON line.
  *
  * Goals: REST ≥ 0.95x the bare throughput at every level, and REST's p99 at most the bare one's at
- * every level. At this size the service runs the whole image as one tile (its tile
- * is 384 px), so both sides run the same work per call; the service queues calls beyond its worker's
- * concurrency and lets one run at a time into the session, while the bare sessions run all N at once
- * on the same cores.
+ * every level. At this size the service runs the whole image as one tile (its tile is 384 px), so
+ * both sides run the same work per call; the service queues calls beyond its worker's concurrency and
+ * lets one run at a time into the session, while the bare sessions run all N at once on the same cores.
+ *
+ * Where REST can trail: with one client, nothing overlaps a call's own work around its model run (the
+ * request's base64 and PNG decoding, the tensors in and out, the PNG encoding, base64 and JSON of a
+ * 1 MP answer, HTTP both ways) with a run, so REST's latency there is the service's run plus that
+ * work, none of which the bare side does: REST / bare at one client is about run / (run + that work)
+ * unless the service's run is the faster one. The table shows both parts: the service's mean run
+ * beside REST's p50. From two clients on, the worker's second slot does one call's work while the
+ * other call runs the model.
  *
  * LSDIR comes from the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with it installed;
  * the photograph from scripts/fetch-test-photos.sh (data/test-photos).
