@@ -18,7 +18,7 @@
  *   npx tsx bench/background.ts [--runs N] [--skip-accuracy] [--skip-speed] [--skip-anchor] [--models id,id] [--sizes 1,12] [--photos a.png,b.jpg]
  *
  * With ISNet among the models it ends with the anchor, `@imgly/background-removal-node` on every test
- * photograph (`--photos` picks some), and the first calls of a freshly started service with its warm-up.
+ * photograph (`--photos` picks some). The first calls of a freshly started service are bench/first-calls.ts's.
  *
  * `--sizes` picks the speed inputs by megapixels (default both); `--models portrait-selfie,portrait-sinet
  * --sizes 1` is the portrait goal alone.
@@ -83,8 +83,7 @@ const MODEL_IDS = values.models?.split(",") ?? ["isnet-general", "portrait-sinet
 const MiB = 1024 * 1024;
 const modelsDir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
 // Ports the system picks: the bench must not collide with a service (or another bench) already running.
-// No warm-up in the timed service: its calls would share the cores with the measured ones (the
-// first-call section starts a service of its own with it).
+// No warm-up in the timed service: its calls would share the cores with the measured ones.
 const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent", PORT: "0", ATELIER_METRICS_PORT: "0", ATELIER_WARM_UP: "false" });
 
 /** The performance goals for this service. */
@@ -464,50 +463,6 @@ async function againstImgly(runs: number): Promise<void> {
   reportGoal({ goal: "ISNet mattes IoU ≥ 0.98 against @imgly/background-removal-node", measured: `${fixed(worst)} at worst`, met: worst >= 0.98 });
 }
 
-/**
- * First calls after start: a service with the warm-up on (as `npm start` runs), its first call of
- * each default once /readyz says the warm-up is done, against the median of the next ones.
- */
-async function firstCalls(): Promise<void> {
-  const running = await startAtelier({ ...config, inference: { ...config.inference, warmUp: true } }, createLogger("silent"));
-  const rows: (string | number)[][] = [];
-  try {
-    const deadline = Date.now() + 600_000;
-    for (;;) {
-      const ready = (await (await fetch(`${running.url}/readyz`)).json()) as { checks: { name: string; info?: { state: string } }[] };
-      const state = ready.checks.find((check) => check.name === "warm-up")?.info?.state;
-      if (state !== "running" || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    const { key } = await running.services.keys.create({ name: "bench", hourlyLimit: 1_000_000 });
-    const [input] = await speedInputs();
-    const jpeg = `data:image/jpeg;base64,${input!.jpeg.toString("base64")}`;
-    const calls: [string, string, object][] = [
-      ["background removal (default model)", "/api/v1/tools/background-remove", { imageUrl: jpeg }],
-      ["upscale x2 (default model)", "/api/v1/tools/upscale", { imageUrl: jpeg, scale: 2 }],
-    ];
-    for (const [label, route, request] of calls) {
-      const time = async () => {
-        const started = performance.now();
-        const response = await fetch(`${running.url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(request) });
-        if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status} ${await response.text()}`);
-        await response.arrayBuffer();
-        return performance.now() - started;
-      };
-      const first = await time();
-      const warm = median([await time(), await time(), await time()]);
-      rows.push([label, Math.round(first), Math.round(warm), `${fixed(first / warm, 2)}x`]);
-      reportGoal({ goal: `first call ≤ 1.3x a warm one: ${label}`, measured: `${fixed(first / warm, 2)}x (${Math.round(first)} / ${Math.round(warm)} ms)`, met: first / warm <= 1.3 });
-    }
-  } finally {
-    await running.close();
-  }
-  const header = `First call after start (warm-up on, after /readyz reports it done) against the median of the next three, 1 MP JPEG; load ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`;
-  const markdown = table(["call", "first ms", "warm ms", "first / warm"], rows);
-  console.log(`\n## ${header}\n\n${markdown}`);
-  appendReport("First calls after start (bench/background.ts)", `${header}\n\n${markdown}`);
-}
-
 /** One way to run ISNet beside its catalog entry's: another input side, thread count or graph optimisation level. */
 interface IsnetVariant {
   name: string;
@@ -644,6 +599,5 @@ if (values["isnet-settings"]) await isnetSettings(Number(values.runs ?? 3), Numb
 if (!values["skip-speed"]) await speed(Number(values.runs ?? 3));
 if (!values["skip-anchor"] && MODEL_IDS.includes("isnet-general")) {
   await againstImgly(Number(values.runs ?? 3));
-  await firstCalls();
 }
 console.log(`\nload average at the end: ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`);

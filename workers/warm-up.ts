@@ -1,27 +1,37 @@
 /**
- * Warms the default model of each operation once the service serves: one small call of each through
- * the operation's own code (the image decoder and encoder, the model's session load and a first run of
- * it), so the first real call costs what a later one does. It runs in the background, one operation at
- * a time, through the worker's queue like any call (so it takes one of its places, never more); a
- * model is warmed only while its estimated cost fits what the memory budget has left, so a warm-up
- * never evicts anything; stopping it (shutdown) skips what has not started and waits only for the one
- * small call under way.
+ * Warms the default model of each operation once the service serves: one small call of each (a few
+ * of the operations that take milliseconds, whose code reaches full speed only then) through the
+ * very work the worker serves (the image decoder and encoder, the model's session load and a
+ * first run of it, and what the operation's service keeps between calls, such as the doodle model's
+ * class list), so the first real call costs what a later one does. It runs in the background, one
+ * operation at a time, through the worker's queue like any call but as background work
+ * (core/work-priority.ts), so a real call never waits behind it; a model is warmed only while its
+ * estimated cost fits what the memory budget has left, so a warm-up never evicts anything; stopping
+ * it (shutdown) skips what has not started and waits only for the one small call under way.
  *
- * Style transfer has no default style (a request names one), so it is not warmed.
+ * Style transfer has no default style (a request names one): the style the playground offers first
+ * (the first usable one in catalog order) is warmed. Prompt improvement loads no model session: its
+ * builtin engine is warmed (its term lists are read as the worker starts, its code paths run here);
+ * an LLM server configured in front of it is never called.
  */
+import type { ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
 import sharp from "sharp";
+import { inBackground } from "../core/work-priority.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
-import { RemoveBackgroundRequest } from "../gen/atelier/background/v1/background_service.js";
-import { GenerateRequest } from "../gen/atelier/generation/v1/generation_service.js";
-import { UpscaleQuality, UpscaleRequest } from "../gen/atelier/upscale/v1/upscale_service.js";
+import { BackgroundServiceService, RemoveBackgroundRequest } from "../gen/atelier/background/v1/background_service.js";
+import { GenerateRequest, GenerationServiceService } from "../gen/atelier/generation/v1/generation_service.js";
+import { ImprovePromptRequest, PromptServiceService } from "../gen/atelier/prompt/v1/prompt_service.js";
+import { StyleTransferRequest, StyleTransferServiceService } from "../gen/atelier/style/v1/style_transfer_service.js";
+import { UpscaleQuality, UpscaleRequest, UpscaleServiceService } from "../gen/atelier/upscale/v1/upscale_service.js";
 import type { CatalogEntry } from "../models/catalog/catalog-types.js";
-import { weightSize } from "../models/catalog/model-catalog.js";
+import { catalogEntry, weightSize } from "../models/catalog/model-catalog.js";
 import { chooseModel } from "../models/requests/background-model-choice.js";
-import { removeBackground } from "./background/background-service.js";
+import { STYLE_ENTRIES } from "../models/requests/style-request.js";
 import type { GenerationService } from "./generation/generation-service.js";
+import { workOf, type Work } from "./grpc-handler.js";
 import { estimateSessionBytes } from "./onnx/session-cost.js";
+import { styleWorkingBytes } from "./style/style-network.js";
 import { tileWorkingBytes } from "./upscale/network-upscaler.js";
-import { upscale } from "./upscale/upscale-service.js";
 import { chooseByQuality } from "../models/requests/upscale-choice.js";
 import type { WorkerContext } from "./worker-context.js";
 
@@ -37,6 +47,9 @@ const WARM_UP_SIDE = 64;
  */
 const BACKGROUND_WARM_UP_SIDE = 512;
 
+/** The prompts the prompt engine is warmed with: short ideas of different kinds, as people send them. */
+const WARM_UP_PROMPTS = ["a lighthouse at dusk", "portrait of an old fisherman", "a red fox in the snow", "a castle on a hill at night"];
+
 /** The upscale factors warmed: the two the API's clients use most, each its own graph. */
 const WARMED_SCALES = [2, 4] as const;
 
@@ -49,10 +62,19 @@ export interface WarmUpStatus {
   skipped: { operation: string; reason: string }[];
 }
 
+/** The services a worker serves, as it binds them (worker-server.ts): the warm-up calls their work. */
+export interface ServedService {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
 interface WarmUpTask {
   operation: string;
-  /** The default model and the activation memory a run of it takes, or a reason there is none (nothing installed). */
-  model(): { entry: CatalogEntry; workingBytes: number } | { none: string };
+  /**
+   * The default model and the activation memory a run of it takes (undefined where the operation runs
+   * no inference session, so nothing is charged to the model budget), or a reason there is none.
+   */
+  model(): { entry: CatalogEntry; workingBytes: number | undefined } | { none: string };
   /** One small call of the operation. */
   call(signal: AbortSignal): Promise<unknown>;
 }
@@ -61,11 +83,21 @@ export class WarmUp {
   private readonly controller = new AbortController();
   private readonly status: WarmUpStatus = { state: "waiting", warm: [], skipped: [] };
   private running: Promise<void> | undefined;
+  /** The work of each RPC the worker serves, by its path. */
+  private readonly works = new Map<string, Work>();
 
   constructor(
     private readonly context: WorkerContext,
     private readonly generation: GenerationService,
-  ) {}
+    served: readonly ServedService[],
+  ) {
+    for (const { definition, implementation } of served) {
+      for (const [name, method] of Object.entries(definition)) {
+        const work = workOf(implementation[name]);
+        if (work) this.works.set(method.path, work);
+      }
+    }
+  }
 
   report(): WarmUpStatus {
     return { state: this.status.state, warm: [...this.status.warm], skipped: this.status.skipped.map((skip) => ({ ...skip })) };
@@ -87,6 +119,13 @@ export class WarmUp {
     await this.running;
   }
 
+  /** Calls the worker's own work for the RPC at `path`, as the router would, but as background work. */
+  private serve(path: string, request: object, signal: AbortSignal): Promise<unknown> {
+    const work = this.works.get(path);
+    if (!work) return Promise.reject(new Error(`This worker serves no ${path}.`));
+    return inBackground(() => work(request as never, signal));
+  }
+
   private async warmAll(): Promise<void> {
     const noise = (side: number) =>
       sharp({ create: { width: side, height: side, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 30 } } }).png().toBuffer();
@@ -104,13 +143,15 @@ export class WarmUp {
         this.status.skipped.push({ operation: label, reason: chosen.none });
         continue;
       }
-      const { entry } = chosen;
-      const stats = this.context.runtime.stats();
-      const loaded = stats.sessions.some((session) => session.key.startsWith(`${entry.id}/`) && session.loaded);
-      const needed = loaded ? 0 : estimateSessionBytes(weightSize(entry), chosen.workingBytes);
-      if (stats.chargedBytes + needed > stats.budgetBytes) {
-        this.status.skipped.push({ operation: label, reason: `${entry.id} does not fit what the model memory budget has left` });
-        continue;
+      const { entry, workingBytes } = chosen;
+      if (workingBytes !== undefined) {
+        const stats = this.context.runtime.stats();
+        const loaded = stats.sessions.some((session) => session.key.startsWith(`${entry.id}/`) && session.loaded);
+        const needed = loaded ? 0 : estimateSessionBytes(weightSize(entry), workingBytes);
+        if (stats.chargedBytes + needed > stats.budgetBytes) {
+          this.status.skipped.push({ operation: label, reason: `${entry.id} does not fit what the model memory budget has left` });
+          continue;
+        }
       }
       const started = performance.now();
       try {
@@ -138,7 +179,11 @@ export class WarmUp {
       // Noise has no person in it: where the picture decides between a people model and a general one,
       // both run, so both are warm.
       call: (signal) =>
-        removeBackground(RemoveBackgroundRequest.fromPartial({ image: { data: backgroundImage, mimeType: "image/png" }, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }), context, signal),
+        this.serve(
+          BackgroundServiceService.removeBackground.path,
+          RemoveBackgroundRequest.fromPartial({ image: { data: backgroundImage, mimeType: "image/png" }, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }),
+          signal,
+        ),
     };
     const upscales = WARMED_SCALES.map(
       (scale): WarmUpTask => ({
@@ -147,20 +192,55 @@ export class WarmUp {
           const { entry } = chooseByQuality("balanced", scale, size, "lossless", context.models, { timeBudgetMs: 0, workers: context.config.workers });
           return { entry, workingBytes: entry.graphs[`x${scale}`] ? tileWorkingBytes(entry, scale) : 0 };
         },
-        call: (signal) => upscale(UpscaleRequest.fromPartial({ image: picture, scale, quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED }), context, signal),
+        call: (signal) =>
+          this.serve(UpscaleServiceService.upscale.path, UpscaleRequest.fromPartial({ image: picture, scale, quality: UpscaleQuality.UPSCALE_QUALITY_UNSPECIFIED }), signal),
       }),
     );
+    // The style the playground offers first: the first one this server can run, in catalog order.
+    const firstStyle = () => STYLE_ENTRIES.find((entry) => context.models.isUsable(entry));
+    const style: WarmUpTask = {
+      operation: "style-transfer",
+      model: () => {
+        const entry = firstStyle();
+        return entry ? { entry, workingBytes: styleWorkingBytes(entry, context.config.style) } : { none: "no style is installed" };
+      },
+      call: (signal) =>
+        this.serve(StyleTransferServiceService.styleTransfer.path, StyleTransferRequest.fromPartial({ image: picture, style: firstStyle()?.id ?? "" }), signal),
+    };
+    const prompt: WarmUpTask = {
+      operation: "prompt-improve",
+      model: () => {
+        if (context.config.prompt.llm) return { none: "prompts go to the configured LLM server, which the warm-up does not call" };
+        const entry = catalogEntry("prompt-builtin");
+        return entry && context.models.isUsable(entry) ? { entry, workingBytes: undefined } : { none: "prompt-builtin (the term lists) is not installed" };
+      },
+      // The engine's first call fills its caches, but its code reaches full speed only after a few
+      // calls (the JIT): a few short prompts of different kinds, a few milliseconds each.
+      call: async (signal) => {
+        for (const [seed, idea] of WARM_UP_PROMPTS.entries()) {
+          signal.throwIfAborted();
+          await this.serve(PromptServiceService.improvePrompt.path, ImprovePromptRequest.fromPartial({ prompt: idea, seed: seed + 1 }), signal);
+        }
+      },
+    };
     const generation: WarmUpTask = {
       operation: "generate",
       model: () => ({ entry: this.generation.chooseModel(""), workingBytes: 0 }),
-      call: (signal) => {
-        const { generation: limits } = this.generation.chooseModel("");
-        const side = limits ? Math.ceil(limits.minSize / limits.sizeMultiple) * limits.sizeMultiple : 0;
-        const steps = limits?.options.includes("steps") ? 1 : 0;
-        // A thing the doodle model can draw; any prompt suits a diffusion model.
-        return this.generation.generate(GenerateRequest.fromPartial({ prompt: "an apple", width: side, height: side, steps, seed: 1 }), signal);
+      call: async (signal) => {
+        const limits = this.generation.chooseModel("").generation;
+        // A model that denoises in steps runs one step at its smallest size (a call at its default size
+        // takes seconds). One that draws in a single run (the doodle model) draws at the size a call
+        // gets by default (0: the model's default), a few times, as its drawing code reaches full
+        // speed only then (the JIT).
+        const diffusion = limits?.options.includes("steps") === true;
+        const side = limits && diffusion ? Math.ceil(limits.minSize / limits.sizeMultiple) * limits.sizeMultiple : 0;
+        // Things the doodle model can draw; any prompt suits a diffusion model.
+        for (const [seed, prompt] of (diffusion ? ["an apple"] : ["an apple", "an owl", "a key"]).entries()) {
+          signal.throwIfAborted();
+          await this.serve(GenerationServiceService.generate.path, GenerateRequest.fromPartial({ prompt, width: side, height: side, steps: diffusion ? 1 : 0, seed: seed + 1 }), signal);
+        }
       },
     };
-    return [removal, ...upscales, generation];
+    return [removal, ...upscales, style, prompt, generation];
   }
 }

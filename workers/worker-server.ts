@@ -162,7 +162,7 @@ export async function startWorkerServer(
   );
   widenServerReceiveWindows(server, logger);
   logger.info({ address: `${hostForBind}:${port}` }, "worker listening");
-  const warmUp = new WarmUp(context, createGenerationService(context));
+  const warmUp = new WarmUp(context, createGenerationService(context), bindings);
   return {
     address: `${hostForBind}:${port}`,
     port,

@@ -1,13 +1,14 @@
 /**
  * The model runtime with tiny generated ONNX models: lazy shared loading, reuse, least-recently-used
- * eviction under a budget, pinning, per-session serialisation, cancellation, feed validation, warm-up
- * and disposal.
+ * eviction under a budget, release when idle, pinning, per-session serialisation, cancellation, feed
+ * validation, warm-up and disposal.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AtelierError } from "../../core/errors.js";
 import { createLogger } from "../../core/logger.js";
+import { inBackground } from "../../core/work-priority.js";
 import { ModelRuntime, type ModelRuntimeOptions, type RuntimeLogger, type TensorMap } from "../../workers/onnx/onnx-runtime.js";
 import { RunGate } from "../../workers/onnx/run-gate.js";
 import { estimateSessionBytes } from "../../workers/onnx/session-cost.js";
@@ -196,6 +197,41 @@ describe("memory budget", () => {
     // Its own later runs do not evict it.
     await runtime.run("b", async () => addConstantModel(2), feed(1));
     expect(runtime.stats()).toMatchObject({ loadedSessions: 1, evictions: 1, loads: 2 });
+  });
+});
+
+describe("release when idle", () => {
+  const IDLE_MS = 150;
+  const idleSession = { cpuArena: true, memoryPattern: false, releaseWhenIdle: true };
+  const afterIdleTime = () => new Promise((resolve) => setTimeout(resolve, IDLE_MS * 3));
+
+  it("releases a session that asks for it once a call has left it idle for the idle time", async () => {
+    const runtime = makeRuntime({ idleReleaseMs: IDLE_MS });
+    const model = runtime.model("isnet-like", async () => addConstantModel(1), { session: idleSession });
+    await model.run(feed(0));
+    await afterIdleTime();
+    expect(runtime.stats()).toMatchObject({ loadedSessions: 0, idleReleases: 1 });
+  });
+
+  it("keeps one loaded by background work (the warm-up) for the first call, then counts idle time from that call", async () => {
+    const runtime = makeRuntime({ idleReleaseMs: IDLE_MS });
+    const loader = countingLoader(() => addConstantModel(1));
+    const model = runtime.model("isnet-like", loader, { session: idleSession });
+    await inBackground(() => model.run(feed(0)));
+    await afterIdleTime();
+    expect(runtime.stats()).toMatchObject({ loadedSessions: 1, idleReleases: 0 });
+
+    expect(values(await model.run(feed(1)))).toEqual([2]);
+    expect(loader.calls).toBe(1);
+    await afterIdleTime();
+    expect(runtime.stats()).toMatchObject({ loadedSessions: 0, idleReleases: 1 });
+  });
+
+  it("still gives a session kept for its first call up when the budget needs the room", async () => {
+    const runtime = makeRuntime({ idleReleaseMs: IDLE_MS, memoryBudgetBytes: Math.floor(SESSION_ESTIMATE * 1.5) });
+    await inBackground(() => runtime.model("warmed", async () => addConstantModel(1), { session: idleSession }).run(feed(0)));
+    await runtime.model("other", async () => addConstantModel(2)).run(feed(0));
+    expect(keysOf(runtime)).toEqual(["other"]);
   });
 });
 

