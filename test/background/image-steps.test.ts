@@ -16,6 +16,7 @@ import { guideStatistics } from "../../workers/background/guided-filter.js";
 import { refineMatte, refineRadius } from "../../workers/background/refine-matte.js";
 import { blurFusionRadii } from "../../workers/background/remove-background.js";
 import { decodeSource, WORKING_FROM_FULL_PIXELS } from "../../workers/background/decode-source.js";
+import { resizeForNetwork } from "../../workers/background/network-input.js";
 import { PlanePool } from "../../workers/background/scratch-plane.js";
 import { toUnitPlanes, workingSize } from "../../workers/background/working-image.js";
 import { openImage } from "../../core/open-image.js";
@@ -93,6 +94,69 @@ describe("decoding the source", () => {
     const decoded = decodeSource(source, { network: { width: 16, height: 16 }, networkKernel: "linear", working: { width: 400, height: 200 } });
     await Promise.all([decoded.networkInput, decoded.full, decoded.working]);
     expect(source.pipelines).toBe(3);
+  });
+});
+
+describe("the network's input", () => {
+  /** Red rises across the image by `step.x` a pixel, green down it by `step.y`: an off-grid sample shows on either axis. */
+  function ramps(width: number, height: number, step: { x: number; y: number }) {
+    const data = new Uint8Array(width * height * 3);
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) data.set([x * step.x, y * step.y, 128], (y * width + x) * 3);
+    }
+    return { data, width, height, channels: 3 as const };
+  }
+
+  /**
+   * Checks that output pixel j of `to` samples an axis of `from` pixels at (j + 0.5) * from / to - 0.5,
+   * the grid bilinear.ts maps the network's matte back with. On a ramp every kernel gives the ramp's
+   * value there, away from the edges (where the window is cut).
+   */
+  function expectCentred(image: { data: Uint8Array; width: number; height: number }, from: { width: number; height: number }, step: { x: number; y: number }) {
+    const margin = (size: number, to: number) => 3 * Math.max(1, size / to);
+    let checked = 0;
+    for (let y = 0; y < image.height; y++) {
+      for (let x = 0; x < image.width; x++) {
+        const u = ((x + 0.5) * from.width) / image.width - 0.5;
+        const v = ((y + 0.5) * from.height) / image.height - 0.5;
+        const inside = (p: number, size: number, to: number) => p >= margin(size, to) && p <= size - 1 - margin(size, to);
+        if (!inside(u, from.width, image.width) || !inside(v, from.height, image.height)) continue;
+        const i = (y * image.width + x) * 3;
+        expect(Math.abs(image.data[i]! - u * step.x), `red at ${x},${y}`).toBeLessThanOrEqual(1);
+        expect(Math.abs(image.data[i + 1]! - v * step.y), `green at ${x},${y}`).toBeLessThanOrEqual(1);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  }
+
+  // Enlarged on both axes (a photo smaller than ISNet's 1024 px), on one, and reduced on both.
+  const cases = [
+    { from: { width: 20, height: 16 }, to: { width: 32, height: 28 }, step: { x: 12, y: 15 } },
+    { from: { width: 20, height: 200 }, to: { width: 32, height: 48 }, step: { x: 12, y: 1 } },
+    { from: { width: 200, height: 160 }, to: { width: 64, height: 48 }, step: { x: 1, y: 1.5 } },
+  ];
+
+  it("samples the picture at pixel centres, enlarged or reduced, for both kernels", async () => {
+    for (const { from, to, step } of cases) {
+      const image = ramps(from.width, from.height, step);
+      for (const kernel of ["linear", "lanczos3"] as const) {
+        const resized = await resizeForNetwork(image, to, kernel);
+        expect([resized.width, resized.height, resized.channels]).toEqual([to.width, to.height, 3]);
+        expectCentred(resized, from, step);
+      }
+    }
+  });
+
+  it("is decoded from the source's bytes on the same grid", async () => {
+    for (const { from, to, step } of cases) {
+      const image = ramps(from.width, from.height, step);
+      const png = await sharp(image.data, { raw: { width: from.width, height: from.height, channels: 3 } }).png().toBuffer();
+      const source = await openImage(png, { maxBytes: 1e8, maxInputPixels: 1e8, maxOutputPixels: 1e8 });
+      const decoded = decodeSource(source, { network: to, networkKernel: "linear", working: from });
+      expectCentred(await decoded.networkInput, from, step);
+      await Promise.all([decoded.full, decoded.working]);
+    }
   });
 });
 

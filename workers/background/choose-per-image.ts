@@ -5,9 +5,9 @@
  * request; elsewhere the general model does.
  */
 import type { OpenedImage } from "../../core/open-image.js";
-import { readRawImage } from "../image/raw-image.js";
 import type { ChosenModel, PerImageChoice } from "../../models/requests/background-model-choice.js";
 import { personEvidence, showsPerson, type PersonEvidence } from "./person-evidence.js";
+import { networkInputOf } from "./network-input.js";
 import { networkSize, predictMatte } from "./predict-matte.js";
 import type { RemovalDependencies } from "./remove-background.js";
 
@@ -20,7 +20,7 @@ export async function chooseForImage(
   const { portrait, general } = choice;
   const [width, height] = networkSize(portrait);
   // The same input the removal gives the network (decode-source.ts), decoded straight to its size.
-  const input = await readRawImage(source.pipeline().removeAlpha().toColourspace("srgb").resize(width, height, { fit: "fill", kernel: portrait.spec.inputKernel }));
+  const input = await networkInputOf(source, { width, height }, portrait.spec.inputKernel);
   const evidence = personEvidence(await predictMatte(input, portrait, deps.runtime, deps.models, signal));
   return { model: showsPerson(evidence) ? portrait : general, evidence };
 }

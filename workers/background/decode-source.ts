@@ -13,6 +13,7 @@ import { splitAlpha, type SplitImage } from "../image/alpha.js";
 import type { OpenedImage } from "../../core/open-image.js";
 import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
 import type { FloatPlanes } from "./box-filter.js";
+import { networkInputOf, type NetworkKernel } from "./network-input.js";
 import type { Allocate } from "./scratch-plane.js";
 import { toUnitPlanes, type Size } from "./working-image.js";
 
@@ -27,8 +28,8 @@ export interface DecodedSource {
 
 export interface DecodeSizes {
   network: Size;
-  /** Kernel for the network's input (see models/requests/segmentation-models.ts). */
-  networkKernel: "linear" | "lanczos3";
+  /** Kernel for the network's input (see network-input.ts). */
+  networkKernel: NetworkKernel;
   working: Size;
   /** Where the working copy's float plane comes from. */
   allocate?: Allocate;
@@ -51,17 +52,16 @@ export const WORKING_FROM_FULL_PIXELS = 2_000_000;
 export function decodeSource(source: OpenedImage, sizes: DecodeSizes): DecodedSource {
   const { width, height } = source.info;
   // Colour only, as RGB: the alpha plane (if any) comes from the full-resolution decode.
-  const resized = (size: Size, kernel: "linear" | "lanczos3") =>
-    readRawImage(source.pipeline().removeAlpha().toColourspace("srgb").resize(size.width, size.height, { fit: "fill", kernel }));
+  const resized = (size: Size) => readRawImage(source.pipeline().removeAlpha().toColourspace("srgb").resize(size.width, size.height, { fit: "fill", kernel: "linear" }));
   const same = (size: Size) => size.width === width && size.height === height;
   if (same(sizes.network)) {
     const full = readRawImage(source.pipeline()).then(splitAlpha);
-    const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working, "linear")).then((rgb) => toUnitPlanes(rgb, sizes.allocate));
+    const working = (same(sizes.working) ? full.then(({ rgb }) => rgb) : resized(sizes.working)).then((rgb) => toUnitPlanes(rgb, sizes.allocate));
     return { full: observed(full), networkInput: observed(full.then(({ rgb }) => rgb)), working: observed(working) };
   }
   // The network waits for its input alone: the other decodes start once it is ready, and run beside
   // the network (on 2 cores a full-resolution decode beside the network's would delay its start).
-  const networkInput = resized(sizes.network, sizes.networkKernel);
+  const networkInput = networkInputOf(source, sizes.network, sizes.networkKernel);
   const started = networkInput.then(
     () => undefined,
     () => undefined,
@@ -76,7 +76,7 @@ export function decodeSource(source: OpenedImage, sizes: DecodeSizes): DecodedSo
       ? full.then(({ rgb }) => rgb)
       : width * height <= WORKING_FROM_FULL_PIXELS
         ? full.then(({ rgb }) => readRawImage(rawImagePipeline(rgb).resize(sizes.working.width, sizes.working.height, { fit: "fill", kernel: "linear" })))
-        : started.then(() => resized(sizes.working, "linear"))
+        : started.then(() => resized(sizes.working))
   ).then((rgb) => toUnitPlanes(rgb, sizes.allocate));
   return { full: observed(full), networkInput: observed(networkInput), working: observed(working) };
 }

@@ -1,13 +1,13 @@
 /**
  * Runs a segmentation network on an image: stretch to the network's fixed input size (as the models
  * were trained: MediaPipe, SINet and IMG.LY's ISNet pipeline all resize without keeping the aspect
- * ratio), normalise as the catalog says, run, and read the foreground channel back as a coarse
- * matte on 0..1 at the network's resolution.
+ * ratio; pixel-centred, network-input.ts), normalise as the catalog says, run, and read the
+ * foreground channel back as a coarse matte on 0..1 at the network's resolution.
  */
 import { AtelierError } from "../../core/errors.js";
 import { withByteImageInput } from "../image/byte-image-graph.js";
 import { byteInputTable, imageToTensor } from "../image/image-tensor.js";
-import { rawImagePipeline, readRawImage, type RawImage } from "../image/raw-image.js";
+import type { RawImage } from "../image/raw-image.js";
 import type { ModelLoader } from "../model-loader.js";
 import { onlyOutputs } from "../onnx/graph-outputs.js";
 import { initializersAsConstants } from "../onnx/initializer-inputs.js";
@@ -15,6 +15,7 @@ import type { ModelRuntime } from "../onnx/onnx-runtime.js";
 import { sessionSettings } from "../onnx/session-settings.js";
 import type { FloatPlanes } from "./box-filter.js";
 import type { ChosenModel } from "../../models/requests/background-model-choice.js";
+import { resizeForNetwork } from "./network-input.js";
 
 const MiB = 1024 * 1024;
 
@@ -67,10 +68,9 @@ export function segmentationSession(model: ChosenModel, runtime: ModelRuntime, m
 export async function segmentationInput(rgb: RawImage, model: ChosenModel) {
   const { size, format, input } = tensors(model);
   const [width, height] = size;
-  // libvips widens the kernel when shrinking, so even bilinear averages a 12 MP photo rather than aliasing it.
-  const kernel = model.spec.inputKernel;
+  // Reductions widen the kernel, so even bilinear averages a 12 MP photo rather than aliasing it.
   const same = rgb.width === width && rgb.height === height;
-  const resized = same ? rgb : await readRawImage(rawImagePipeline(rgb).resize(width, height, { fit: "fill", kernel }));
+  const resized = await resizeForNetwork(rgb, { width, height }, model.spec.inputKernel);
   if (!byteInputTable(format)) return { [input.name]: imageToTensor(resized, format) };
   // A tensor of its own: the run may take it over, and an image of the network's size is the caller's.
   return { [input.name]: { data: same ? resized.data.slice() : resized.data, dims: [1, height, width, 3] } };

@@ -19,8 +19,11 @@ import { toSample } from "../image/image-tensor.js";
 import { throwIfCancelled } from "../onnx/cancellation.js";
 import { assertRawImage, type RawImage } from "../image/raw-image.js";
 
-/** `lanczos3`: windowed sinc, a = 3. `bicubic`: Keys' cubic convolution, a = -0.5 (Catmull-Rom). */
-export type ResampleKernel = "lanczos3" | "bicubic";
+/**
+ * `lanczos3`: windowed sinc, a = 3. `bicubic`: Keys' cubic convolution, a = -0.5 (Catmull-Rom).
+ * `linear`: the triangle, bilinear interpolation when enlarging.
+ */
+export type ResampleKernel = "lanczos3" | "bicubic" | "linear";
 
 export interface ResampleOptions {
   /**
@@ -52,6 +55,7 @@ const KERNELS: Record<ResampleKernel, { radius: number; weight: (x: number) => n
       return 0;
     },
   },
+  linear: { radius: 1, weight: (x) => Math.max(0, 1 - Math.abs(x)) },
 };
 
 /** Rows summed per sweep of the vertical pass: the taps of a Lanczos-3 enlargement (2 x radius 3). */

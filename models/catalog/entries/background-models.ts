@@ -42,7 +42,8 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     // are written for 1024). Measured by bench/background.ts --isnet-settings, the section "ISNet
     // beyond the arena" of docs/benchmarks.md.
     session: { cpuArena: true, memoryPattern: false, releaseWhenIdle: true, graphOptimization: "extended" },
-    // Bilinear input, as IMG.LY's reference pipeline does (and half the time of Lanczos on a 1 MP photo).
+    // Bilinear input, as IMG.LY's pipeline and the DIS reference code resize (and half the time of
+    // Lanczos on a 1 MP photo), pixel-centred as the reference code samples (network-input.ts).
     // Its arena keeps the working memory between runs (the session is released when idle).
     segmentation: { maskChannel: 0, workingMiB: 900, inputKernel: "linear" },
     details: { subjects: "any", licenseNote: ISNET_LICENSE_NOTE },
