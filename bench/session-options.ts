@@ -8,8 +8,9 @@
  * The candidates:
  * - `ort defaults`: a bare session with no options at all, onnxruntime's defaults (all cores, spinning
  *   threads, arena and memory pattern on): the anchor, what a user of onnxruntime-node gets;
- * - the service's options (threads, no spinning, graph optimisation "all": serviceSessionOptions)
- *   with each of the four arena / memory-pattern settings.
+ * - the options the service creates the model's session with (serviceSessionOptions under the
+ *   catalog entry's settings: sessionOptionsFor, so its graph optimisation level and thread cap too)
+ *   with each of the four arena / memory-pattern settings; the one the catalog states is its row.
  *
  * Per model: load time, first run, the median of the later runs, each candidate's time as the median
  * of its per-round ratios to the anchor (rounds interleave the candidates, so a busy machine slows
@@ -38,7 +39,7 @@ import { catalogEntry } from "../models/catalog/model-catalog.js";
 import { ModelLoader } from "../workers/model-loader.js";
 import { ModelStore } from "../models/store/model-store.js";
 import { serviceSessionOptions } from "../workers/onnx/onnx-runtime.js";
-import { sessionSettings } from "../workers/onnx/session-settings.js";
+import { sessionOptionsFor, sessionSettings, type SessionSettings } from "../workers/onnx/session-settings.js";
 import { styleFamily } from "../workers/style/style-families.js";
 import { tileGeometry } from "../workers/upscale/network-upscaler.js";
 import { appendReport } from "./support/bench-report.js";
@@ -80,17 +81,21 @@ interface Candidate {
   pattern?: boolean;
 }
 const ANCHOR = "ort defaults";
-const CANDIDATES: Candidate[] = [
-  { name: ANCHOR, options: {} },
-  ...[true, false].flatMap((arena) =>
-    [true, false].map((pattern) => ({
-      name: `arena ${arena ? "on" : "off"}, pattern ${pattern ? "on" : "off"}`,
-      options: { ...serviceSessionOptions(threads, config.inference.spinning), enableCpuMemArena: arena, enableMemPattern: pattern },
-      arena,
-      pattern,
-    })),
-  ),
-];
+/** The anchor, and the session the service creates for a model with `settings` under each arena / memory-pattern setting. */
+function candidates(settings: SessionSettings): Candidate[] {
+  const service = serviceSessionOptions(threads, config.inference.spinning);
+  return [
+    { name: ANCHOR, options: {} },
+    ...[true, false].flatMap((arena) =>
+      [true, false].map((pattern) => ({
+        name: `arena ${arena ? "on" : "off"}, pattern ${pattern ? "on" : "off"}`,
+        options: sessionOptionsFor(service, { ...settings, cpuArena: arena, memoryPattern: pattern }),
+        arena,
+        pattern,
+      })),
+    ),
+  ];
+}
 
 interface Measured {
   loadMs: number;
@@ -158,20 +163,23 @@ async function main(): Promise<void> {
       console.log(`(skipping ${id}: ${(error as Error).message})`);
       continue;
     }
-    const results = new Map<string, Measured[]>(CANDIDATES.map(({ name }) => [name, []]));
-    const ratios = new Map<string, number[]>(CANDIDATES.map(({ name }) => [name, []]));
+    const chosen = sessionSettings(entry);
+    const created = sessionOptionsFor(serviceSessionOptions(threads, config.inference.spinning), chosen);
+    const modelCandidates = candidates(chosen);
+    const results = new Map<string, Measured[]>(modelCandidates.map(({ name }) => [name, []]));
+    const ratios = new Map<string, number[]>(modelCandidates.map(({ name }) => [name, []]));
     for (let round = 0; round < ROUNDS; round++) {
       // Each round in another order, so no candidate always runs right after a heavy one.
-      const order = round % 2 === 0 ? CANDIDATES : [...CANDIDATES].reverse();
+      const order = round % 2 === 0 ? modelCandidates : [...modelCandidates].reverse();
       const times = new Map<string, number>();
       for (const candidate of order) {
         const measured = await measure(prepared.file, prepared.side, candidate);
         results.get(candidate.name)!.push(measured);
         times.set(candidate.name, warm(measured));
       }
-      for (const { name } of CANDIDATES) ratios.get(name)!.push(times.get(name)! / times.get(ANCHOR)!);
+      for (const { name } of modelCandidates) ratios.get(name)!.push(times.get(name)! / times.get(ANCHOR)!);
     }
-    const rows = CANDIDATES.map((candidate) => {
+    const rows = modelCandidates.map((candidate) => {
       const all = results.get(candidate.name)!;
       return {
         candidate,
@@ -187,11 +195,10 @@ async function main(): Promise<void> {
     const service = rows.filter((row) => row.candidate.arena !== undefined);
     const fastest = Math.min(...service.map((row) => row.ratio));
     const pick = service.filter((row) => row.ratio <= fastest * 1.1).sort((a, b) => a.kept - b.kept)[0]!;
-    const chosen = sessionSettings(entry);
     const catalogRow = service.find((row) => row.candidate.arena === chosen.cpuArena && row.candidate.pattern === chosen.memoryPattern)!;
     const agrees = catalogRow === pick;
     const lines = [
-      `#### ${id} (${prepared.graph}, ${prepared.side} px input)`,
+      `#### ${id} (${prepared.graph}, ${prepared.side} px input; the service's sessions at graph optimisation ${created.graphOptimizationLevel}, ${created.intraOpNumThreads} threads)`,
       "",
       "| options | load ms | first run ms | later runs ms | time / ort defaults | peak MiB | kept after runs MiB | after release MiB |",
       "|---|---|---|---|---|---|---|---|",

@@ -38,7 +38,7 @@ import { throwIfCancelled, untilCancelled } from "./cancellation.js";
 import { RunGate } from "./run-gate.js";
 import { collectGarbage, processPeakBytes, residentBytes } from "./process-memory.mjs";
 import { chargedBytes, estimateSessionBytes, PROCESS_MARGIN_BYTES, type MeasuredCost } from "./session-cost.js";
-import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from "./session-settings.js";
+import { DEFAULT_SESSION_SETTINGS, sessionOptionsFor, type SessionSettings } from "./session-settings.js";
 import type { ByteTensor, ByteTensorMap, FeedMap, ModelSignature, TensorData, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
 
@@ -456,13 +456,7 @@ export class ModelRuntime {
       try {
         const settings = options.session ?? DEFAULT_SESSION_SETTINGS;
         entry.releaseWhenIdle = settings.releaseWhenIdle === true;
-        const created = await thread.create(id, source, {
-          ...this.sessionOptions,
-          enableCpuMemArena: settings.cpuArena,
-          enableMemPattern: settings.memoryPattern,
-          graphOptimizationLevel: settings.graphOptimization ?? this.sessionOptions.graphOptimizationLevel,
-          intraOpNumThreads: Math.min(this.sessionOptions.intraOpNumThreads, settings.maxThreads ?? Infinity),
-        });
+        const created = await thread.create(id, source, sessionOptionsFor(this.sessionOptions, settings));
         // The thread has its own copy: this one (84 MB for ISNet) goes now rather than at some later
         // collection that might come in the middle of the first run's peak.
         source = undefined;

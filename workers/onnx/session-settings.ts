@@ -19,3 +19,24 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = { cpuArena: true, memor
 export function sessionSettings(entry: CatalogEntry): SessionSettings {
   return entry.session ?? DEFAULT_SESSION_SETTINGS;
 }
+
+/** What of onnxruntime's session options {@link SessionSettings} decide, beside the service's own (serviceSessionOptions). */
+interface BaseSessionOptions {
+  intraOpNumThreads: number;
+  graphOptimizationLevel: "disabled" | "basic" | "extended" | "all";
+}
+
+/**
+ * The options a session of a model with `settings` is created with: the service's `base` options with
+ * the model's arena, memory pattern, graph optimisation level and thread cap over them. The runtime
+ * creates its sessions with these, and bench/session-options.ts measures the catalog's choice with them.
+ */
+export function sessionOptionsFor<Base extends BaseSessionOptions>(base: Base, settings: SessionSettings) {
+  return {
+    ...base,
+    enableCpuMemArena: settings.cpuArena,
+    enableMemPattern: settings.memoryPattern,
+    graphOptimizationLevel: settings.graphOptimization ?? base.graphOptimizationLevel,
+    intraOpNumThreads: Math.min(base.intraOpNumThreads, settings.maxThreads ?? Infinity),
+  };
+}
