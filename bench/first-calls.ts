@@ -6,11 +6,12 @@
  * how many model sessions the first call loaded (the service's own `atelier_model_loads_total`), so a
  * slow first call that loaded a model is told apart from one that was slow for another reason.
  *
- *   npx tsx bench/first-calls.ts [--warm N] [--pause S]
+ *   npx tsx bench/first-calls.ts [--warm N] [--pause S] [--only prompt,generation]
  *
  * `--warm`: warm calls per operation after the first (default 3). `--pause`: seconds to wait after the
  * warm-up before the first calls (default 0), to see a first call that comes after the models'
- * idle-release time (ATELIER_MODEL_IDLE_RELEASE_MS), as a real one usually does.
+ * idle-release time (ATELIER_MODEL_IDLE_RELEASE_MS), as a real one usually does. `--only`: the
+ * operations whose label starts with one of these words, in this order (default all, in the table's).
  *
  * The image operations take a 1 MP JPEG of a test photograph (rocket.jpg, no person in it, so the
  * default background removal runs the people model and then the general one); style transfer takes
@@ -35,7 +36,7 @@ import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { appendReport } from "./support/bench-report.js";
 import { reportGoal } from "./support/goal-rows.js";
 
-const { values } = parseArgs({ options: { warm: { type: "string" }, pause: { type: "string" } } });
+const { values } = parseArgs({ options: { warm: { type: "string" }, pause: { type: "string" }, only: { type: "string" } } });
 const WARM_CALLS = Number(values.warm ?? 3);
 const PAUSE_SECONDS = Number(values.pause ?? 0);
 /** The goal: a first call costs at most this many warm ones. */
@@ -149,9 +150,11 @@ async function main(): Promise<void> {
       { label: "generation (default model)", route: "/api/v1/generate", body: (index: number) => ({ prompt: "an owl on a branch", seed: index + 1 }) },
     ];
     if (!style) console.log("(no style installed: style transfer not measured)");
+    const only = values.only?.split(",").map((word) => word.trim());
+    const measured = only ? only.flatMap((word) => operations.filter(({ label }) => label.startsWith(word))) : operations;
 
     const rows: (string | number)[][] = [];
-    for (const { label, route, body } of operations) {
+    for (const { label, route, body } of measured) {
       const call = async (index: number) => {
         const begun = performance.now();
         const response = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body(index)) });
