@@ -10,7 +10,10 @@
  *   threads, arena and memory pattern on): the anchor, what a user of onnxruntime-node gets;
  * - the options the service creates the model's session with (serviceSessionOptions under the
  *   catalog entry's settings: sessionOptionsFor, so its graph optimisation level and thread cap too)
- *   with each of the four arena / memory-pattern settings; the one the catalog states is its row.
+ *   with each of the four arena / memory-pattern settings; the one the catalog states is its row;
+ * - where the service's threads do not spin (ATELIER_ONNX_SPINNING off, its default), the catalog's
+ *   row again with spinning threads: onnxruntime's default, which the service turns off for the work
+ *   around each run (serviceSessionOptions), so the part of a gap to the anchor that is spinning shows.
  *
  * Per model: load time, first run, the median of the later runs, each candidate's time as the median
  * of its per-round ratios to the anchor (rounds interleave the candidates, so a busy machine slows
@@ -18,6 +21,9 @@
  * the session is released, over the process's own before it loaded. The rule the catalog's choice is
  * checked against: among the service's candidates within 10 % of the fastest, the one that keeps the
  * least resident after its runs. The table says where the catalog agrees.
+ *
+ * The goal: each model's catalog row within {@link SLOWER_THAN_ANCHOR} of the anchor, or a measured
+ * reason: the catalog entry's own (`session.reason`), or the spinning row back within it.
  *
  *   npx tsx bench/session-options.ts [--models id,id] [--rounds N] [--runs N]
  *
@@ -79,7 +85,15 @@ interface Candidate {
   options: object;
   arena?: boolean;
   pattern?: boolean;
+  /** The catalog's settings with onnxruntime's spinning threads: not a setting the catalog chooses. */
+  spinning?: true;
 }
+/**
+ * A catalog row counts as slower than the anchor beyond this ratio: the tolerance the performance goals
+ * give a session option, and about the spread of one model's ratio between two rounds on 2 shared cores.
+ */
+const SLOWER_THAN_ANCHOR = 1.1;
+const SPINNING = "catalog's, threads spinning";
 const ANCHOR = "ort defaults";
 /** The anchor, and the session the service creates for a model with `settings` under each arena / memory-pattern setting. */
 function candidates(settings: SessionSettings): Candidate[] {
@@ -94,6 +108,7 @@ function candidates(settings: SessionSettings): Candidate[] {
         pattern,
       })),
     ),
+    ...(config.inference.spinning ? [] : [{ name: SPINNING, options: sessionOptionsFor(serviceSessionOptions(threads, true), settings), spinning: true as const }]),
   ];
 }
 
@@ -192,7 +207,7 @@ async function main(): Promise<void> {
         released: median(all.map((m) => m.afterRelease - m.before)),
       };
     });
-    const service = rows.filter((row) => row.candidate.arena !== undefined);
+    const service = rows.filter((row) => row.candidate.arena !== undefined && !row.candidate.spinning);
     const fastest = Math.min(...service.map((row) => row.ratio));
     const pick = service.filter((row) => row.ratio <= fastest * 1.1).sort((a, b) => a.kept - b.kept)[0]!;
     const catalogRow = service.find((row) => row.candidate.arena === chosen.cpuArena && row.candidate.pattern === chosen.memoryPattern)!;
@@ -219,7 +234,13 @@ async function main(): Promise<void> {
     ];
     console.log(`\n${lines.join("\n")}`);
     sections.push(lines.join("\n"));
-    against.push({ id, ratio: catalogRow.ratio, reason: chosen.reason });
+    const spinningRow = rows.find((row) => row.candidate.spinning);
+    const reason =
+      chosen.reason ??
+      (spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR
+        ? `the service's threads do not spin (ATELIER_ONNX_SPINNING); with spinning threads ${spinningRow.ratio.toFixed(2)}x`
+        : undefined);
+    against.push({ id, ratio: catalogRow.ratio, reason });
     summary.push(`| ${id} | ${catalogRow.candidate.name} | ${catalogRow.ratio.toFixed(2)}x | ${(catalogRow.ratio / fastest).toFixed(2)}x | ${mib(catalogRow.peak)} | ${mib(catalogRow.kept)} | ${agrees ? "yes" : `no: ${pick.candidate.name}`} |`);
   }
   fs.rmSync(folder, { recursive: true, force: true });
@@ -231,14 +252,14 @@ async function main(): Promise<void> {
   console.log(`\n${table}`);
   appendReport("Session options per model (bench/session-options.ts)", [header, "", table, "", ...sections].join("\n\n"));
   if (against.length === 0) return;
-  const slower = against.filter(({ ratio, reason }) => ratio > 1 && !reason);
-  const slowest = against.reduce((a, b) => (b.ratio > a.ratio ? b : a));
+  const beyond = against.filter(({ ratio }) => ratio > SLOWER_THAN_ANCHOR);
+  const unexplained = beyond.filter(({ reason }) => !reason);
   reportGoal({
-    goal: "every model at least as fast as a bare onnxruntime session with default options, or the reason written down",
+    goal: `every model at least as fast as a bare onnxruntime session with default options (within ${Math.round((SLOWER_THAN_ANCHOR - 1) * 100)} %), or the reason measured and written down`,
     measured:
-      `${against.length} models; slowest ${slowest.id} ${slowest.ratio.toFixed(2)}x${slowest.reason ? " (reason stated)" : ""}` +
-      (slower.length > 0 ? `; slower without a reason: ${slower.map(({ id, ratio }) => `${id} ${ratio.toFixed(2)}x`).join(", ")}` : ""),
-    met: slower.length === 0,
+      `${against.length} models, ${against.length - beyond.length} within; ` +
+      (beyond.length === 0 ? "none beyond" : `beyond: ${beyond.map(({ id, ratio, reason }) => `${id} ${ratio.toFixed(2)}x (${reason ?? "no reason"})`).join("; ")}`),
+    met: unexplained.length === 0,
   });
 }
 

@@ -41,7 +41,16 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     // faster only while other work held the cores, and the graph refuses smaller inputs (its resizes
     // are written for 1024). Measured by bench/background.ts --isnet-settings, the section "ISNet
     // beyond the arena" of docs/benchmarks.md.
-    session: { cpuArena: true, memoryPattern: false, releaseWhenIdle: true, graphOptimization: "extended" },
+    session: {
+      cpuArena: true,
+      memoryPattern: false,
+      releaseWhenIdle: true,
+      graphOptimization: "extended",
+      reason:
+        "memory: onnxruntime's defaults (memory pattern on, graph optimisation all) keep about 2 GB resident after runs against " +
+        "under 0.9 GB with these, and optimisation all alone adds about 200 MB to the peak for under 10 % less time " +
+        "(bench/session-options.ts, bench/background.ts --isnet-settings)",
+    },
     // Bilinear input, as IMG.LY's pipeline and the DIS reference code resize (and half the time of
     // Lanczos on a 1 MP photo), pixel-centred as the reference code samples (network-input.ts).
     // Its arena keeps the working memory between runs (the session is released when idle).
