@@ -23,6 +23,7 @@ import { ModelInstalls } from "../server/model-installs/model-installs.js";
 import { openUsageStore } from "../server/usage/open-usage-store.js";
 import { UsageService } from "../server/usage/usage-service.js";
 import { createWorkerClients } from "../server/workers/worker-clients.js";
+import { compileOperationSchemas } from "../server/compile-operation-schemas.js";
 import { withLocalCalls } from "../server/workers/local-worker-clients.js";
 import type { InProcessWorker } from "../transport/local-worker.js";
 import { HubClient } from "../models/store/hub-files.js";
@@ -141,6 +142,10 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
   const url = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`;
   logger.info({ url, workers: addresses }, "atelier listening");
   // Only now that it serves, so warming never delays the first requests or the start itself.
+  const schemasCompiling = new AbortController();
+  const schemasCompiled = config.inference.warmUp
+    ? compileOperationSchemas(schemasCompiling.signal).catch((error: unknown) => logger.warn({ err: error }, "compiling the operations' parsers failed; their first calls compile them"))
+    : Promise.resolve();
   if (worker && config.inference.warmUp) {
     ready.readiness.add(warmUpCheck(worker.warmUp));
     worker.warmUp.start();
@@ -157,6 +162,8 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     firstAdmin,
     close: async (graceEndsAtMs = Date.now() + config.shutdownGraceMs) => {
       ready.readiness.startDraining();
+      schemasCompiling.abort();
+      await schemasCompiled;
       await jobs.stop(graceEndsAtMs);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
