@@ -50,6 +50,9 @@ const BACKGROUND_WARM_UP_SIDE = 512;
 /** The prompts the prompt engine is warmed with: short ideas of different kinds, as people send them. */
 const WARM_UP_PROMPTS = ["a lighthouse at dusk", "portrait of an old fisherman", "a red fox in the snow", "a castle on a hill at night"];
 
+/** The doodle model's warm-up prompts: classes it draws, in phrases of different shapes. */
+const DOODLE_WARM_UP_PROMPTS = ["an apple on a wooden table", "a wise old owl sitting on a branch at night", "two rusty keys"];
+
 /** The upscale factors warmed: the two the API's clients use most, each its own graph. */
 const WARMED_SCALES = [2, 4] as const;
 
@@ -234,8 +237,9 @@ export class WarmUp {
         // speed only then (the JIT).
         const diffusion = limits?.options.includes("steps") === true;
         const side = limits && diffusion ? Math.ceil(limits.minSize / limits.sizeMultiple) * limits.sizeMultiple : 0;
-        // Things the doodle model can draw; any prompt suits a diffusion model.
-        for (const [seed, prompt] of (diffusion ? ["an apple"] : ["an apple", "an owl", "a key"]).entries()) {
+        // Things the doodle model can draw, said as people say them: reading a phrase runs more of the
+        // prompt reader's tagging than a bare noun does. Any prompt suits a diffusion model.
+        for (const [seed, prompt] of (diffusion ? ["an apple"] : DOODLE_WARM_UP_PROMPTS).entries()) {
           signal.throwIfAborted();
           await this.serve(GenerationServiceService.generate.path, GenerateRequest.fromPartial({ prompt, width: side, height: side, steps: diffusion ? 1 : 0, seed: seed + 1 }), signal);
         }
