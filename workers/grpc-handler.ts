@@ -2,7 +2,7 @@
  * Adapts an async function to a grpc-js unary handler: the call's cancellation and deadline become
  * an AbortSignal the work can check, and every failure becomes a status through toGrpcStatus.
  */
-import type { sendUnaryData, ServerUnaryCall, ServerWritableStream } from "@grpc/grpc-js";
+import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { AtelierError } from "../core/errors.js";
 import { toGrpcStatus } from "../transport/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
@@ -32,6 +32,24 @@ const works = new WeakMap<object, Work>();
 /** The work function behind a handler made by {@link unaryHandler}; undefined for any other. */
 export function workOf(handler: unknown): Work | undefined {
   return typeof handler === "function" ? works.get(handler) : undefined;
+}
+
+/** A service as a worker binds it to its gRPC server. */
+export interface ServiceBinding {
+  definition: ServiceDefinition;
+  implementation: UntypedServiceImplementation;
+}
+
+/** The work of each RPC of `bindings` made by {@link unaryHandler}, by the RPC's path. */
+export function worksByPath(bindings: readonly ServiceBinding[]): Map<string, Work> {
+  const byPath = new Map<string, Work>();
+  for (const { definition, implementation } of bindings) {
+    for (const [name, method] of Object.entries(definition)) {
+      const work = workOf(implementation[name]);
+      if (work) byPath.set(method.path, work);
+    }
+  }
+  return byPath;
 }
 
 export function unaryHandler<Req, Res>(

@@ -5,13 +5,12 @@
  * worker starts shutting down, new calls are refused as a worker going away is (503, Retry-After)
  * and shutdown waits for the running ones, as grpc-js's tryShutdown does for RPCs.
  */
-import type { ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { AtelierError } from "../core/errors.js";
 import { workerCallError } from "../transport/grpc-errors.js";
 import type { Logger } from "../core/logger.js";
 import type { LocalCallOptions, LocalWorker } from "../transport/local-worker.js";
 import { methodOf, startCallRecord } from "./call-record.js";
-import { callCancelled, workOf, type Work } from "./grpc-handler.js";
+import { callCancelled, worksByPath, type ServiceBinding, type Work } from "./grpc-handler.js";
 import { withProgress } from "./work-progress.js";
 
 export class LocalCalls implements LocalWorker {
@@ -23,15 +22,10 @@ export class LocalCalls implements LocalWorker {
   private readonly whenIdle = new Set<() => void>();
 
   constructor(
-    bindings: readonly { definition: ServiceDefinition; implementation: UntypedServiceImplementation }[],
+    bindings: readonly ServiceBinding[],
     private readonly logger: Logger,
   ) {
-    for (const { definition, implementation } of bindings) {
-      for (const [name, method] of Object.entries(definition)) {
-        const work = workOf(implementation[name]);
-        if (work) this.works.set(method.path, { method: methodOf(method.path), work });
-      }
-    }
+    for (const [path, work] of worksByPath(bindings)) this.works.set(path, { method: methodOf(path), work });
   }
 
   async call<Res>(path: string, request: object, options: LocalCallOptions): Promise<Res> {

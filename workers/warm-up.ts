@@ -14,7 +14,6 @@
  * builtin engine is warmed (its term lists are read as the worker starts, its code paths run here);
  * an LLM server configured in front of it is never called.
  */
-import type { ServiceDefinition, UntypedServiceImplementation } from "@grpc/grpc-js";
 import sharp from "sharp";
 import { inBackground } from "../core/work-priority.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
@@ -28,7 +27,7 @@ import { catalogEntry, weightSize } from "../models/catalog/model-catalog.js";
 import { chooseModel } from "../models/requests/background-model-choice.js";
 import { STYLE_ENTRIES } from "../models/requests/style-request.js";
 import type { GenerationService } from "./generation/generation-service.js";
-import { workOf, type Work } from "./grpc-handler.js";
+import { worksByPath, type ServiceBinding, type Work } from "./grpc-handler.js";
 import { estimateSessionBytes } from "./onnx/session-cost.js";
 import { styleWorkingBytes } from "./style/style-network.js";
 import { tileWorkingBytes } from "./upscale/network-upscaler.js";
@@ -65,12 +64,6 @@ export interface WarmUpStatus {
   skipped: { operation: string; reason: string }[];
 }
 
-/** The services a worker serves, as it binds them (worker-server.ts): the warm-up calls their work. */
-export interface ServedService {
-  definition: ServiceDefinition;
-  implementation: UntypedServiceImplementation;
-}
-
 interface WarmUpTask {
   operation: string;
   /**
@@ -87,19 +80,15 @@ export class WarmUp {
   private readonly status: WarmUpStatus = { state: "waiting", warm: [], skipped: [] };
   private running: Promise<void> | undefined;
   /** The work of each RPC the worker serves, by its path. */
-  private readonly works = new Map<string, Work>();
+  private readonly works: Map<string, Work>;
 
   constructor(
     private readonly context: WorkerContext,
     private readonly generation: GenerationService,
-    served: readonly ServedService[],
+    /** The services the worker serves, as it binds them (worker-server.ts): the warm-up calls their work. */
+    served: readonly ServiceBinding[],
   ) {
-    for (const { definition, implementation } of served) {
-      for (const [name, method] of Object.entries(definition)) {
-        const work = workOf(implementation[name]);
-        if (work) this.works.set(method.path, work);
-      }
-    }
+    this.works = worksByPath(served);
   }
 
   report(): WarmUpStatus {

@@ -2,7 +2,7 @@
  * One gRPC server hosting the worker services, with the standard health service, message limits
  * sized for images, and a graceful shutdown that lets running calls finish.
  */
-import { Server, ServerCredentials, type ServiceDefinition, type UntypedServiceImplementation } from "@grpc/grpc-js";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { HealthImplementation } from "grpc-health-check";
 import type { AtelierConfig } from "../core/config.js";
 import type { Logger } from "../core/logger.js";
@@ -25,18 +25,13 @@ import type { WorkerContext } from "./worker-context.js";
 import { WarmUp } from "./warm-up.js";
 import { chunkedImageHandler } from "./chunked-image-handler.js";
 import type { WithImage } from "../transport/image-chunks.js";
-import { workOf } from "./grpc-handler.js";
+import { workOf, type ServiceBinding } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
 import { methodOf } from "./call-record.js";
 import { LocalCalls } from "./local-calls.js";
 import { inCallersPriority } from "./call-priority.js";
 import type { LocalWorker } from "../transport/local-worker.js";
 import { setServiceHeapGrowth } from "../core/heap-growth.js";
-
-interface ServiceBinding {
-  definition: ServiceDefinition;
-  implementation: UntypedServiceImplementation;
-}
 
 export interface RunningWorker {
   /** `host:port` the server listens on. */
