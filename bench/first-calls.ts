@@ -35,6 +35,7 @@ import { testPhoto } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { appendReport } from "./support/bench-report.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { loadAverage as load, median } from "./support/figures.js";
 
 const { values } = parseArgs({ options: { warm: { type: "string" }, pause: { type: "string" }, only: { type: "string" } } });
 const WARM_CALLS = Number(values.warm ?? 3);
@@ -44,9 +45,7 @@ const GOAL_RATIO = 1.3;
 /** The photo's size: about 1 MP, the background bench's 1 MP case. */
 const PHOTO_SIZE = { width: 1224, height: 816 };
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
-const load = () => os.loadavg().map((v) => v.toFixed(1)).join(" ");
 const table = (header: string[], rows: (string | number)[][]) =>
   [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
 

@@ -41,6 +41,7 @@ import { UpscaleQuality } from "../gen/atelier/upscale/v1/upscale_service.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { loadAverage as load, median } from "./support/figures.js";
 
 const MiB = 1024 * 1024;
 
@@ -109,7 +110,6 @@ function peakMiB(context: WorkerContext): number {
   return Math.round(context.runtime.stats().peakResidentBytes / MiB);
 }
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
-const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
 
 async function contextFor(models: string[]): Promise<WorkerContext> {
   const modelsDir = await installedModelsDir(models);
@@ -133,8 +133,6 @@ async function child(id: string): Promise<void> {
   await settle();
   console.log(JSON.stringify({ before, after, peak, evicted: residentMiB(), estimatedMiB, ms }));
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** Child for --allocator-timing: a warm call, then `runs` timed calls; prints their median in ms. */
 async function timeChild(id: string, runs: number): Promise<void> {

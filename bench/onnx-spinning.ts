@@ -24,6 +24,7 @@ import { createLogger } from "../core/logger.js";
 import { startAtelier } from "../bin/start-atelier.js";
 import { buildComposite, PERSON } from "../test/background/ground-truth.js";
 import { installedModelsDir } from "../test/support/installed-models.js";
+import { loadAverage as load, median } from "./support/figures.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-bare": { type: "boolean" }, "skip-rest": { type: "boolean" } } });
 const RUNS = Number(values.runs ?? 15);
@@ -33,8 +34,6 @@ const SETTINGS = [
   ["no spinning", false],
 ] as const;
 
-const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
-const load = () => os.loadavg().map((v) => v.toFixed(1)).join(" ");
 const table = (header: string[], rows: (string | number)[][]) =>
   [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
 /** CPU time of the whole process (every thread) while `work` runs, and its wall time, in ms. */

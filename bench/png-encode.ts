@@ -45,6 +45,7 @@ import { upscalePath } from "../models/requests/upscale-choice.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 import { benchModels, printTable } from "./upscale-models.js";
 import { centreCrop } from "./upscale-quality.js";
+import { loadAverage } from "./support/figures.js";
 
 const { values } = parseArgs({ options: { sets: { type: "string" }, sizes: { type: "string" } } });
 const SETS = (values.sets ?? "photos").split(",");
@@ -264,7 +265,7 @@ async function report(name: string, set: ImageSet): Promise<void> {
 }
 
 if (!fs.existsSync(`${PHOTO_DIR}/chelsea.png`)) throw new Error(`No photographs in ${PHOTO_DIR}: run scripts/fetch-test-photos.sh.`);
-console.log(`PNG encoding: ${os.availableParallelism()} cores, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}; libvips for pipelines uses ${JSON.stringify(PNG_OPTIONS)}`);
+console.log(`PNG encoding: ${os.availableParallelism()} cores, load average ${loadAverage()}; libvips for pipelines uses ${JSON.stringify(PNG_OPTIONS)}`);
 const makers: Record<string, () => Promise<Record<string, ImageSet>>> = { photos: photoSets, style: styleSets, background: backgroundSets };
 for (const name of SETS) {
   const make = makers[name];

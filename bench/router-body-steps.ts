@@ -22,11 +22,10 @@ import { AddressPolicy } from "../server/image-source/address-policy.js";
 import { SqliteApiKeyStore } from "../server/keys/sqlite-api-key-store.js";
 import { backgroundRemoveInput } from "../contract/schemas/background-remove.js";
 import { createSqliteQuotaStore } from "../server/quota/sqlite-quota-store.js";
+import { loadAverage as load, median } from "./support/figures.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" } } });
 const RUNS = Number(values.runs ?? 5);
-const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
 const cpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;

@@ -46,6 +46,7 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { framesDuring, type Stretch } from "./support/profile-blocks.js";
+import { loadAverage as load, median } from "./support/figures.js";
 
 const { values } = parseArgs({
   options: { runs: { type: "string" }, "cpu-prof": { type: "string" }, only: { type: "string" }, "skip-jobs": { type: "boolean" }, redis: { type: "boolean" } },
@@ -63,9 +64,6 @@ interface Probe {
   cpuMs: number;
   wallMs: number;
 }
-
-const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)]!;
 
 /** A photograph resized to exactly `width` x `height`, as PNG. */
 async function photo(width: number, height: number): Promise<Buffer> {

@@ -25,6 +25,7 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { readReport, REPORT_FILE_VARIABLE } from "./support/bench-report.js";
 import { GOALS_FILE_VARIABLE, readGoals } from "./support/goal-rows.js";
+import { loadAverage as load } from "./support/figures.js";
 
 interface Bench {
   name: string;
@@ -137,8 +138,6 @@ const BENCHES: Bench[] = [
   { name: "jobs", script: "bench/jobs.ts", args: ["100", "5"], estimatedSeconds: 15, goals: [] },
   { name: "soak", script: "bench/soak.ts", args: ["30", "4"], estimatedSeconds: 40, goals: [] },
 ];
-
-const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
 
 if (!fs.existsSync(path.join(testPhotos, "chelsea.png"))) {
   console.log(`fetching test photos into ${testPhotos}`);

@@ -50,6 +50,7 @@ import { styleFamily } from "../workers/style/style-families.js";
 import { tileGeometry } from "../workers/upscale/network-upscaler.js";
 import { appendReport } from "./support/bench-report.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { loadAverage as load, median } from "./support/figures.js";
 
 const { values } = parseArgs({ options: { models: { type: "string" }, rounds: { type: "string" }, runs: { type: "string" } } });
 /** One model of every family the service runs, and every default. */
@@ -78,7 +79,6 @@ const CHILD = path.join(import.meta.dirname, "support", "session-options-child.m
 const run = promisify(execFile);
 const config = loadConfig({ ...process.env, LOG_LEVEL: "silent" });
 const threads = config.inference.threads;
-const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
 
 interface Candidate {
   name: string;
@@ -152,7 +152,6 @@ async function measure(file: string, side: number, candidate: Candidate): Promis
   return JSON.parse(stdout.trim().split("\n").at(-1)!) as Measured;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const mib = (bytes: number) => (bytes / MiB).toFixed(0);
 /** Median of the runs after the first. */
 const warm = (m: Measured) => median(m.runMs.length > 1 ? m.runMs.slice(1) : m.runMs);

@@ -52,6 +52,7 @@ import { bytesOfDataUrl, dataUrl } from "../test/support/test-images.js";
 import { startTestService } from "../test/support/test-service.js";
 import { startContractFloor } from "./support/contract-floor.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { loadAverage, median } from "./support/figures.js";
 
 const OUTPUT = path.join("bench", "output");
 const REPEATS = Math.max(1, Number(process.env.BENCH_REPEATS ?? 3));
@@ -72,7 +73,6 @@ function table(header: string[], rows: (string | number)[][]): void {
   say();
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const ms = (value: number) => Math.round(value);
 
 /** Wall time and this process's CPU time (all threads: onnxruntime's, libvips', gRPC's, HTTP's), in ms. */
@@ -356,7 +356,7 @@ async function main(): Promise<void> {
 
   say(`# Style transfer bench`);
   say();
-  say(`${os.cpus()[0]?.model ?? "cpu"}, ${os.availableParallelism()} cores, onnxruntime threads ${THREADS}, load average ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}; median of ${REPEATS} runs after a warm-up.`);
+  say(`${os.cpus()[0]?.model ?? "cpu"}, ${os.availableParallelism()} cores, onnxruntime threads ${THREADS}, load average ${loadAverage()}; median of ${REPEATS} runs after a warm-up.`);
   say(`Working size ${DEFAULT_STYLE_SETTINGS.workingSize} px (long side), tile limit ${DEFAULT_STYLE_SETTINGS.tileSize} px.`);
   say();
   if (process.argv.includes("overhead")) {
@@ -529,7 +529,7 @@ async function main(): Promise<void> {
   say(`nc16 comparison (100% crops ${crop.width}x${crop.height} at ${crop.left},${crop.top}): ${comparisonSheet}`);
 
   say();
-  say(`Load average at the end: ${os.loadavg().map((v) => v.toFixed(1)).join(" ")}.`);
+  say(`Load average at the end: ${loadAverage()}.`);
   fs.writeFileSync(path.join(OUTPUT, "style-bench.md"), `${lines.join("\n")}\n`);
   await runtime.dispose();
 }

@@ -62,6 +62,7 @@ import { benchModels, machine, median, printTable, type BenchModels } from "./up
 import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quality.js";
 import { startContractFloor } from "./support/contract-floor.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { loadAverage } from "./support/figures.js";
 
 const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
 const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "atelier-compact-x4", "atelier-compact-x2", "espcn-x3"];
@@ -512,7 +513,7 @@ async function tfjsComparison(bench: BenchModels, variants: string[]): Promise<v
     ]);
   }
   printTable(
-    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, medians of ${TFJS_RUNS} interleaved runs after one untimed run each; ${machine()}, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}`,
+    `ONNX Runtime (this service, ${bench.threads} threads) vs UpscalerJS's TensorFlow.js approach (@tensorflow/tfjs ${tf.version.tfjs}, ${tf.getBackend()} backend), one crop of chelsea.png, medians of ${TFJS_RUNS} interleaved runs after one untimed run each; ${machine()}, load average ${loadAverage()}`,
     ["model", "input", "tfjs ms", "onnx ms", "tfjs ms / output MP", "onnx ms / output MP", "onnx speed-up (tfjs / onnx)", "max |Δ| (0..255 scale)"],
     rows,
     "ESRGAN against TensorFlow.js (bench/upscale-bench.ts tfjs)",
@@ -704,7 +705,7 @@ function commit(): string {
   }
 }
 console.log(
-  `Upscaling benchmark, ${new Date().toISOString()}, commit ${commit()}: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${bench.threads} onnxruntime threads, ${os.availableParallelism()} cores, load average ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}, ` +
+  `Upscaling benchmark, ${new Date().toISOString()}, commit ${commit()}: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ${bench.threads} onnxruntime threads, ${os.availableParallelism()} cores, load average ${loadAverage()}, ` +
     `models ${bench.usable.map((entry) => entry.id).join(", ")}`,
 );
 try {
@@ -718,5 +719,5 @@ try {
   if (wanted("rest-1mp")) await restOverhead(bench, GOAL_CASES.slice(0, 1));
 } finally {
   await bench.runtime.dispose();
-  console.log(`\nload average at the end ${os.loadavg().map((value) => value.toFixed(1)).join(" ")}`);
+  console.log(`\nload average at the end ${loadAverage()}`);
 }

@@ -46,7 +46,6 @@
  * the photograph from scripts/fetch-test-photos.sh (data/test-photos).
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
@@ -62,6 +61,7 @@ import { inferenceDuration } from "../observability/metrics.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { benchModels, machine, median, printTable } from "./upscale-models.js";
 import { centreCrop } from "./upscale-quality.js";
+import { loadAverage as load } from "./support/figures.js";
 
 const MODEL = "lsdir-compact-x4";
 const SCALE = 4;
@@ -82,7 +82,6 @@ const { values } = parseArgs({
 const levels = values.levels.split(",").map(Number);
 const windowMs = Number(values["window-s"]) * 1000;
 const rounds = Number(values.rounds);
-const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ");
 
 /** One client's part of a window: each call's latency, and its time from the first call's start to the last one's end. */
 interface ClientWindow {
