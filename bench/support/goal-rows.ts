@@ -22,6 +22,16 @@ export function reportGoal(row: GoalRow): void {
   if (file) fs.appendFileSync(file, `${JSON.stringify(row)}\n`);
 }
 
+/**
+ * What a ratio goal's row says when its bound is below the contract floor measured in the same run
+ * (the bare run plus the floor, over the bare run: what any server of the contract pays around the
+ * network, bench/support/contract-floor.ts): no server could meet it on that machine, and the row
+ * says so instead of reading as the service's miss. Empty when the bound is above the floor.
+ */
+export function boundBelowFloor(bound: number, floorRatio: number): string {
+  return floorRatio > bound ? `; the bound is below the contract floor of this run (${floorRatio.toFixed(2)}x): no server of the contract meets it here` : "";
+}
+
 /** The rows in `file`, in the order they were reported; none when it does not exist. */
 export function readGoals(file: string): GoalRow[] {
   if (!fs.existsSync(file)) return [];
