@@ -123,7 +123,7 @@ const BENCHES: Bench[] = [
     goals: ["every model at least as fast as a bare onnxruntime session"],
   },
   { name: "style", script: "bench/style-transfer.ts", args: ["overhead"], estimatedSeconds: 165, goals: ["style transfer ("] },
-  { name: "router-event-loop", script: "bench/router-event-loop.ts", args: ["--runs", "3"], estimatedSeconds: 100, goals: ["router event loop"] },
+  { name: "router-event-loop", script: "bench/router-event-loop.ts", args: ["--runs", "5"], estimatedSeconds: 250, goals: ["router event loop"] },
   { name: "png", script: "bench/png-encode.ts", args: [], estimatedSeconds: 120, goals: [], onRequest: true },
   // ISNet's input side, threads and graph optimisation against matte accuracy: what its catalog entry
   // chose from. Four sessions load and score the eight composites (the smaller sides are refused at once).

@@ -9,9 +9,14 @@
  * turn, and the longest CPU time between two turns is the longest synchronous block, whatever the
  * load. Where schedstat cannot be read it reports null. The block's place in time (process.hrtime,
  * microseconds) comes with it, so a CPU profile of the router can say what ran in it.
+ *
+ * Garbage collection runs on the main thread inside such blocks, wherever the allocation that
+ * triggers it happens to fall: the probe also reports the longest collection pause and how much of
+ * the longest block was collection (perf_hooks' `gc` entries), so a block can be told apart from
+ * the code that ran in it.
  */
 import fs from "node:fs";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { constants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
 
 const histogram = monitorEventLoopDelay({ resolution: 1 });
 histogram.enable();
@@ -36,6 +41,21 @@ let lastCpuNs = schedstat === undefined ? 0 : mainThreadCpuNs(schedstat);
 let lastTurnUs = nowUs();
 let longestCpuNs = 0;
 let longestBlock = { startUs: 0, endUs: 0 };
+/** The collections since the reset: start and duration (performance.now() milliseconds), and kind. */
+let collections: { startMs: number; durationMs: number; kind: string }[] = [];
+const GC_KINDS: Record<number, string> = {
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: "major",
+  [constants.NODE_PERFORMANCE_GC_MINOR]: "minor",
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: "incremental",
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: "weak callbacks",
+};
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
+    collections.push({ startMs: entry.startTime, durationMs: entry.duration, kind: GC_KINDS[entry.detail?.kind ?? -1] ?? "other" });
+  }
+}).observe({ entryTypes: ["gc"] });
+/** process.hrtime microseconds as performance.now() milliseconds. */
+const hrtimeUsToPerformanceMs = (us: number) => us / 1000 - (Number(process.hrtime.bigint() / 1000n) / 1000 - performance.now());
 if (schedstat !== undefined) {
   const fd = schedstat;
   setInterval(() => {
@@ -56,10 +76,21 @@ process.on("message", (message: unknown) => {
     cpuAtReset = process.cpuUsage();
     wallAtReset = performance.now();
     longestCpuNs = 0;
+    collections = [];
     process.send?.("reset-done");
   } else if (message === "report") {
     const cpu = process.cpuUsage(cpuAtReset);
+    const longest = collections.reduce((a, b) => (b.durationMs > a.durationMs ? b : a), { startMs: 0, durationMs: 0, kind: "none" });
+    const [blockStartMs, blockEndMs] = [hrtimeUsToPerformanceMs(longestBlock.startUs), hrtimeUsToPerformanceMs(longestBlock.endUs)];
+    const gcInBlockMs = collections.reduce(
+      (sum, { startMs, durationMs }) => sum + Math.max(0, Math.min(blockEndMs, startMs + durationMs) - Math.max(blockStartMs, startMs)),
+      0,
+    );
     process.send?.({
+      gcMaxMs: longest.durationMs,
+      gcMaxKind: longest.kind,
+      gcInBlockMs,
+      gcTotalMs: collections.reduce((sum, { durationMs }) => sum + durationMs, 0),
       maxMs: histogram.max / 1e6,
       p99Ms: histogram.percentile(99) / 1e6,
       blockCpuMs: schedstat === undefined ? null : longestCpuNs / 1e6,
