@@ -328,7 +328,7 @@ describe("bounds and failures", () => {
     expect(calls).toBe(1);
   });
 
-  it("asks for each tile's run before assembling the tile before it", async () => {
+  it("asks for each tile's run two tiles ahead, before assembling the tile before it", async () => {
     const events: string[] = [];
     await withProgress(
       (step) => events.push(`assembling ${step - 1}`),
@@ -342,11 +342,12 @@ describe("bounds and failures", () => {
           },
         }),
     );
-    // 3 columns x 2 rows: run k+1 is asked for before tile k is assembled, so the network never waits on blending.
-    expect(events).toEqual(["run 0", "run 1", "assembling 0", "run 2", "assembling 1", "run 3", "assembling 2", "run 4", "assembling 3", "run 5", "assembling 4", "assembling 5"]);
+    // 3 columns x 2 rows: run k+1 runs while tile k is assembled, so the network never waits on blending,
+    // and run k+2 already waits for the session when run k+1 ends.
+    expect(events).toEqual(["run 0", "run 1", "run 2", "assembling 0", "run 3", "assembling 1", "run 4", "assembling 2", "run 5", "assembling 3", "assembling 4", "assembling 5"]);
   });
 
-  it("leaves no run unobserved when a tile is refused while the next one runs", async () => {
+  it("leaves no run unobserved when a tile is refused while the next ones run", async () => {
     let calls = 0;
     const run = runTiled(noiseImage(40, 40), {
       format: RGB255,
@@ -358,10 +359,10 @@ describe("bounds and failures", () => {
         return tile;
       },
     });
-    // The first tile has the wrong size; the second, already asked for, fails later and is not reported unhandled.
+    // The first tile has the wrong size; the next two, already asked for, fail later and are not reported unhandled.
     await expect(run).rejects.toThrow("Expected a 32x32 output tile");
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(calls).toBe(2);
+    expect(calls).toBe(3);
   });
 
   it("refuses an output tile of the wrong size, naming both sizes", async () => {

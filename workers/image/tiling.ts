@@ -12,9 +12,9 @@
  * outside the overlaps.
  *
  * Memory stays at the 8-bit output plus two tiles (the one being assembled and the next, already
- * running): tiles run in row order and every output pixel is written as soon as the last tile
- * covering it has run. Only pixels still waiting for a neighbour are
- * kept as floats: the overlap strip below the current tile row (output width x overlap rows, twice:
+ * running) and the input of a third, waiting for the session (its output too only if assembling a
+ * tile ever took longer than a run): tiles run in row order and every output pixel is written as
+ * soon as the last tile covering it has run. Only pixels still waiting for a neighbour are kept as floats: the overlap strip below the current tile row (output width x overlap rows, twice:
  * the one being finished and the one being started) and the strip right of the current tile.
  */
 import { AtelierError } from "../../core/errors.js";
@@ -171,8 +171,10 @@ async function assembleTiles(
   // One output row of the widest tile, as read back for blending.
   const samples = new Float32Array(Math.max(...columns.map((column) => column.padded)) * scale * channels);
 
-  // Each tile's network run is asked for before the previous tile is assembled, so the inference
-  // thread starts it while this thread blends: the run gate lets it in as soon as the previous run ends.
+  // Each tile's network run is asked for two tiles ahead: the inference thread runs tile k + 1 while
+  // this thread blends tile k, and tile k + 2 already waits at the session's gate when k + 1's run
+  // ends, so the gate, which takes waiting runs by their call's arrival (work-order.ts), hands the
+  // session straight back to this call rather than to a later call's tile waiting there too.
   const grid = rows.flatMap((row, r) => columns.map((column, c) => ({ row, column, r, c })));
   const start = (k: number) => {
     throwIfCancelled(options.signal);
@@ -189,13 +191,19 @@ async function assembleTiles(
     };
     return runTile(cutTile(image, column, row, edge), geometry);
   };
-  let next = start(0);
+  const runs: (Promise<TensorImage> | undefined)[] = [];
+  const ask = (k: number) => {
+    if (k < grid.length) runs[k] = start(k);
+  };
+  ask(0);
   try {
+    ask(1);
     let rowWeights = blendWeights(rows[0]!, scale);
     for (let k = 0; k < grid.length; k++) {
       const { row, column, r, c } = grid[k]!;
-      const tile = await next;
-      if (k + 1 < grid.length) next = start(k + 1);
+      const tile = await runs[k]!;
+      runs[k] = undefined;
+      ask(k + 2);
       reportProgress(k + 1, grid.length, "tiles");
       if (c === 0 && r > 0) {
         rowWeights = blendWeights(row, scale);
@@ -268,8 +276,8 @@ async function assembleTiles(
       }
     }
   } finally {
-    // A tile run still under way when this stops (cancelled, or a tile refused) settles unobserved.
-    next.catch(() => {});
+    // Tile runs still under way when this stops (cancelled, or a tile refused) settle unobserved.
+    for (const run of runs) run?.catch(() => {});
   }
   return output;
 }

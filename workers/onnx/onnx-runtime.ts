@@ -10,8 +10,9 @@
  *   runs, read by the inference thread around each; session-cost.ts's estimate only until then), and
  *   a session loads only once the process's live resident memory plus its cost fits the budget plus
  *   PROCESS_MARGIN_BYTES, evicting idle sessions until it does;
- * - runs on one session pass a gate (one at a time by default, in arrival order), so its intra-op
- *   threads are never shared by two runs; a run whose caller has gone away leaves the queue unrun;
+ * - runs on one session pass a gate (one at a time by default, in the order of their calls'
+ *   arrival, work-order.ts), so its intra-op threads are never shared by two runs and the call that
+ *   came first finishes first; a run whose caller has gone away leaves the queue unrun;
  * - feeds are checked against the model's declared inputs, so a wrong shape fails with a message that
  *   names the tensor instead of deep inside onnxruntime.
  *
@@ -41,6 +42,7 @@ import { chargedBytes, estimateSessionBytes, PROCESS_MARGIN_BYTES, type Measured
 import { DEFAULT_SESSION_SETTINGS, sessionOptionsFor, type SessionSettings } from "./session-settings.js";
 import type { ByteTensor, ByteTensorMap, FeedMap, ModelSignature, TensorData, TensorMap } from "./tensor-data.js";
 import { validateFeeds } from "./validate-feeds.js";
+import { currentWorkRank } from "../work-order.js";
 
 export type { ByteTensor, ByteTensorMap, FeedData, FeedMap, ModelSignature, TensorData, TensorMap, TensorSignature } from "./tensor-data.js";
 
@@ -636,7 +638,7 @@ export class ModelRuntime {
   ): Promise<Record<string, OutputTensor[T]>> {
     if (this.disposing) throw this.disposedError();
     validateFeeds(entry.key, loaded.signature.inputs, feeds);
-    const exit = await entry.gate.enter(options.signal);
+    const exit = await entry.gate.enter(options.signal, currentWorkRank());
     try {
       const outputs = await this.execute(entry, loaded, feeds, outputType, options.handOver);
       entry.runs++;

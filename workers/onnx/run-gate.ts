@@ -1,11 +1,14 @@
 /**
- * A first-come, first-served gate letting at most `limit` runs through at once. One session's
- * intra-op threads already use the cores it was given; two runs on it at once would only make both
- * slower and double the activation memory, so sessions are normally gated at 1.
+ * A gate letting at most `limit` runs through at once, the waiting ones in the order of their ranks
+ * (work-order.ts: calls before background work, then by their call's arrival; equal ranks first come,
+ * first served). One session's intra-op threads already use the cores it was given; two runs on it at
+ * once would only make both slower and double the activation memory, so sessions are normally gated at 1.
  */
+import { nextArrival, runsBefore, type WorkRank } from "../work-order.js";
 import { cancelledError } from "./cancellation.js";
 
 interface Waiter {
+  rank: WorkRank;
   admit: () => void;
   reject: (error: unknown) => void;
 }
@@ -30,11 +33,12 @@ export class RunGate {
   }
 
   /**
-   * Resolves, in arrival order, once a place is free; the returned function gives the place back
-   * (calling it twice is harmless). A wait whose signal aborts leaves the queue and rejects with
-   * CANCELLED, so it never runs and never holds up those behind it.
+   * Resolves once a place is free and no waiter of an earlier rank is left (default: a call arriving
+   * now); the returned function gives the place back (calling it twice is harmless). A wait whose
+   * signal aborts leaves the queue and rejects with CANCELLED, so it never runs and never holds up
+   * those behind it.
    */
-  enter(signal?: AbortSignal): Promise<() => void> {
+  enter(signal?: AbortSignal, rank: WorkRank = { background: false, arrival: nextArrival() }): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(cancelledError(signal));
     if (this.active < this.limit && this.queue.length === 0) {
       this.active++;
@@ -47,6 +51,7 @@ export class RunGate {
         reject(cancelledError(signal!));
       };
       const waiter: Waiter = {
+        rank,
         admit: () => {
           signal?.removeEventListener("abort", onAbort);
           resolve(this.exitOnce());
@@ -57,7 +62,8 @@ export class RunGate {
         },
       };
       signal?.addEventListener("abort", onAbort, { once: true });
-      this.queue.push(waiter);
+      const later = this.queue.findIndex((other) => runsBefore(rank, other.rank));
+      this.queue.splice(later < 0 ? this.queue.length : later, 0, waiter);
     });
   }
 
@@ -72,7 +78,7 @@ export class RunGate {
       if (!open) return;
       open = false;
       const next = this.queue.shift();
-      // The place passes straight to the next waiter, so a newcomer cannot overtake it.
+      // The place passes straight to the first waiter, so a newcomer cannot overtake it.
       if (next) next.admit();
       else this.active--;
     };
