@@ -1,4 +1,5 @@
 /** Rendering the doodle model's 28x28 map as a pen drawing: smooth, anti-aliased, centred, reproducible. */
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { distanceField } from "../../workers/generation/doodle/distance-field.js";
 import { DOODLE_STYLE, renderDoodle } from "../../workers/generation/doodle/render-doodle.js";
@@ -65,6 +66,13 @@ describe("renderDoodle", () => {
 
   it("gives the same pixels for the same map", () => {
     expect(renderDoodle(map, 300, 200).data).toEqual(renderDoodle(map, 300, 200).data);
+  });
+
+  it("draws the very pixels it always has: a change of how the steps run must not change a drawing", () => {
+    const digest = (width: number, height: number) => createHash("sha256").update(renderDoodle(map, width, height).data).digest("hex");
+    expect(digest(256, 256)).toBe("7ce78323e85939d9682613d9bc78e80efae890f277d8d77625467af02c66492f");
+    expect(digest(300, 200)).toBe("b91aa7544c65dc83c9006e3d6b1816300c5f02662c6f89972e1982cebae839f3");
+    expect(digest(64, 64)).toBe("e815509f073309115c1da4f43a78d56d878dadb272546191a97530a0313aac0e");
   });
 });
 

@@ -13,6 +13,14 @@
  *
  * Tracing at a fixed size means a seed draws the same lines at 64 or 1024 pixels; only the output
  * sampling changes. Everything is plain float arithmetic: the same input gives the same pixels.
+ *
+ * The steps' pixel loops are small functions of one row (or line) each, called many times per
+ * drawing, and no step makes a closure per call. A drawing is made once per request: a loop over the
+ * whole image inside a function called once per drawing would run as V8's on-stack-replacement code,
+ * which is compiled before the code after the loop has run (which then deoptimises it) and which V8
+ * holds only weakly, so a full garbage collection drops it and the next drawing starts cold again,
+ * several times slower. A function called for every row gets optimised as a whole within the first
+ * drawings, and that code stays.
  */
 import type { RawImage } from "../../image/raw-image.js";
 import { distanceField } from "./distance-field.js";
@@ -90,19 +98,38 @@ function sample(field: FloatMap, x: number, y: number): number {
   return top * (1 - fy) + bottom * fy;
 }
 
+/** The pen's geometry at one output size. */
+interface Pen {
+  /** Tracing pixels per output pixel. */
+  toTrace: number;
+  /** Half the pen width, in output pixels. */
+  radius: number;
+  /** Half the anti-aliased edge, in output pixels. */
+  half: number;
+}
+
+/** Row `y` of the `side` x `side` coverage from the traced distances. */
+function inkRow(distances: FloatMap, side: number, pen: Pen, y: number, coverage: Float32Array): void {
+  const { toTrace, radius, half } = pen;
+  for (let x = 0; x < side; x++) {
+    const distance = sample(distances, (x + 0.5) * toTrace - 0.5, (y + 0.5) * toTrace - 0.5) / toTrace;
+    coverage[y * side + x] = 1 - smoothstep(radius - half, radius + half, distance);
+  }
+}
+
 /** Step 5: ink coverage 0..1 of a `side` x `side` drawing from the traced distances. */
 export function inkDrawing(distances: FloatMap, side: number, style: DoodleStyle = DOODLE_STYLE): Float32Array {
-  const toTrace = distances.width / side;
-  const radius = Math.max(style.minPenPixels, style.penWidth * side) / 2;
-  const half = style.edgePixels / 2;
+  const pen: Pen = { toTrace: distances.width / side, radius: Math.max(style.minPenPixels, style.penWidth * side) / 2, half: style.edgePixels / 2 };
   const coverage = new Float32Array(side * side);
-  for (let y = 0; y < side; y++) {
-    for (let x = 0; x < side; x++) {
-      const distance = sample(distances, (x + 0.5) * toTrace - 0.5, (y + 0.5) * toTrace - 0.5) / toTrace;
-      coverage[y * side + x] = 1 - smoothstep(radius - half, radius + half, distance);
-    }
-  }
+  for (let y = 0; y < side; y++) inkRow(distances, side, pen, y, coverage);
   return coverage;
+}
+
+/** Row `y` of `drawing` (coverage of a `side` x `side` square) inked onto row `top + y` of `paper` (`width` wide) from `left`. */
+function inkOnPaperRow(drawing: Float32Array, side: number, y: number, paper: Uint8Array, width: number, left: number, top: number, style: DoodleStyle): void {
+  const span = style.paper - style.ink;
+  const row = (top + y) * width + left;
+  for (let x = 0; x < side; x++) paper[row + x] = Math.round(style.paper - span * drawing[y * side + x]!);
 }
 
 /**
@@ -115,10 +142,6 @@ export function renderDoodle(map: FloatMap, width: number, height: number, style
   const data = new Uint8Array(width * height).fill(style.paper);
   const left = Math.floor((width - side) / 2);
   const top = Math.floor((height - side) / 2);
-  const span = style.paper - style.ink;
-  for (let y = 0; y < side; y++) {
-    const row = (top + y) * width + left;
-    for (let x = 0; x < side; x++) data[row + x] = Math.round(style.paper - span * drawing[y * side + x]!);
-  }
+  for (let y = 0; y < side; y++) inkOnPaperRow(drawing, side, y, data, width, left, top, style);
   return { data, width, height, channels: 1 };
 }

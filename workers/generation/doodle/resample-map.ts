@@ -63,33 +63,42 @@ function axisTaps(from: number, to: number, kernel: { b: number; c: number }): T
   return { first, count, weights };
 }
 
+/** `value` clamped to 0..size-1: outside the map the edge samples repeat. */
+function clampIndex(value: number, size: number): number {
+  return value < 0 ? 0 : value >= size ? size - 1 : value;
+}
+
+/** Row `y` of `map` resampled to `width` by `taps`, into row `y` of `out` (rows of `width`). */
+function resampleRow(map: FloatMap, width: number, taps: Taps, y: number, out: Float32Array): void {
+  for (let x = 0; x < width; x++) {
+    let value = 0;
+    const start = taps.first[x]!;
+    for (let k = 0; k < taps.count; k++) {
+      value += taps.weights[x * taps.count + k]! * map.data[y * map.width + clampIndex(start + k, map.width)]!;
+    }
+    out[y * width + x] = value;
+  }
+}
+
+/** Output row `y` from the columns of `rows` (`rowCount` rows of `width`) resampled by `taps`, into `out`. */
+function resampleAcrossRows(rows: Float32Array, rowCount: number, width: number, taps: Taps, y: number, out: Float32Array): void {
+  const start = taps.first[y]!;
+  for (let x = 0; x < width; x++) {
+    let value = 0;
+    for (let k = 0; k < taps.count; k++) value += taps.weights[y * taps.count + k]! * rows[clampIndex(start + k, rowCount) * width + x]!;
+    out[y * width + x] = value;
+  }
+}
+
 /** `map` resized to `width` x `height`; outside the map the edge samples repeat. */
 export function resampleMap(map: FloatMap, width: number, height: number, kernelName: CubicKernel = "catmull-rom"): FloatMap {
   const kernel = CUBIC_KERNELS[kernelName];
   const horizontal = axisTaps(map.width, width, kernel);
   const vertical = axisTaps(map.height, height, kernel);
-  const clampX = (x: number) => (x < 0 ? 0 : x >= map.width ? map.width - 1 : x);
-  const clampY = (y: number) => (y < 0 ? 0 : y >= map.height ? map.height - 1 : y);
   // Rows first (map.height rows of `width`), then columns.
   const rows = new Float32Array(map.height * width);
-  for (let y = 0; y < map.height; y++) {
-    for (let x = 0; x < width; x++) {
-      let value = 0;
-      const start = horizontal.first[x]!;
-      for (let k = 0; k < horizontal.count; k++) {
-        value += horizontal.weights[x * horizontal.count + k]! * map.data[y * map.width + clampX(start + k)]!;
-      }
-      rows[y * width + x] = value;
-    }
-  }
+  for (let y = 0; y < map.height; y++) resampleRow(map, width, horizontal, y, rows);
   const out = new Float32Array(width * height);
-  for (let y = 0; y < height; y++) {
-    const start = vertical.first[y]!;
-    for (let x = 0; x < width; x++) {
-      let value = 0;
-      for (let k = 0; k < vertical.count; k++) value += vertical.weights[y * vertical.count + k]! * rows[clampY(start + k) * width + x]!;
-      out[y * width + x] = value;
-    }
-  }
+  for (let y = 0; y < height; y++) resampleAcrossRows(rows, map.height, width, vertical, y, out);
   return { data: out, width, height };
 }

@@ -26,28 +26,39 @@ function gaussianKernel(sigma: number): Float32Array {
   return kernel;
 }
 
+/** `value` clamped to 0..size-1: outside the map the edge samples repeat. */
+function clampIndex(value: number, size: number): number {
+  return value < 0 ? 0 : value >= size ? size - 1 : value;
+}
+
+/** Row `y` of `data` blurred along the row by `kernel` (odd length), into the same row of `out`. */
+function blurRow(data: Float32Array, width: number, y: number, kernel: Float32Array, out: Float32Array): void {
+  const radius = (kernel.length - 1) / 2;
+  for (let x = 0; x < width; x++) {
+    let value = 0;
+    for (let i = -radius; i <= radius; i++) value += kernel[i + radius]! * data[y * width + clampIndex(x + i, width)]!;
+    out[y * width + x] = value;
+  }
+}
+
+/** Row `y` of `data` blurred along the columns by `kernel` (odd length), into the same row of `out`. */
+function blurAcrossRows(data: Float32Array, width: number, height: number, y: number, kernel: Float32Array, out: Float32Array): void {
+  const radius = (kernel.length - 1) / 2;
+  for (let x = 0; x < width; x++) {
+    let value = 0;
+    for (let i = -radius; i <= radius; i++) value += kernel[i + radius]! * data[clampIndex(y + i, height) * width + x]!;
+    out[y * width + x] = value;
+  }
+}
+
 /** Separable Gaussian blur; outside the map the edge samples repeat. */
 export function gaussianBlur(map: FloatMap, sigma: number): FloatMap {
   const { data, width, height } = map;
   const kernel = gaussianKernel(sigma);
-  const radius = (kernel.length - 1) / 2;
-  const clamp = (value: number, size: number) => (value < 0 ? 0 : value >= size ? size - 1 : value);
   const rows = new Float32Array(width * height);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      let value = 0;
-      for (let i = -radius; i <= radius; i++) value += kernel[i + radius]! * data[y * width + clamp(x + i, width)]!;
-      rows[y * width + x] = value;
-    }
-  }
+  for (let y = 0; y < height; y++) blurRow(data, width, y, kernel, rows);
   const out = new Float32Array(width * height);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      let value = 0;
-      for (let i = -radius; i <= radius; i++) value += kernel[i + radius]! * rows[clamp(y + i, height) * width + x]!;
-      out[y * width + x] = value;
-    }
-  }
+  for (let y = 0; y < height; y++) blurAcrossRows(rows, width, height, y, kernel, out);
   return { data: out, width, height };
 }
 
