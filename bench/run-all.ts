@@ -117,9 +117,10 @@ const BENCHES: Bench[] = [
   {
     name: "session-options",
     script: "bench/session-options.ts",
-    args: ["--rounds", "2", "--runs", "3"],
-    // ISNet is most of it: six option sets, two rounds, a load and three runs each.
-    estimatedSeconds: 550,
+    args: ["--rounds", "3", "--runs", "3"],
+    // ESRGAN thick and ISNet are most of it: per model, a process per option set for its memory (a
+    // load and three runs), then seven sessions in one process, a first run and three rounds each.
+    estimatedSeconds: 900,
     goals: ["every model at least as fast as a bare onnxruntime session"],
   },
   { name: "style", script: "bench/style-transfer.ts", args: ["overhead"], estimatedSeconds: 165, goals: ["style transfer ("] },

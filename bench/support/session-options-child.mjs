@@ -1,20 +1,37 @@
 /**
- * One bare onnxruntime session in a fresh process, for bench/session-options.ts: creates it from an
- * ONNX file with the session options given as JSON, runs it `runs` times on pseudo-random input
- * shaped from the graph's own metadata (symbolic axes: batch 1, any other `side`), releases it, and
- * prints one JSON line: load and run times, resident memory before, after the runs and after the
- * release, and the process's peak (the kernel's high-water mark, VmHWM).
+ * Bare onnxruntime sessions in a fresh process, for bench/session-options.ts, on pseudo-random input
+ * shaped from the graph's own metadata (symbolic axes: batch 1, any other `side`). Prints one JSON line.
  *
- *   node --expose-gc bench/support/session-options-child.mjs '{"file":…,"options":{…},"runs":3,"side":256}'
+ * - memory: one session from the ONNX file with the session options given; runs it `runs` times,
+ *   releases it, and reports load and run times, resident memory before, after the runs and after the
+ *   release, and the process's peak (the kernel's high-water mark, VmHWM). One session alone in its
+ *   process, so the figures are its own.
+ * - time: one session per option set, all alive at once; after a run of each (its first, which pays
+ *   its set-up), rounds in which every session runs once, in an order shuffled anew each round, with a
+ *   pause after each run so threads that busy-wait after a run have gone to sleep before the next
+ *   session's run starts. Reports each session's run times by round: a ratio taken within one round
+ *   compares runs a few seconds apart, so a busy machine or a change of clock speed slows both sides
+ *   alike, and no session always runs first or right after a heavy one. Rounds continue until
+ *   `minRounds` are done and `budgetMs` has passed, or `maxRounds` are done.
+ *
+ *   node --expose-gc bench/support/session-options-child.mjs '{"mode":"memory","file":…,"options":{…},"runs":3,"side":256}'
+ *   node bench/support/session-options-child.mjs '{"mode":"time","file":…,"candidates":[{…},…],"side":256,"minRounds":5,"maxRounds":15,"budgetMs":20000}'
  *
  * Plain JavaScript so each process starts in a fraction of a second; the parent prepares the graph.
  */
 // @ts-check
 import fs from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import ort from "onnxruntime-node";
 
-/** @type {{file: string, options: import("onnxruntime-node").InferenceSession.SessionOptions, runs: number, side: number}} */
-const { file, options, runs, side } = JSON.parse(process.argv[2] ?? "{}");
+/**
+ * @typedef {import("onnxruntime-node").InferenceSession.SessionOptions} Options
+ * @type {{mode: "memory" | "time", file: string, side: number, options?: Options, runs?: number,
+ *   candidates?: Options[], minRounds?: number, maxRounds?: number, budgetMs?: number}}
+ */
+const request = JSON.parse(process.argv[2] ?? "{}");
+/** Longer than onnxruntime's intra-op threads busy-wait after a run before they sleep. */
+const PAUSE_MS = 50;
 
 /** @param {string} field */
 function status(field) {
@@ -41,27 +58,82 @@ function noise(length, bytes) {
   return data;
 }
 
-const before = resident();
-let started = performance.now();
-const session = await ort.InferenceSession.create(file, options);
-const loadMs = performance.now() - started;
-/** @type {Record<string, ort.Tensor>} */
-const feeds = {};
-for (const input of session.inputMetadata) {
-  if (!input.isTensor) throw new Error(`input ${input.name} is not a tensor`);
-  const dims = input.shape.map((dim, axis) => (typeof dim === "number" && dim > 0 ? dim : axis === 0 ? 1 : side));
-  const length = dims.reduce((a, b) => a * b, 1);
-  const bytes = input.type === "uint8";
-  feeds[input.name] = new ort.Tensor(bytes ? "uint8" : "float32", noise(length, bytes), dims);
+/** @param {ort.InferenceSession} session */
+function feedsFor(session) {
+  /** @type {Record<string, ort.Tensor>} */
+  const feeds = {};
+  for (const input of session.inputMetadata) {
+    if (!input.isTensor) throw new Error(`input ${input.name} is not a tensor`);
+    const dims = input.shape.map((dim, axis) => (typeof dim === "number" && dim > 0 ? dim : axis === 0 ? 1 : request.side));
+    const length = dims.reduce((a, b) => a * b, 1);
+    const bytes = input.type === "uint8";
+    feeds[input.name] = new ort.Tensor(bytes ? "uint8" : "float32", noise(length, bytes), dims);
+  }
+  return feeds;
 }
-const runMs = [];
-for (let i = 0; i < runs; i++) {
-  started = performance.now();
+
+/** @param {ort.InferenceSession} session @param {Record<string, ort.Tensor>} feeds */
+async function timed(session, feeds) {
+  const started = performance.now();
   await session.run(feeds);
-  runMs.push(performance.now() - started);
+  return performance.now() - started;
 }
-const afterRuns = resident();
-const peak = status("VmHWM");
-await session.release();
-const afterRelease = resident();
-console.log(JSON.stringify({ loadMs, runMs, before, afterRuns, afterRelease, peak }));
+
+async function memory() {
+  const before = resident();
+  const started = performance.now();
+  const session = await ort.InferenceSession.create(request.file, request.options);
+  const loadMs = performance.now() - started;
+  const feeds = feedsFor(session);
+  const runMs = [];
+  for (let i = 0; i < (request.runs ?? 3); i++) runMs.push(await timed(session, feeds));
+  const afterRuns = resident();
+  const peak = status("VmHWM");
+  await session.release();
+  const afterRelease = resident();
+  return { loadMs, runMs, before, afterRuns, afterRelease, peak };
+}
+
+/** A small seeded generator, so a rerun shuffles the same way. */
+function random(seed = 2463534242) {
+  let state = seed;
+  return () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 4294967296;
+  };
+}
+
+async function time() {
+  const candidates = request.candidates ?? [];
+  /** @type {ort.InferenceSession[]} */
+  const sessions = [];
+  for (const options of candidates) sessions.push(await ort.InferenceSession.create(request.file, options));
+  const [first] = sessions;
+  if (!first) throw new Error("no candidates");
+  const feeds = feedsFor(first);
+  const firstMs = [];
+  for (const session of sessions) {
+    firstMs.push(await timed(session, feeds));
+    await sleep(PAUSE_MS);
+  }
+  const next = random();
+  /** @type {number[][]} run ms by round, then by candidate */
+  const rounds = [];
+  const started = performance.now();
+  const { minRounds = 5, maxRounds = 15, budgetMs = 20_000 } = request;
+  while (rounds.length < maxRounds && (rounds.length < minRounds || performance.now() - started < budgetMs)) {
+    const order = sessions.map((session, index) => ({ session, index, key: next() })).sort((a, b) => a.key - b.key);
+    const times = new Array(sessions.length).fill(0);
+    for (const { session, index } of order) {
+      times[index] = await timed(session, feeds);
+      await sleep(PAUSE_MS);
+    }
+    rounds.push(times);
+  }
+  for (const session of sessions) await session.release();
+  return { firstMs, rounds };
+}
+
+console.log(JSON.stringify(request.mode === "time" ? await time() : await memory()));
