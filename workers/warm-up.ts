@@ -10,7 +10,9 @@
  * it (shutdown) skips what has not started and waits only for the one small call under way.
  *
  * Style transfer has no default style (a request names one): the style the playground offers first
- * (the first usable one in catalog order) is warmed. Prompt improvement loads no model session: its
+ * (the first usable one in catalog order) is warmed, on a picture of the largest tile a call paints
+ * (the size its memory charge counts): the session's memory arena and its planned memory pattern
+ * grow with the tile, so a small warm-up run would leave that work to the first real call. Prompt improvement loads no model session: its
  * builtin engine is warmed (its term lists are read as the worker starts, its code paths run here);
  * an LLM server configured in front of it is never called.
  */
@@ -29,7 +31,7 @@ import { STYLE_ENTRIES } from "../models/requests/style-request.js";
 import type { GenerationService } from "./generation/generation-service.js";
 import { worksByPath, type ServiceBinding, type Work } from "./grpc-handler.js";
 import { estimateSessionBytes } from "./onnx/session-cost.js";
-import { styleWorkingBytes } from "./style/style-network.js";
+import { largestTileSide, styleWorkingBytes } from "./style/style-network.js";
 import { tileWorkingBytes } from "./upscale/network-upscaler.js";
 import { chooseByQuality } from "../models/requests/upscale-choice.js";
 import type { WorkerContext } from "./worker-context.js";
@@ -122,7 +124,8 @@ export class WarmUp {
     const noise = (side: number) =>
       sharp({ create: { width: side, height: side, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 30 } } }).png().toBuffer();
     const signal = this.controller.signal;
-    for (const task of this.tasks(await noise(WARM_UP_SIDE), await noise(BACKGROUND_WARM_UP_SIDE))) {
+    const images = { small: await noise(WARM_UP_SIDE), background: await noise(BACKGROUND_WARM_UP_SIDE), styleTile: () => noise(largestTileSide(this.context.config.style)) };
+    for (const task of this.tasks(images)) {
       if (signal.aborted) return;
       const label = task.operation;
       let chosen: ReturnType<WarmUpTask["model"]>;
@@ -158,9 +161,9 @@ export class WarmUp {
     }
   }
 
-  private tasks(image: Buffer, backgroundImage: Buffer): WarmUpTask[] {
+  private tasks(images: { small: Buffer; background: Buffer; styleTile: () => Promise<Buffer> }): WarmUpTask[] {
     const { context } = this;
-    const picture = { data: image, mimeType: "image/png" };
+    const picture = { data: images.small, mimeType: "image/png" };
     const size = { width: WARM_UP_SIDE, height: WARM_UP_SIDE };
     const removal: WarmUpTask = {
       operation: "background-remove",
@@ -173,7 +176,7 @@ export class WarmUp {
       call: (signal) =>
         this.serve(
           BackgroundServiceService.removeBackground.path,
-          RemoveBackgroundRequest.fromPartial({ image: { data: backgroundImage, mimeType: "image/png" }, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }),
+          RemoveBackgroundRequest.fromPartial({ image: { data: images.background, mimeType: "image/png" }, outputFormat: OutputFormat.OUTPUT_FORMAT_PNG }),
           signal,
         ),
     };
@@ -196,8 +199,11 @@ export class WarmUp {
         const entry = firstStyle();
         return entry ? { entry, workingBytes: styleWorkingBytes(entry, context.config.style) } : { none: "no style is installed" };
       },
-      call: (signal) =>
-        this.serve(StyleTransferServiceService.styleTransfer.path, StyleTransferRequest.fromPartial({ image: picture, style: firstStyle()?.id ?? "" }), signal),
+      // Made only once the budget has room for the style: a 1024 px picture is a few MB of PNG.
+      call: async (signal) => {
+        const tile = { data: await images.styleTile(), mimeType: "image/png" };
+        return this.serve(StyleTransferServiceService.styleTransfer.path, StyleTransferRequest.fromPartial({ image: tile, style: firstStyle()?.id ?? "" }), signal);
+      },
     };
     const prompt: WarmUpTask = {
       operation: "prompt-improve",

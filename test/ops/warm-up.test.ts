@@ -3,7 +3,8 @@
  * model is warmed in the background while the memory budget has room, `/readyz` lists them, a request
  * sent during the warm-up is answered, the first call of each warmed operation afterwards loads no
  * model session again (the runtime's own count of loads, atelier_model_loads_total), and a shutdown
- * during it does not wait for the rest of it.
+ * during it does not wait for the rest of it. The style is warmed on a picture of the largest tile a
+ * call paints, so the first call does not grow the session's memory.
  *
  * The budget (1 GiB) leaves room for the small defaults the tests use (Atelier's own upscalers, the
  * style the playground offers first painted at a small working size, the doodle model) but not for
@@ -11,8 +12,20 @@
  * whenever its npm package is installed: so the warm-up stays quick, and the refusal on the budget is
  * seen.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../core/config.js";
+import { createLogger } from "../../core/logger.js";
+import { StyleTransferServiceService, type StyleTransferRequest } from "../../gen/atelier/style/v1/style_transfer_service.js";
 import { modelLoads } from "../../observability/metrics.js";
+import { createGenerationService } from "../../workers/generation/generation-service.js";
+import { unaryHandler, workOf, type Work } from "../../workers/grpc-handler.js";
+import { styleTransferServiceImplementation } from "../../workers/style/style-service.js";
+import { WarmUp } from "../../workers/warm-up.js";
+import { createWorkerContext } from "../../workers/worker-server.js";
 import { installedModelsDir } from "../support/installed-models.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -122,4 +135,35 @@ describe("shutdown during the warm-up", () => {
     // At most the call under way when the shutdown came finished; the later ones never started.
     expect(report.warm.length).toBeLessThan(3);
   }, 60_000);
+});
+
+describe("the style's warm-up", () => {
+  // Tiles smaller than the working size, then a working size smaller than the tiles: the largest tile is the smaller of the two.
+  for (const [workingSize, tileSize, side] of [[256, 160, 160], [192, 1024, 192]] as const) {
+    it(`paints the largest tile a call paints (working size ${workingSize}, tiles ${tileSize}: ${side} px)`, async () => {
+      const config = loadConfig({
+        ATELIER_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "atelier-style-warm-up-")),
+        ATELIER_MODELS_DIR: await installedModelsDir(["mathura"]),
+        ATELIER_STYLE_WORKING_SIZE: String(workingSize),
+        ATELIER_STYLE_TILE_SIZE: String(tileSize),
+        LOG_LEVEL: "silent",
+      });
+      const context = createWorkerContext(config, createLogger("silent"));
+      // The worker's own style service, its requests' pictures measured on their way in.
+      const style = styleTransferServiceImplementation(context);
+      const work = workOf(style.implementation.styleTransfer) as Work;
+      const pictures: { width?: number; height?: number }[] = [];
+      const measured = unaryHandler(context.logger, "StyleTransfer", async (request: StyleTransferRequest, signal: AbortSignal) => {
+        pictures.push(await sharp(request.image!.data).metadata());
+        return work(request as never, signal);
+      });
+      const warmUp = new WarmUp(context, createGenerationService(context), [{ definition: StyleTransferServiceService, implementation: { styleTransfer: measured } }]);
+      warmUp.start();
+      const deadline = Date.now() + 60_000;
+      while (warmUp.report().state === "running" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      await warmUp.stop();
+      expect(warmUp.report().warm).toContain("style-transfer: mathura");
+      expect(pictures.map(({ width, height }) => `${width}x${height}`)).toEqual([`${side}x${side}`]);
+    }, 90_000);
+  }
 });

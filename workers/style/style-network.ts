@@ -36,6 +36,11 @@ export function paintingPlan(size: Size, entry: CatalogEntry, settings: StyleSet
   return { margin, tiling: balancedTiling(framed, entry.geometry ?? {}, settings.tileSize + 2 * margin) };
 }
 
+/** Longest side, in picture pixels, of the largest tile one run paints: larger images are reduced to the working size first. */
+export function largestTileSide(settings: StyleSettings): number {
+  return Math.min(settings.tileSize, settings.workingSize);
+}
+
 /**
  * The activation memory a style's session is charged for. The session outlives any one image: this
  * counts the largest tile any request can bring (images beyond the working size are reduced to it
@@ -43,7 +48,7 @@ export function paintingPlan(size: Size, entry: CatalogEntry, settings: StyleSet
  */
 export function styleWorkingBytes(entry: CatalogEntry, settings: StyleSettings): number {
   const family = styleFamily(entry);
-  const largestTile = Math.min(settings.tileSize, settings.workingSize) + 2 * family.edgeMargin + (entry.geometry?.sizeMultiple ?? 1);
+  const largestTile = largestTileSide(settings) + 2 * family.edgeMargin + (entry.geometry?.sizeMultiple ?? 1);
   return largestTile * largestTile * family.bytesPerTilePixel;
 }
 
