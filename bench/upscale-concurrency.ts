@@ -31,8 +31,11 @@
  *
  * Goals: REST ≥ 0.95x the bare throughput at every level, and REST's p99 at most the bare one's at
  * every level. At this size the service runs the whole image as one tile (its tile is 384 px), so
- * both sides run the same work per call; the service queues calls beyond its worker's concurrency and
- * lets one run at a time into the session, while the bare sessions run all N at once on the same cores.
+ * both sides run the same network once per call, the service's graph with its pixel conversions
+ * inside (bytes in, cast and transposed; out scaled, clamped, rounded, cast and transposed back to
+ * interleaved bytes: byte-image-graph.ts), the bare one on floats in and out, converting nothing; the
+ * service queues calls beyond its worker's concurrency and lets one run at a time into the session,
+ * in the order the calls came, while the bare sessions run all N at once on the same cores.
  *
  * Where REST can trail: with one client, nothing overlaps a call's own work around its model run (the
  * request's base64 and PNG decoding, the tensors in and out, the PNG encoding, base64 and JSON of a
@@ -40,7 +43,14 @@
  * work, none of which the bare side does: REST / bare at one client is about run / (run + that work)
  * unless the service's run is the faster one. The table shows both parts: the service's mean run
  * beside REST's p50. From two clients on, the worker's second slot does one call's work while the
- * other call runs the model.
+ * other call runs the model; that work takes a core from the run's two threads, which meet at the end
+ * of every operator, so the run slows by about as much as the work takes (the mean run grows with the
+ * clients) rather than hiding it.
+ *
+ * The tails differ in kind: a REST call waits for the runs of the calls ahead of it, one after
+ * another, so one slow run (a busy machine's hiccup) delays every call queued behind it by all of it,
+ * while the bare sessions share the cores and a hiccup slows all N runs by a share of it. With fewer
+ * than 100 calls a level, the p99 is a single call, so one such hiccup can decide a level's tail row.
  *
  * LSDIR comes from the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with it installed;
  * the photograph from scripts/fetch-test-photos.sh (data/test-photos).
