@@ -29,6 +29,9 @@
  * by more than the goal's tolerance between two runs of the bench). At least `--rounds` rounds, more
  * for short runs until about `--budget` seconds are spent; the table gives the middle half of the
  * ratios beside the median.
+ * Every candidate runs under the glibc malloc settings this process was started with (run-all starts
+ * benches with the service's, workers/onnx/allocator-settings.ts), so no ratio here includes what
+ * those settings cost; bench/model-memory.ts --allocator-timing measures that.
  * Memory and load: each of the anchor and the service's four alone in its own process (its load time,
  * first run, the process's peak (VmHWM), resident memory after `--runs` runs and after the session is
  * released, over the process's own before it loaded).
@@ -38,7 +41,8 @@
  * agrees. The goal: each model's catalog row within {@link SLOWER_THAN_ANCHOR} of the anchor, or a
  * reason measured here: the catalog's own (`session.reason`, a memory reason: it counts while the
  * catalog's row keeps less resident after its runs than the anchor in this run), or the spinning
- * row back within it.
+ * row back within it while the JavaScript step after each run is slower beside spinning threads
+ * beyond the same tolerance (the cost the service turns spinning off for).
  *
  *   npx tsx bench/session-options.ts [--models id,id] [--rounds N] [--budget S] [--runs N]
  *
@@ -183,7 +187,7 @@ const measureMemory = (file: string, side: number, candidate: Candidate) =>
 
 /** Every candidate in one process, interleaved: run ms by round, then by candidate. */
 const measureTime = (file: string, side: number, all: Candidate[]) =>
-  child<{ rounds: number[][] }>({
+  child<{ rounds: number[][]; steps: number[][] }>({
     mode: "time",
     file,
     side,
@@ -233,7 +237,7 @@ async function main(): Promise<void> {
       // Spinning changes no allocation: that row's memory is the catalog row's.
       if (!candidate.again && !candidate.spinning) memory.set(candidate.name, await measureMemory(prepared.file, prepared.side, candidate));
     }
-    const { rounds } = await measureTime(prepared.file, prepared.side, modelCandidates);
+    const { rounds, steps } = await measureTime(prepared.file, prepared.side, modelCandidates);
     const anchorIndex = modelCandidates.findIndex(({ name }) => name === ANCHOR);
     const rows = modelCandidates.map((candidate, index) => {
       const ratios = rounds.map((times) => times[index]! / times[anchorIndex]!);
@@ -256,6 +260,11 @@ async function main(): Promise<void> {
     const pick = service.filter((row) => row.ratio <= fastest * 1.1).sort((a, b) => a.kept - b.kept)[0]!;
     const catalogRow = service.find((row) => row.candidate.arena === chosen.cpuArena && row.candidate.pattern === chosen.memoryPattern)!;
     const agrees = catalogRow === pick;
+    const spinningIndex = modelCandidates.findIndex((candidate) => candidate.spinning);
+    const spinningRow = rows[spinningIndex];
+    const catalogIndex = rows.indexOf(catalogRow);
+    /** How much longer the JavaScript step right after a run takes beside spinning threads than beside the catalog's. */
+    const stepSlower = spinningRow ? median(steps.map((after) => after[spinningIndex]! / after[catalogIndex]!)) : Number.NaN;
     const lines = [
       `#### ${id} (${prepared.graph}, ${prepared.side} px input; the service's sessions at graph optimisation ${created.graphOptimizationLevel}, ${created.intraOpNumThreads} threads; ${rows[0]!.rounds} rounds)`,
       "",
@@ -272,11 +281,11 @@ async function main(): Promise<void> {
         ].join(" | "),
       ).map((line) => `| ${line} |`),
       "",
+      ...(spinningRow ? [`With spinning threads, a fixed JavaScript step right after each run took ${stepSlower.toFixed(2)}x as long as after the catalog's (median of the rounds).`, ""] : []),
       `Catalog: arena ${chosen.cpuArena ? "on" : "off"}, pattern ${chosen.memoryPattern ? "on" : "off"} at ${catalogRow.ratio.toFixed(2)}x the anchor's time, ${(catalogRow.ratio / fastest).toFixed(2)}x the fastest service option; ${agrees ? "the rule picks the same" : `the rule picks ${pick.candidate.name}${chosen.reason ? ` (catalog's reason: ${chosen.reason})` : ""}`}. Load ${load()}.`,
     ];
     console.log(`\n${lines.join("\n")}`);
     sections.push(lines.join("\n"));
-    const spinningRow = rows.find((row) => row.candidate.spinning);
     const anchorRow = rows[anchorIndex]!;
     const againRow = rows.find((row) => row.candidate.again)!;
     // The catalog's reason is a memory reason: it stands only while this run measures the memory.
@@ -285,8 +294,9 @@ async function main(): Promise<void> {
       ? catalogRow.kept < anchorRow.kept
         ? `${chosen.reason}; here ${memoryKept}`
         : undefined
-      : spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR
-        ? `the service's threads do not spin (ATELIER_ONNX_SPINNING); with spinning threads ${spinningRow.ratio.toFixed(2)}x`
+      : spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR && stepSlower > SLOWER_THAN_ANCHOR
+        ? `the service's threads do not spin (ATELIER_ONNX_SPINNING): with spinning threads ${spinningRow.ratio.toFixed(2)}x, ` +
+          `but the JavaScript step right after each run ${stepSlower.toFixed(2)}x as long`
         : undefined;
     against.push({
       id,

@@ -9,7 +9,10 @@
  * - time: one session per option set, all alive at once; after a run of each (its first, which pays
  *   its set-up), rounds in which every session runs once, in an order shuffled anew each round, with a
  *   pause after each run so threads that busy-wait after a run have gone to sleep before the next
- *   session's run starts. Reports each session's run times by round: a ratio taken within one round
+ *   session's run starts. Right after each run, before the pause, a fixed JavaScript step is timed:
+ *   the kind of work the service does after a run (reading the output, the next tile's input), which
+ *   threads still busy-waiting compete with for the cores. Reports each session's run times and
+ *   step times by round: a ratio taken within one round
  *   compares runs a few seconds apart, so a busy machine or a change of clock speed slows both sides
  *   alike, and no session always runs first or right after a heavy one. Rounds continue until
  *   `minRounds` are done and `budgetMs` has passed, or `maxRounds` are done.
@@ -72,6 +75,15 @@ function feedsFor(session) {
   return feeds;
 }
 
+/** The fixed JavaScript step after a run; returns its ms. */
+function step() {
+  const started = performance.now();
+  let sum = 0;
+  for (let k = 0; k < 3e6; k++) sum += Math.sqrt(k);
+  if (sum < 0) throw new Error("unreachable");
+  return performance.now() - started;
+}
+
 /** @param {ort.InferenceSession} session @param {Record<string, ort.Tensor>} feeds */
 async function timed(session, feeds) {
   const started = performance.now();
@@ -121,19 +133,24 @@ async function time() {
   const next = random();
   /** @type {number[][]} run ms by round, then by candidate */
   const rounds = [];
+  /** @type {number[][]} the step's ms after each run, likewise */
+  const steps = [];
   const started = performance.now();
   const { minRounds = 5, maxRounds = 15, budgetMs = 20_000 } = request;
   while (rounds.length < maxRounds && (rounds.length < minRounds || performance.now() - started < budgetMs)) {
     const order = sessions.map((session, index) => ({ session, index, key: next() })).sort((a, b) => a.key - b.key);
     const times = new Array(sessions.length).fill(0);
+    const after = new Array(sessions.length).fill(0);
     for (const { session, index } of order) {
       times[index] = await timed(session, feeds);
+      after[index] = step();
       await sleep(PAUSE_MS);
     }
     rounds.push(times);
+    steps.push(after);
   }
   for (const session of sessions) await session.release();
-  return { firstMs, rounds };
+  return { firstMs, rounds, steps };
 }
 
 console.log(JSON.stringify(request.mode === "time" ? await time() : await memory()));

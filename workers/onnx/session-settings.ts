@@ -9,12 +9,14 @@ import type { CatalogEntry, SessionSettings } from "../../models/catalog/catalog
 export type { SessionSettings } from "../../models/catalog/catalog-types.js";
 
 /**
- * Arena and memory pattern on, onnxruntime's own default: on the tiled and small graphs no other
- * setting was clearly faster in bench/session-options.ts's rounds (the style graphs were slower with
- * the pattern off), and they keep only a tile's working set. A model that differs (ISNet) says so in
- * its catalog entry.
+ * Arena on, memory pattern off. The arena keeps a run's working memory for the next run, which every
+ * graph here needs: without it each run allocates its activations anew and takes markedly longer.
+ * The memory pattern plans one more block per input shape on top of what the arena keeps: in
+ * bench/session-options.ts's interleaved rounds it kept more resident after the runs, on the tiled
+ * upscalers and the style graphs alike, and made no run faster by more than two identical sessions
+ * differ. A model that differs (ISNet) says so in its catalog entry.
  */
-export const DEFAULT_SESSION_SETTINGS: SessionSettings = { cpuArena: true, memoryPattern: true };
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = { cpuArena: true, memoryPattern: false };
 
 export function sessionSettings(entry: CatalogEntry): SessionSettings {
   return entry.session ?? DEFAULT_SESSION_SETTINGS;
