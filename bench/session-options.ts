@@ -197,10 +197,11 @@ const measureTime = (file: string, side: number, all: Candidate[]) =>
     budgetMs: BUDGET_S * 1000,
   });
 
-/** The value a `fraction` of the way through the sorted values. */
+/** The measured value at or beyond a `fraction` of the way through the sorted values, away from the middle. */
 function quantile(values: readonly number[], fraction: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.round(fraction * (sorted.length - 1))]!;
+  const at = fraction * (sorted.length - 1);
+  return sorted[fraction < 0.5 ? Math.floor(at) : Math.ceil(at)]!;
 }
 
 const mib = (bytes: number) => (bytes / MiB).toFixed(0);
