@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
 import { startMetricsServer, type MetricsServer } from "../../observability/metrics-server.js";
@@ -69,10 +69,18 @@ describe("metrics and trace context", () => {
   it("serves Prometheus text only at /metrics on the metrics port, not on the API port", async () => {
     expect((await fetch(metrics.url.replace("/metrics", "/other"))).status).toBe(404);
     expect((await fetch(`${atelier.url}/metrics`)).status).toBe(404);
-    const text = await scrape();
+    // Each scrape probes the worker's gRPC health with a short deadline, which a first connection on a
+    // loaded machine can miss: the gauge must read 1 once the worker answers, not on the first try.
+    const text = await vi.waitFor(
+      async () => {
+        const scraped = await scrape();
+        expect(sample(scraped, "atelier_worker_up", { service: "upscale" })).toBe(1);
+        return scraped;
+      },
+      { timeout: 20_000, interval: 500 },
+    );
     expect(text).toContain("atelier_process_cpu_user_seconds_total");
     expect(text).toContain("atelier_nodejs_eventloop_lag_seconds");
-    expect(sample(text, "atelier_worker_up", { service: "upscale" })).toBe(1);
     expect(sample(text, "atelier_queue_depth", { state: "waiting" })).toBe(0);
   });
 
