@@ -13,6 +13,7 @@ import type { GeneratedImage, GenerationParams, ImageGenerator } from "../image-
 import { seededRandom } from "../../../core/seeded-random.js";
 import { DoodleVocabulary, type DoodleClassMatch } from "./doodle-prompt.js";
 import { renderDoodle } from "./render-doodle.js";
+import { sessionSettings } from "../../onnx/session-settings.js";
 
 /** The model's tensors (see shared/models/cvae-quickdraw/SOURCE.md). */
 const LATENT_INPUT = "latent";
@@ -79,7 +80,9 @@ export function doodleFeeds(classIndex: number, classCount: number, seed: number
 }
 
 export function createDoodleGenerator(entry: CatalogEntry, context: WorkerContext): ImageGenerator {
-  const model = context.runtime.model(context.models.sessionKey(entry, "default"), context.models.graphLoader(entry, "default"));
+  const model = context.runtime.model(context.models.sessionKey(entry, "default"), context.models.graphLoader(entry, "default"), {
+    session: sessionSettings(entry),
+  });
   const latentSize = declaredWidth(entry, LATENT_INPUT) ?? DEFAULT_LATENT_SIZE;
   let vocabulary: Promise<DoodleVocabulary> | undefined;
   const loadVocabulary = (): Promise<DoodleVocabulary> => {
