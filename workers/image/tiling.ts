@@ -14,7 +14,8 @@
  * Memory stays at the 8-bit output plus two tiles (the one being assembled and the next, already
  * running) and the input of a third, waiting for the session (its output too only if assembling a
  * tile ever took longer than a run): tiles run in row order and every output pixel is written as
- * soon as the last tile covering it has run. Only pixels still waiting for a neighbour are kept as floats: the overlap strip below the current tile row (output width x overlap rows, twice:
+ * soon as the last tile covering it has run. Only pixels still waiting for a neighbour are kept as
+ * floats: the overlap strip below the current tile row (output width x overlap rows, twice:
  * the one being finished and the one being started) and the strip right of the current tile.
  */
 import { AtelierError } from "../../core/errors.js";
