@@ -7,7 +7,7 @@
  * into a file this script names in ATELIER_BENCH_GOALS_FILE, and a goal no bench reported (its bench
  * failed or was not selected) is listed as not measured.
  *
- *   npm run bench                        # the set below: about 35 minutes on a quiet 2-core machine
+ *   npm run bench                        # the set below: about 45 minutes on a quiet 2-core machine
  *   npm run bench -- memory upscale      # only the named ones
  *
  * A bench that fails is reported and the set goes on; the exit status is non-zero if any failed.
@@ -30,7 +30,7 @@ import { loadAverage as load } from "./support/figures.js";
 interface Bench {
   name: string;
   script: string;
-  /** Light settings, so the whole set stays within about 35 minutes on a quiet 2-core machine. */
+  /** Light settings, so the whole set stays within about 45 minutes on a quiet 2-core machine. */
   args: string[];
   /**
    * Seconds it takes with these arguments in a whole run on a quiet 2-core machine (nothing else
