@@ -7,7 +7,7 @@
  * into a file this script names in ATELIER_BENCH_GOALS_FILE, and a goal no bench reported (its bench
  * failed or was not selected) is listed as not measured.
  *
- *   npm run bench                        # the set below: about 45 minutes on a quiet 2-core machine
+ *   npm run bench                        # the set below: about 50 minutes on a quiet 2-core machine
  *   npm run bench -- memory upscale      # only the named ones
  *
  * A bench that fails is reported and the set goes on; the exit status is non-zero if any failed.
@@ -30,7 +30,7 @@ import { loadAverage as load } from "./support/figures.js";
 interface Bench {
   name: string;
   script: string;
-  /** Light settings, so the whole set stays within about 45 minutes on a quiet 2-core machine. */
+  /** Light settings, so the whole set stays within about 50 minutes on a quiet 2-core machine. */
   args: string[];
   /**
    * Seconds it takes with these arguments in a whole run on a quiet 2-core machine (nothing else
@@ -62,7 +62,7 @@ const BENCHES: Bench[] = [
     script: "bench/upscale-bench.ts",
     // TF.js, the anchor for the ESRGAN graphs, on its lightest case alone (one crop, ESRGAN slim).
     args: ["quality", "--sets=reporting", "--models=lsdir-compact-x4", "tfjs", "--tfjs-models=slim", "rest-goals"],
-    estimatedSeconds: 180,
+    estimatedSeconds: 220,
     goals: [
       "default upscale x2: mean",
       "default upscale x2: no photo",
@@ -89,7 +89,7 @@ const BENCHES: Bench[] = [
     args: ["--skip-accuracy", "--runs", "5"],
     // With the anchor (@imgly on six photos, a warm-up call and five runs each side, about 7 s a pair):
     // about 220 s more than the speed section alone.
-    estimatedSeconds: 370,
+    estimatedSeconds: 590,
     goals: [
       "ISNet REST / bare session at 1 MP",
       "ISNet REST / bare session at 12 MP",
@@ -123,7 +123,7 @@ const BENCHES: Bench[] = [
     estimatedSeconds: 900,
     goals: ["every model at least as fast as a bare onnxruntime session"],
   },
-  { name: "style", script: "bench/style-transfer.ts", args: ["overhead"], estimatedSeconds: 165, goals: ["style transfer ("] },
+  { name: "style", script: "bench/style-transfer.ts", args: ["overhead"], estimatedSeconds: 215, goals: ["style transfer ("] },
   { name: "router-event-loop", script: "bench/router-event-loop.ts", args: ["--runs", "5"], estimatedSeconds: 250, goals: ["router event loop"] },
   { name: "png", script: "bench/png-encode.ts", args: [], estimatedSeconds: 120, goals: [], onRequest: true },
   // ISNet's input side, threads and graph optimisation against matte accuracy: what its catalog entry
@@ -132,7 +132,7 @@ const BENCHES: Bench[] = [
     name: "isnet-settings",
     script: "bench/background.ts",
     args: ["--skip-accuracy", "--skip-speed", "--skip-anchor", "--isnet-settings", "--runs", "2", "--rounds", "2"],
-    estimatedSeconds: 215,
+    estimatedSeconds: 280,
     goals: [],
   },
   { name: "router-memory", script: "bench/router-memory.ts", args: [], estimatedSeconds: 45, goals: [] },
