@@ -11,10 +11,11 @@
  *
  * Style transfer has no default style (a request names one): the style the playground offers first
  * (the first usable one in catalog order) is warmed, on a picture of the largest tile a call paints
- * (the size its memory charge counts): the session's memory arena and its planned memory pattern
- * grow with the tile, so a small warm-up run would leave that work to the first real call. Prompt improvement loads no model session: its
- * builtin engine is warmed (its term lists are read as the worker starts, its code paths run here);
- * an LLM server configured in front of it is never called.
+ * (the size its memory charge counts): the session's memory arena (and a memory pattern, where the
+ * model's settings keep one) grows with the tile, so a small warm-up run would leave that work to
+ * the first real call. Prompt improvement loads no model session: its builtin engine is warmed (its
+ * term lists are read as the worker starts, its code paths run here); an LLM server configured in
+ * front of it is never called.
  */
 import sharp from "sharp";
 import { inBackground } from "../core/work-priority.js";
