@@ -365,6 +365,33 @@ describe("bounds and failures", () => {
     expect(calls).toBe(3);
   });
 
+  it("leaves no run unobserved when the run ahead is refused while the current one still runs", async () => {
+    // A cancelled call's next run leaves the session's gate at once, while the run before it is still
+    // on the inference thread: that refusal must wait for the tiling to reach it, not surface unhandled.
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", record);
+    try {
+      const run = runTiled(noiseImage(40, 40), {
+        format: RGB255,
+        scale: 1,
+        geometry: { tileSize: 16 },
+        runTile: async (tile, where) => {
+          if (where.column === 0 && where.row === 0) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            return tile;
+          }
+          throw new AtelierError("CANCELLED", "The call was cancelled.");
+        },
+      });
+      await expect(run).rejects.toMatchObject({ code: "CANCELLED" });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off("unhandledRejection", record);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it("refuses an output tile of the wrong size, naming both sizes", async () => {
     const run = runTiled(noiseImage(20, 20), { format: RGB255, scale: 2, geometry: { tileSize: 16 }, runTile: identity });
     await expect(run).rejects.toThrow(new AtelierError("INTERNAL", "Expected a 32x32 output tile for a 16x16 input tile at scale 2 but received 16x16."));

@@ -194,91 +194,92 @@ async function assembleTiles(
   };
   const runs: (Promise<TensorImage> | undefined)[] = [];
   const ask = (k: number) => {
-    if (k < grid.length) runs[k] = start(k);
+    if (k >= grid.length) return;
+    const run = start(k);
+    // A run ahead may fail (its call cancelled, it leaves the gate at once) while the loop still awaits
+    // an earlier one, or after the loop has stopped: it is observed from the start, and its failure
+    // reaches the call when the loop awaits it, or never once the call has failed already.
+    run.catch(() => {});
+    runs[k] = run;
   };
   ask(0);
-  try {
-    ask(1);
-    let rowWeights = blendWeights(rows[0]!, scale);
-    for (let k = 0; k < grid.length; k++) {
-      const { row, column, r, c } = grid[k]!;
-      const tile = await runs[k]!;
-      runs[k] = undefined;
-      ask(k + 2);
-      reportProgress(k + 1, grid.length, "tiles");
-      if (c === 0 && r > 0) {
-        rowWeights = blendWeights(row, scale);
-        [above, below] = [below, above];
-        below.fill(0);
-      }
-      const top = row.overlapBefore * scale;
-      const height = row.length * scale;
-      const bottomStart = height - row.overlapAfter * scale;
-      const y0 = row.start * scale;
-      if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
-        throw new AtelierError(
-          "INTERNAL",
-          `Expected a ${column.padded * scale}x${row.padded * scale} output tile for a ${column.padded}x${row.padded} input tile at scale ${scale} but received ${tile.width}x${tile.height}.`,
-        );
-      }
-      const weights = columnWeights[c]!;
-      const left = column.overlapBefore * scale;
-      const width = column.length * scale;
-      const rightStart = width - column.overlapAfter * scale;
-      const x0 = column.start * scale;
+  ask(1);
+  let rowWeights = blendWeights(rows[0]!, scale);
+  for (let k = 0; k < grid.length; k++) {
+    const { row, column, r, c } = grid[k]!;
+    const tile = await runs[k]!;
+    runs[k] = undefined;
+    ask(k + 2);
+    reportProgress(k + 1, grid.length, "tiles");
+    if (c === 0 && r > 0) {
+      rowWeights = blendWeights(row, scale);
+      [above, below] = [below, above];
+      below.fill(0);
+    }
+    const top = row.overlapBefore * scale;
+    const height = row.length * scale;
+    const bottomStart = height - row.overlapAfter * scale;
+    const y0 = row.start * scale;
+    if (tile.width !== column.padded * scale || tile.height !== row.padded * scale) {
+      throw new AtelierError(
+        "INTERNAL",
+        `Expected a ${column.padded * scale}x${row.padded * scale} output tile for a ${column.padded}x${row.padded} input tile at scale ${scale} but received ${tile.width}x${tile.height}.`,
+      );
+    }
+    const weights = columnWeights[c]!;
+    const left = column.overlapBefore * scale;
+    const width = column.length * scale;
+    const rightStart = width - column.overlapAfter * scale;
+    const x0 = column.start * scale;
 
-      // Inside the overlaps no other tile adds anything and the weight is exactly 1: straight to the output.
-      tile.copyTo({ x: left, y: top, width: rightStart - left, height: bottomStart - top }, output, x0 + left, y0 + top);
+    // Inside the overlaps no other tile adds anything and the weight is exactly 1: straight to the output.
+    tile.copyTo({ x: left, y: top, width: rightStart - left, height: bottomStart - top }, output, x0 + left, y0 + top);
 
-      // The overlap bands, a row segment at a time: whole rows above and below the inside, and its
-      // left and right edges. Each sample is weighted and either added to a strip a later tile
-      // completes or, with the last tile's share added, rounded into the output.
-      const blendRow = (j: number, from: number, to: number) => {
-        tile.readRow(j, from, to, samples);
-        const wy = rowWeights[j]!;
-        let s = 0;
-        let o = ((y0 + j) * outWidth + x0 + from) * channels;
-        if (j >= bottomStart) {
-          // Shared with the next tile row: only added up so far.
-          for (let i = from, at = ((j - bottomStart) * outWidth + x0 + from) * channels; i < to; i++) {
-            const w = wy * weights[i]!;
-            for (let ch = 0; ch < channels; ch++, s++, at++) below[at]! += samples[s]! * w;
-          }
-        } else if (j < top) {
-          // Shared with the previous tile row (and, left, with the previous tile): complete unless the
-          // next tile in the row still adds to it.
-          for (let i = from, at = (j * outWidth + x0 + from) * channels; i < to; i++) {
-            const w = wy * weights[i]!;
-            if (i >= rightStart) for (let ch = 0; ch < channels; ch++, s++, at++, o++) above[at] = above[at]! + samples[s]! * w;
-            else for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(above[at]! + samples[s]! * w);
-          }
-        } else if (from < left) {
-          // The left edge: completes what the previous tile left in the strip beside it.
-          for (let i = from, at = (j * stripColumns + from) * channels; i < to; i++) {
-            const w = wy * weights[i]!;
-            for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(right[at]! + samples[s]! * w);
-          }
-        } else {
-          // The right edge: the next tile completes it (a tile is at least two overlaps wide, so the
-          // next one reads this strip before the row after is written).
-          for (let i = from, at = (j * stripColumns + from - rightStart) * channels; i < to; i++) {
-            const w = wy * weights[i]!;
-            for (let ch = 0; ch < channels; ch++, s++, at++) right[at] = samples[s]! * w;
-          }
+    // The overlap bands, a row segment at a time: whole rows above and below the inside, and its
+    // left and right edges. Each sample is weighted and either added to a strip a later tile
+    // completes or, with the last tile's share added, rounded into the output.
+    const blendRow = (j: number, from: number, to: number) => {
+      tile.readRow(j, from, to, samples);
+      const wy = rowWeights[j]!;
+      let s = 0;
+      let o = ((y0 + j) * outWidth + x0 + from) * channels;
+      if (j >= bottomStart) {
+        // Shared with the next tile row: only added up so far.
+        for (let i = from, at = ((j - bottomStart) * outWidth + x0 + from) * channels; i < to; i++) {
+          const w = wy * weights[i]!;
+          for (let ch = 0; ch < channels; ch++, s++, at++) below[at]! += samples[s]! * w;
         }
-      };
-      for (let j = 0; j < height; j++) {
-        if (j >= top && j < bottomStart) {
-          if (left > 0) blendRow(j, 0, left);
-          if (rightStart < width) blendRow(j, rightStart, width);
-        } else {
-          blendRow(j, 0, width);
+      } else if (j < top) {
+        // Shared with the previous tile row (and, left, with the previous tile): complete unless the
+        // next tile in the row still adds to it.
+        for (let i = from, at = (j * outWidth + x0 + from) * channels; i < to; i++) {
+          const w = wy * weights[i]!;
+          if (i >= rightStart) for (let ch = 0; ch < channels; ch++, s++, at++, o++) above[at] = above[at]! + samples[s]! * w;
+          else for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(above[at]! + samples[s]! * w);
         }
+      } else if (from < left) {
+        // The left edge: completes what the previous tile left in the strip beside it.
+        for (let i = from, at = (j * stripColumns + from) * channels; i < to; i++) {
+          const w = wy * weights[i]!;
+          for (let ch = 0; ch < channels; ch++, s++, at++, o++) out[o] = toSample(right[at]! + samples[s]! * w);
+        }
+      } else {
+        // The right edge: the next tile completes it (a tile is at least two overlaps wide, so the
+        // next one reads this strip before the row after is written).
+        for (let i = from, at = (j * stripColumns + from - rightStart) * channels; i < to; i++) {
+          const w = wy * weights[i]!;
+          for (let ch = 0; ch < channels; ch++, s++, at++) right[at] = samples[s]! * w;
+        }
+      }
+    };
+    for (let j = 0; j < height; j++) {
+      if (j >= top && j < bottomStart) {
+        if (left > 0) blendRow(j, 0, left);
+        if (rightStart < width) blendRow(j, rightStart, width);
+      } else {
+        blendRow(j, 0, width);
       }
     }
-  } finally {
-    // Tile runs still under way when this stops (cancelled, or a tile refused) settle unobserved.
-    for (const run of runs) run?.catch(() => {});
   }
   return output;
 }
