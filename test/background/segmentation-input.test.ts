@@ -17,8 +17,11 @@ import { ModelStore } from "../../models/store/model-store.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { chooseModel } from "../../models/requests/background-model-choice.js";
 import { segmentationInput, segmentationSession } from "../../workers/background/predict-matte.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const { onnx } = onnxProto;
 
@@ -58,7 +61,7 @@ describe.skipIf(!(hasMirrorModel("portrait-seg-mediapipe-selfie") && hasTestPhot
   let models: ModelLoader;
 
   beforeAll(async () => {
-    models = new ModelLoader(new ModelStore(await installedModelsDir(["portrait-selfie"])), { disableNonCommercial: false });
+    models = new ModelLoader(new ModelStore(await installModels(modelsFolder, ["portrait-selfie"])), { disableNonCommercial: false });
     runtime = new ModelRuntime({ threads: os.availableParallelism(), memoryBudgetBytes: 1024 ** 3, logger: createLogger("silent") });
   });
   afterAll(async () => {

@@ -1,9 +1,10 @@
 /**
  * The Atelier both client suites run against: a real service with the cheap real models installed
  * from the mirror (Lanczos is built in; the doodle generator, a lite style, the MediaPipe selfie
- * matte and the builtin prompt engine's word lists), one per test file.
+ * matte and the builtin prompt engine's word lists), one per test file, installed into the
+ * `modelsDir` that file asked for.
  */
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -13,6 +14,6 @@ export function clientModelsAvailable(): boolean {
   return ["cvae-quickdraw", "style-fast-nc16", "portrait-seg-mediapipe-selfie", "prompt-modifiers"].every((folder) => hasMirrorModel(folder));
 }
 
-export async function startClientTestService(): Promise<TestService> {
-  return startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(CLIENT_TEST_MODELS) });
+export async function startClientTestService(modelsDir: string): Promise<TestService> {
+  return startTestService({ ATELIER_MODELS_DIR: await installModels(modelsDir, CLIENT_TEST_MODELS) });
 }

@@ -10,6 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileTempDir } from "../support/temp-dir.js";
 import { gradientPng } from "../support/test-images.js";
 import type { TestService } from "../support/test-service.js";
 import { clientModelsAvailable, startClientTestService } from "./client-service.js";
@@ -47,6 +48,7 @@ async function exec(file: string, args: string[], options: { cwd: string; env?: 
 }
 
 describe.skipIf(skip || !clientModelsAvailable())("Python client against a real Atelier", () => {
+  const modelsDir = fileTempDir("test-models");
   let service: TestService;
   let proxy: FaultProxy;
   let tmp: string;
@@ -72,7 +74,7 @@ describe.skipIf(skip || !clientModelsAvailable())("Python client against a real 
     expect(installed.code, installed.output).toBe(0);
     // mypy reads no service: it runs while the pytest suite below does, each mostly on its own core.
     typeCheck = exec(python, ["-m", "mypy", "--strict", "--cache-dir", path.join(tmp, "mypy-cache")], { cwd: packageDir, timeout: 240_000 });
-    service = await startClientTestService();
+    service = await startClientTestService(modelsDir);
     proxy = await startFaultProxy(service.url);
   }, 180_000);
 

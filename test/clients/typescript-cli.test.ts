@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freeLoopbackPort } from "../support/free-port.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { gradientPng } from "../support/test-images.js";
 import type { TestService } from "../support/test-service.js";
 import { clientModelsAvailable, startClientTestService } from "./client-service.js";
@@ -37,6 +38,7 @@ async function atelier(...args: string[]): Promise<{ code: number; stdout: strin
 }
 
 describe.runIf(clientModelsAvailable())("the published package and its atelier command", () => {
+  const modelsDir = fileTempDir("test-models");
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-cli-"));
     pkg = path.join(tmp, "package");
@@ -46,7 +48,7 @@ describe.runIf(clientModelsAvailable())("the published package and its atelier c
       cwd: repoRoot,
       timeout: 120_000,
     });
-    service = await startClientTestService();
+    service = await startClientTestService(modelsDir);
     env = { ...process.env, ATELIER_API_KEY: await service.createKey("cli"), ATELIER_BASE_URL: service.url, CI: "true" };
     fs.writeFileSync(path.join(tmp, "photo.png"), await gradientPng(24, 16));
   }, 180_000);

@@ -25,6 +25,7 @@ import {
   RateLimitError,
   ServiceUnavailableError,
 } from "../../clients/typescript/src/node.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import type { TestService } from "../support/test-service.js";
 import { clientModelsAvailable, startClientTestService } from "./client-service.js";
@@ -47,8 +48,9 @@ const rejection = async (promise: Promise<unknown>): Promise<AtelierError> => {
 };
 
 describe.runIf(clientModelsAvailable())("TypeScript client against a real Atelier", () => {
+  const modelsDir = fileTempDir("test-models");
   beforeAll(async () => {
-    service = await startClientTestService();
+    service = await startClientTestService(modelsDir);
     proxy = await startFaultProxy(service.url);
     key = await service.createKey("ts-client");
     client = new Atelier({ apiKey: key, baseURL: service.url });

@@ -6,6 +6,7 @@
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Atelier, AtelierError, AtelierImage, BadRequestError, ConflictError, type Job, type JobEvent } from "../../clients/typescript/src/node.js";
+import { fileTempDir, testTempDir } from "../support/temp-dir.js";
 import { gradientPng } from "../support/test-images.js";
 import type { TestService } from "../support/test-service.js";
 import { clientModelsAvailable, startClientTestService } from "./client-service.js";
@@ -18,8 +19,9 @@ let png: Buffer;
 let served = false;
 
 describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
+  const modelsDir = fileTempDir("test-models");
   beforeAll(async () => {
-    service = await startClientTestService();
+    service = await startClientTestService(modelsDir);
     proxy = await startFaultProxy(service.url);
     const key = await service.createKey("ts-jobs");
     client = new Atelier({ apiKey: key, baseURL: service.url });
@@ -118,9 +120,8 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     const { execFile } = await import("node:child_process");
     const { promisify } = await import("node:util");
     const fs = await import("node:fs");
-    const os = await import("node:os");
     const path = await import("node:path");
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-cli-job-"));
+    const dir = testTempDir("cli-job");
     fs.writeFileSync(path.join(dir, "photo.png"), png);
     const cli = path.resolve("clients", "typescript", "src", "cli", "main.ts");
     const env = { ...process.env, ATELIER_API_KEY: (client as unknown as { jobs: { http: { options: { apiKey: string } } } }).jobs.http.options.apiKey, ATELIER_BASE_URL: service.url };
@@ -128,7 +129,6 @@ describe.runIf(clientModelsAvailable())("TypeScript client jobs", () => {
     expect(stdout.trim()).toBe(path.join(dir, "big.png"));
     expect(stderr).toMatch(/72x48 image\/png/);
     expect((await sharp(path.join(dir, "big.png")).metadata()).width).toBe(72);
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it("a failed job throws the class the synchronous call throws (BadRequestError for INVALID_INPUT)", async () => {

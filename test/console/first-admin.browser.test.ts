@@ -12,14 +12,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { freeLoopbackPort } from "../support/free-port.js";
-import { makeDataDir } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
 import { watchProblems } from "./signed-in-browser.js";
 import { horizontalOverflow, launchChromium, seriousAxeViolations } from "./support/console-browser.js";
 
 const ADMIN = { email: "first@example.com", name: "First Admin", password: "the very first passphrase" };
 const LINK_LINE = /^ {2}Setup: +no account exists yet: open (\S+) to create the first administrator$/m;
 
-const dataDir = makeDataDir();
+const dataDir = makeTempDir("test");
 let child: ChildProcess | undefined;
 let output = "";
 let browser: Browser;

@@ -12,7 +12,6 @@
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Locator, Page } from "playwright-core";
@@ -21,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mainProcessEnv, startMainProcess, type MainProcess } from "../support/main-process.js";
 import { hasTestPhotos, modelMirror, testPhoto } from "../support/test-assets.js";
 import { bytesOfDataUrl } from "../support/test-images.js";
-import { makeDataDir } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
 import { STARTER_MODELS } from "../../models/catalog/starter-models.js";
 import { watchProblems } from "./signed-in-browser.js";
 import { launchChromium } from "./support/console-browser.js";
@@ -31,8 +30,8 @@ const KEY_NAME = "first hour";
 const SETUP_LINE = /^ {2}Setup: +no account exists yet: open (\S+) to create the first administrator$/;
 const KEY_SHAPE = /^atl_[A-Za-z0-9_-]+$/;
 
-const dataDir = makeDataDir();
-const work = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-first-hour-"));
+const dataDir = makeTempDir("test");
+const work = makeTempDir("first-hour");
 /** Small real photos for the playground (the steps wait on real models), and one of over 300 KB for curl. */
 const photos = { cat: path.join(work, "cat.png"), person: path.join(work, "astronaut.png"), large: path.join(work, "coffee mug.png") };
 let service: MainProcess;

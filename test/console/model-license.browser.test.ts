@@ -10,7 +10,8 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { modelMirror } from "../support/test-assets.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 import { describeViolations, signIn, type SignedInPage } from "./signed-in-browser.js";
 import { launchChromium, seriousAxeViolations } from "./support/console-browser.js";
 import { postForm, signInHttp } from "./support/console-service.js";
@@ -23,7 +24,7 @@ const UNLICENSED = "candy-lite";
 let service: TestService;
 let browser: Browser;
 let admin: SignedInPage;
-const modelsDir = makeDataDir();
+const modelsDir = makeTempDir("models");
 
 beforeAll(async () => {
   service = await startTestService({ ATELIER_MODELS_DIR: modelsDir, ATELIER_MODEL_MIRROR: modelMirror });

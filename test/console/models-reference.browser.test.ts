@@ -11,7 +11,8 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 import { describeViolations, signIn, watchProblems, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
 import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
 
@@ -24,7 +25,7 @@ let service: TestService;
 let browser: Browser;
 let admin: SignedInPage;
 let apiKey: string;
-const modelsDir = makeDataDir();
+const modelsDir = makeTempDir("models");
 
 beforeAll(async () => {
   if (skip) return;

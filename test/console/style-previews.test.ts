@@ -5,27 +5,28 @@
  * work, so a style transfer someone asks for meanwhile is not queued behind them.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { signInHttp, startConsoleService, type ConsoleService, type HttpSession } from "./support/console-service.js";
 
 const STYLES = ["mathura", "matta"];
 const USER = { email: "previews@example.com", password: "previews password 123" };
 const PREVIEW_NAME = /^([a-z-]+)-[0-9a-f]{16}\.jpg$/;
-const empty = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-no-models-"));
+const empty = fileTempDir("no-models");
+const modelsDir = fileTempDir("test-models");
+// The restarted service's data folder: two services use it, so neither removes it.
+const restartedDataDir = fileTempDir("test");
 const running: ConsoleService[] = [];
 
-let modelsDir: string;
 beforeAll(async () => {
-  modelsDir = await installedModelsDir(STYLES);
+  await installModels(modelsDir, STYLES);
 }, 240_000);
 afterAll(async () => {
   for (const service of running) await service.close();
-  fs.rmSync(empty, { recursive: true, force: true });
 });
 
 async function start(env: Record<string, string>): Promise<{ service: ConsoleService; session: HttpSession }> {
@@ -48,7 +49,7 @@ function paintedSizes(service: ConsoleService): string[] {
 
 describe("style previews", () => {
   it("are rendered once, small, into the data folder keyed by weights and photo; a restart serves them without rendering", { timeout: 120_000 }, async () => {
-    const first = await start({ ATELIER_MODELS_DIR: modelsDir });
+    const first = await start({ ATELIER_DATA_DIR: restartedDataDir, ATELIER_MODELS_DIR: modelsDir });
     const answer = await preview(first.service, first.session, "mathura");
     expect(answer.status).toBe(200);
     const bytes = Buffer.from(await answer.arrayBuffer());

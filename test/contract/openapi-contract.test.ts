@@ -13,9 +13,12 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ERROR_KINDS, type ErrorCode } from "../../core/errors.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 /** Kinds that no request of a client can cause on a healthy server. */
 const UNPROVOKABLE = new Set<ErrorCode>(["INTERNAL", "WORKER_UNAVAILABLE", "OVERLOADED", "STORE_UNAVAILABLE", "DEADLINE_EXCEEDED", "IMAGE_TOO_LARGE", "SOURCE_FETCH_FAILED",
@@ -69,7 +72,7 @@ ajv.addKeyword({ keyword: "example" });
 
 beforeAll(async () => {
   if (!available) return;
-  const modelsDir = await installedModelsDir(MODELS);
+  const modelsDir = await installModels(modelsFolder, MODELS);
   // An output limit under 1 MP (the default is 16.8 MP) lets the generate example show OUTPUT_TOO_LARGE.
   service = await startTestService({ ATELIER_MODELS_DIR: modelsDir, ATELIER_MAX_BODY_BYTES: String(MAX_BODY_BYTES), ATELIER_MAX_OUTPUT_PIXELS: String(OUTPUT_LIMIT_PIXELS) });
   key = await service.createKey("contract", 10_000);

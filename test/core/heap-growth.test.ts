@@ -9,12 +9,15 @@ import { HEAP_GROWING_PERCENT } from "../../core/heap-growth.js";
 import { createLogger } from "../../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
 import { startWorkerServer, type RunningWorker } from "../../workers/worker-server.js";
-import { makeDataDir } from "../support/test-service.js";
+import { fileTempDir } from "../support/temp-dir.js";
 
 const FLAG = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 const logger = createLogger("silent");
+// One router at most runs at a time, and workers keep nothing in a data folder: one of each serves all.
+const dataDir = fileTempDir("test");
+const modelsDir = fileTempDir("no-models");
 const config = (env: Record<string, string> = {}) =>
-  loadConfig({ ATELIER_DATA_DIR: makeDataDir(), ATELIER_MODELS_DIR: makeDataDir(), ATELIER_PROVISION_MODELS: "false", LOG_LEVEL: "silent", ...env });
+  loadConfig({ ATELIER_DATA_DIR: dataDir, ATELIER_MODELS_DIR: modelsDir, ATELIER_PROVISION_MODELS: "false", LOG_LEVEL: "silent", ...env });
 
 describe("the service's heap growth", () => {
   const stops: (() => Promise<unknown>)[] = [];

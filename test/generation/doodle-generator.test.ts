@@ -1,7 +1,4 @@
 /** The seeded random source and the doodle generator's inputs and outputs with the real model. */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
@@ -13,9 +10,12 @@ import type { GenerationParams, ImageGenerator } from "../../workers/generation/
 import { MAX_SEED, seededRandom } from "../../core/seeded-random.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { blockiness, greyLevels, nearestNeighbourDrawing } from "./drawing-measures.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 describe("seededRandom", () => {
   it("repeats its sequence for a seed and differs between neighbouring seeds", () => {
@@ -72,9 +72,9 @@ describe.skipIf(!hasMirrorModel("cvae-quickdraw"))("the doodle generator with th
   const signal = new AbortController().signal;
   const params = (fields: Partial<GenerationParams>): GenerationParams => ({ prompt: "owl", negativePrompt: "", width: 128, height: 128, seed: 1, ...fields });
 
+  const dataDir = fileTempDir("doodle");
   beforeAll(async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-doodle-"));
-    const config = loadConfig({ ATELIER_DATA_DIR: dataDir, ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw"]), LOG_LEVEL: "silent" });
+    const config = loadConfig({ ATELIER_DATA_DIR: dataDir, ATELIER_MODELS_DIR: await installModels(modelsFolder, ["cvae-quickdraw"]), LOG_LEVEL: "silent" });
     context = createWorkerContext(config, createLogger("silent"));
     generator = createDoodleGenerator(catalogEntry("cvae-quickdraw")!, context);
   });

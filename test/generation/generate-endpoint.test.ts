@@ -5,12 +5,15 @@
  */
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { bytesOfDataUrl } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { blockiness, greyLevels } from "./drawing-measures.js";
 import { QUICKDRAW_LABELS } from "./doodle-labels.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 interface GenerateBody {
   id: string;
@@ -37,7 +40,7 @@ describe.skipIf(!hasMirrorModel("cvae-quickdraw"))("POST /api/v1/generate with c
   let key: string;
 
   beforeAll(async () => {
-    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw"]) });
+    service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["cvae-quickdraw"]) });
     key = await service.createKey("generate");
   });
   afterAll(async () => {

@@ -2,9 +2,6 @@
  * GenerateStream over real gRPC on loopback: progress messages, then exactly one result; refusals
  * end the stream with a status; cancelling the call stops the generator between steps.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { credentials, Server, ServerCredentials, status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,15 +18,19 @@ import { generationServiceImplementation } from "../../workers/generation/genera
 import { GeneratorRegistry } from "../../workers/generation/generator-registry.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext, startWorkerServer, type RunningWorker } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { fakeDiffusionEntry, fakeFamily } from "./fake-generators.js";
+
+const modelsFolder = fileTempDir("test-models");
+// Workers keep nothing in their data folder, so every worker here shares one.
+const dataDir = fileTempDir("generate-stream");
 
 const logger = createLogger("silent");
 const clients: InstanceType<typeof GenerationServiceClient>[] = [];
 
 function configFor(env: Record<string, string> = {}) {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-generate-stream-"));
   return loadConfig({ ATELIER_DATA_DIR: dataDir, LOG_LEVEL: "silent", ...env });
 }
 
@@ -62,7 +63,7 @@ describe.skipIf(!hasMirrorModel("cvae-quickdraw"))("GenerateStream with cvae-qui
   let worker: RunningWorker;
 
   beforeAll(async () => {
-    const config = configFor({ ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw"]) });
+    const config = configFor({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["cvae-quickdraw"]) });
     worker = await startWorkerServer(config, logger, { host: "127.0.0.1", port: 0 });
   });
   afterAll(async () => {

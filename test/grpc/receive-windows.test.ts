@@ -13,10 +13,10 @@ import { createLogger } from "../../core/logger.js";
 import { ListModelsRequest } from "../../gen/atelier/catalog/v1/catalog_service.js";
 import { createWorkerClients } from "../../server/workers/worker-clients.js";
 import { startWorkerServer, type RunningWorker } from "../../workers/worker-server.js";
-import { makeDataDir } from "../support/test-service.js";
+import { fileTempDir } from "../support/temp-dir.js";
 
 const NODE_DEFAULT_WINDOW = 65_535;
-const config = loadConfig({ LOG_LEVEL: "silent", ATELIER_DATA_DIR: makeDataDir(), ATELIER_MODELS_DIR: makeDataDir() });
+const config = loadConfig({ LOG_LEVEL: "silent", ATELIER_DATA_DIR: fileTempDir("test"), ATELIER_MODELS_DIR: fileTempDir("no-models") });
 
 /** What the peer has announced to `session`, once it has announced the widened windows (or after 2 s). */
 function windowsOf(session: http2.Http2Session): Promise<{ initialWindowSize: number | undefined; connectionWindow: number }> {

@@ -16,7 +16,8 @@ import { jsonPieces, piecesText } from "../../jobs/json-pieces.js";
 import { JOBS_DATABASE_FILE, SqliteJobStore } from "../../jobs/sqlite-job-store.js";
 import { SqliteApiKeyStore } from "../../server/keys/sqlite-api-key-store.js";
 import { bytesOfDataUrl, dataUrl } from "../support/test-images.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { fileTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 import { call, finishedJob, getJob, submitAsync } from "./job-helpers.js";
 
 type ImageBody = Record<string, unknown> & { data: { url: string; mimeType: string; width: number; height: number }[] };
@@ -134,7 +135,7 @@ const VERSION_2_SCHEMA = `
   PRAGMA user_version = 2;`;
 
 describe("a SQLite job store written before images were kept apart", () => {
-  const dataDir = makeDataDir();
+  const dataDir = fileTempDir("test");
   let service: TestService | undefined;
   let key: string;
   let keyId: string;
@@ -171,7 +172,6 @@ describe("a SQLite job store written before images were kept apart", () => {
   });
   afterAll(async () => {
     await service?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("is converted when opened: its rows lose their images to files, and read back as they were", async () => {

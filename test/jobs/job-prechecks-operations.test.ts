@@ -6,10 +6,13 @@
  * status and body, and no job is made. A request that can succeed is still accepted as a job.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { call, finishedJob, type JobBody } from "./job-helpers.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 let service: TestService;
 let small: string;
@@ -18,7 +21,7 @@ let overLimit: string;
 const notAnImage = `data:image/png;base64,${Buffer.from("not an image at all").toString("base64")}`;
 
 beforeAll(async () => {
-  const modelsDir = await installedModelsDir(["cvae-quickdraw", "portrait-selfie", "mathura"]);
+  const modelsDir = await installModels(modelsFolder, ["cvae-quickdraw", "portrait-selfie", "mathura"]);
   service = await startTestService({ ATELIER_MODELS_DIR: modelsDir, ATELIER_MAX_OUTPUT_PIXELS: "1000000" });
   small = dataUrl(await gradientPng(64, 48));
   overLimit = dataUrl(await gradientPng(1100, 1000));

@@ -7,7 +7,8 @@ import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteJobStore } from "../../jobs/sqlite-job-store.js";
 import { MAX_JOB_ATTEMPTS } from "../../jobs/job-runner.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { makeTempDir, testTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 import { hasClipMerges } from "../generation/diffusion/tiny-export.js";
 import { finishedJob, submitAsync } from "./job-helpers.js";
 import { startTinyGenerationWorker, TINY_MODEL, type TinyGenerationWorker } from "./tiny-generation-worker.js";
@@ -73,7 +74,7 @@ describe.skipIf(!hasClipMerges())("queue behaviour (tiny diffusion worker, one j
   });
 
   it("keeps queued jobs across a router restart and runs them all", async () => {
-    const dataDir = makeDataDir();
+    const dataDir = testTempDir("test");
     const first = await start({}, dataDir);
     const key = await first.createKey("restart");
     const jobs = [];
@@ -116,7 +117,7 @@ describe.skipIf(!hasClipMerges())("queue behaviour (tiny diffusion worker, one j
 
 describe("a job whose runner died", () => {
   it(`is requeued after the first interruption and failed clearly after ${MAX_JOB_ATTEMPTS}`, async () => {
-    const dataDir = makeDataDir();
+    const dataDir = makeTempDir("test");
     const store = new SqliteJobStore(dataDir);
     const limits = { maxActivePerKey: 10, maxQueued: 10 };
     const lost = { status: 500, body: { code: "INTERNAL" as const, message: "interrupted twice", requestId: "r" } };

@@ -14,10 +14,10 @@ import { RedisJobStore } from "../../jobs/redis-job-store.js";
 import { JOBS_DATABASE_FILE, SqliteJobStore } from "../../jobs/sqlite-job-store.js";
 import { createAll, jobStoreContract, names, type OpenedJobStore } from "../support/job-store-contract.js";
 import { startRedisServer } from "../support/redis-server.js";
-import { makeDataDir } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
 
 async function openSqlite(): Promise<OpenedJobStore> {
-  const dataDir = makeDataDir();
+  const dataDir = makeTempDir("test");
   const store = new SqliteJobStore(dataDir);
   const recordChars = async (id: string) => {
     const db = new Database(path.join(dataDir, JOBS_DATABASE_FILE), { readonly: true });
@@ -45,7 +45,7 @@ const only = (images: ReadonlyMap<string, StoredImage>, part: StoredImage["blob"
 
 describe("SqliteJobStore after a crash", () => {
   it("deletes at its first purge the image folders no record refers to, and keeps the others", async () => {
-    const dataDir = makeDataDir();
+    const dataDir = makeTempDir("test");
     try {
       const store = new SqliteJobStore(dataDir);
       const submitted = keepRequestImages({ imageUrl: "x", scale: 2 }, (text) => (text === "x" ? Buffer.from("data:image/png;base64,AAAA") : undefined));

@@ -4,18 +4,21 @@
  * order over SSE, and its result is the synchronous one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { call, finishedJob, submitAsync } from "./job-helpers.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 describe.skipIf(!hasMirrorModel("superres-espcn-x3"))("upscale jobs report tiles (espcn-x3)", () => {
   let service: TestService;
   let key: string;
 
   beforeAll(async () => {
-    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["espcn-x3"]) });
+    service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["espcn-x3"]) });
     key = await service.createKey("tiles");
   }, 120_000);
   afterAll(async () => {

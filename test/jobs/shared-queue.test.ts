@@ -17,7 +17,8 @@ import { MAX_JOB_ATTEMPTS } from "../../jobs/job-runner.js";
 import { RedisJobStore } from "../../jobs/redis-job-store.js";
 import { hasClipMerges } from "../generation/diffusion/tiny-export.js";
 import { skipWithoutRedis, startRedisServer, type RedisServer } from "../support/redis-server.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 import { call, finishedJob, getJob, jobWhere, submitAsync, type JobBody } from "./job-helpers.js";
 import { startTinyGenerationWorker, TINY_MODEL, type TinyGenerationWorker } from "./tiny-generation-worker.js";
 
@@ -84,7 +85,7 @@ describe.skipIf(!hasClipMerges() || skipWithoutRedis("shared job queue"))("two r
 
   beforeAll(async () => {
     [redis, worker] = await Promise.all([startRedisServer(), startTinyGenerationWorker({ channels: 16, depth: 2 })]);
-    dataDir = makeDataDir();
+    dataDir = makeTempDir("test");
     inspector = new Redis(redis.url);
     store = new RedisJobStore(inspector, { deliveryLeaseMs: 1_000 });
   }, 60_000);

@@ -20,9 +20,12 @@ import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { styleFamily } from "../../workers/style/style-families.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos } from "../support/test-assets.js";
 import { photoCrop } from "../upscale/upscale-fixtures.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const { onnx } = onnxProto;
 
@@ -114,7 +117,7 @@ describe.skipIf(!available)("networks with bytes in and out, against the JavaScr
   let models: ModelLoader;
 
   beforeAll(async () => {
-    const dir = await installedModelsDir(["lsdir-compact-x4", "udnie", "candy-lite"]);
+    const dir = await installModels(modelsFolder, ["lsdir-compact-x4", "udnie", "candy-lite"]);
     models = new ModelLoader(new ModelStore(dir), { disableNonCommercial: false });
     runtime = new ModelRuntime({ threads: os.availableParallelism(), memoryBudgetBytes: 2 * 1024 ** 3, logger: createLogger("silent") });
   });

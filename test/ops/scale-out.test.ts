@@ -16,7 +16,8 @@ import { freeLoopbackPort } from "../support/free-port.js";
 import { skipWithoutPostgres, startPostgresServer, type PostgresServer } from "../support/postgres-server.js";
 import { skipWithoutRedis, startRedisServer, type RedisServer } from "../support/redis-server.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
-import { makeDataDir, startTestService } from "../support/test-service.js";
+import { makeTempDir } from "../support/temp-dir.js";
+import { startTestService } from "../support/test-service.js";
 
 const skip = skipWithoutRedis("scale-out") || skipWithoutPostgres("scale-out");
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -56,7 +57,7 @@ describe.skipIf(skip)("scale-out topology: two routers, two worker replicas, Red
   const workerPorts: number[] = [];
   const workers: Proc[] = [];
   const routers: string[] = [];
-  const dataDir = makeDataDir();
+  const dataDir = makeTempDir("test");
 
   const startWorker = (index: number) =>
     launch("bin/workers.ts", { ...common, LOG_LEVEL: "debug", ATELIER_WORKER_HOST: "127.0.0.1", ATELIER_WORKER_PORT: String(workerPorts[index]) }, (line) =>

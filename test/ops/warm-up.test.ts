@@ -12,9 +12,6 @@
  * whenever its npm package is installed: so the warm-up stays quick, and the refusal on the budget is
  * seen.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
@@ -26,9 +23,12 @@ import { unaryHandler, workOf, type Work } from "../../workers/grpc-handler.js";
 import { styleTransferServiceImplementation } from "../../workers/style/style-service.js";
 import { WarmUp } from "../../workers/warm-up.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir, testTempDir } from "../support/temp-dir.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 interface WarmUpInfo {
   state: string;
@@ -58,7 +58,7 @@ describe("warm-up of the default models", () => {
   let service: TestService;
 
   beforeAll(async () => {
-    service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installedModelsDir(MODELS) });
+    service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installModels(modelsFolder, MODELS) });
   });
   afterAll(async () => {
     await service?.close();
@@ -125,7 +125,7 @@ describe("warm-up of the default models", () => {
 
 describe("shutdown during the warm-up", () => {
   it("stops it: the service closes without warming the rest", async () => {
-    const service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installedModelsDir(MODELS) });
+    const service = await startTestService({ ...WARM_UP_ENV, ATELIER_MODELS_DIR: await installModels(modelsFolder, MODELS) });
     expect(service.worker!.warmUp.report().state).toBe("running");
     const closed = service.close().then(() => "closed" as const);
     const deadline = new Promise<"deadline">((resolve) => setTimeout(() => resolve("deadline"), 30_000).unref());
@@ -142,8 +142,8 @@ describe("the style's warm-up", () => {
   for (const [workingSize, tileSize, side] of [[256, 160, 160], [192, 1024, 192]] as const) {
     it(`paints the largest tile a call paints (working size ${workingSize}, tiles ${tileSize}: ${side} px)`, async () => {
       const config = loadConfig({
-        ATELIER_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "atelier-style-warm-up-")),
-        ATELIER_MODELS_DIR: await installedModelsDir(["mathura"]),
+        ATELIER_DATA_DIR: testTempDir("style-warm-up"),
+        ATELIER_MODELS_DIR: await installModels(modelsFolder, ["mathura"]),
         ATELIER_STYLE_WORKING_SIZE: String(workingSize),
         ATELIER_STYLE_TILE_SIZE: String(tileSize),
         LOG_LEVEL: "silent",

@@ -18,7 +18,10 @@ import { bytesOfDataUrl, dataUrl, gradientPng } from "../support/test-images.js"
 import { startTestService, type TestService } from "../support/test-service.js";
 import { call, finishedJob, readEvents } from "../jobs/job-helpers.js";
 import sharp from "sharp";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const PATH = PromptServiceService.improvePrompt.path;
 const request: ImprovePromptRequest = { prompt: "a lighthouse", style: "", mood: "", variants: 1, maxTokens: 0 };
@@ -142,7 +145,7 @@ describe("a service with its worker in process", () => {
   let png: Buffer;
 
   beforeAll(async () => {
-    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw"]) });
+    service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["cvae-quickdraw"]) });
     key = await service.createKey("local");
     png = await gradientPng(40, 30);
     // Every call below must reach the worker without its gRPC server.

@@ -10,9 +10,12 @@ import net from "node:net";
 import fc from "fast-check";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 /** Two image files (background removal takes a second one) are over the body limit together. */
 const MAX_IMAGE_BYTES = 1536 * 1024;
@@ -30,7 +33,7 @@ function noisePng(side: number): Promise<Buffer> {
 }
 
 beforeAll(async () => {
-  const modelsDir = await installedModelsDir(["mathura", "portrait-selfie"]);
+  const modelsDir = await installModels(modelsFolder, ["mathura", "portrait-selfie"]);
   service = await startTestService({
     ATELIER_MODELS_DIR: modelsDir,
     ATELIER_MAX_IMAGE_BYTES: String(MAX_IMAGE_BYTES),

@@ -1,13 +1,17 @@
 /** Per-key quotas over real HTTP: exactness under concurrency, headers, 429, refunds, persistence. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileTempDir } from "../support/temp-dir.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
 let service: TestService;
 let image: string;
 
+// Given, not the service's own: a test restarts the service over it.
+const dataDir = fileTempDir("test");
+
 beforeAll(async () => {
-  service = await startTestService({ ATELIER_RATE_LIMIT_PER_HOUR: "7" });
+  service = await startTestService({ ATELIER_RATE_LIMIT_PER_HOUR: "7" }, dataDir);
   image = dataUrl(await gradientPng(8, 8));
 });
 afterAll(async () => {
@@ -77,7 +81,6 @@ describe("quota", () => {
   });
 
   it("survives a restart of the service", async () => {
-    const dataDir = service.dataDir;
     const key = await service.createKey("restart", 5);
     for (let attempt = 0; attempt < 3; attempt++) expect((await upscale(key)).status).toBe(200);
     await service.close();

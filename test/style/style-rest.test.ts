@@ -10,11 +10,14 @@ import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { restyle } from "../../workers/style/style-service.js";
 import { STYLE_ENTRIES } from "../../models/requests/style-request.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import { bytesOfDataUrl, dataUrl } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { decode, difference, photoPixels, png } from "./style-images.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const available = hasMirrorModel("style-fast-ml5") && hasMirrorModel("style-fast-nc16") && hasTestPhotos();
 const STYLE_IDS = STYLE_ENTRIES.map((entry) => entry.id);
@@ -46,7 +49,7 @@ describe.skipIf(!available)("POST /api/v1/tools/style-transfer", () => {
   let photo: Buffer;
 
   beforeAll(async () => {
-    modelsDir = await installedModelsDir(STYLE_IDS);
+    modelsDir = await installModels(modelsFolder, STYLE_IDS);
     main = await serviceWith({ ATELIER_MODELS_DIR: modelsDir });
     photo = await png(await photoPixels(testPhoto("chelsea.png"), { width: 93, height: 61 }));
   });

@@ -28,9 +28,12 @@ import { restyle, styleTransfer } from "../../workers/style/style-service.js";
 import { DEFAULT_STYLE_SETTINGS, type StyleSettings } from "../../workers/style/style-settings.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import { chromaDistance, chromaMeans, columnSteps, decode, difference, photoPixels, png, transpose } from "./style-images.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const available = hasMirrorModel("style-fast-ml5") && hasMirrorModel("style-fast-nc16") && hasTestPhotos();
 const ML5_MARGIN = 48;
@@ -64,7 +67,7 @@ async function bareFramed(style: string, image: RawImage): Promise<RawImage> {
 
 beforeAll(async () => {
   if (!available) return;
-  modelsDir = await installedModelsDir(["udnie", "mathura", "candy-lite"]);
+  modelsDir = await installModels(modelsFolder, ["udnie", "mathura", "candy-lite"]);
   context = createWorkerContext(loadConfig({ ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" }), createLogger("silent"));
   bare = new ModelRuntime({ threads: 2, memoryBudgetBytes: 1024 * 1024 * 1024, logger: createLogger("silent") });
   udnie = catalogEntry("udnie")!;

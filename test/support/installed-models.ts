@@ -1,6 +1,7 @@
 /**
- * A models folder with the named models pulled from the mirror (once per test process), for tests
- * that run real models through the service: `startTestService({ ATELIER_MODELS_DIR: dir })`.
+ * A models folder with the named models pulled from the mirror, for tests that run real models
+ * through the service: `startTestService({ ATELIER_MODELS_DIR: await installModels(modelsDir, ids) })`
+ * over a `modelsDir = fileTempDir("test-models")` the test file asked for (temp-dir.ts removes it).
  * Callers guard with `hasMirrorModel(...)` so a machine without the mirror skips with a notice.
  */
 import fs from "node:fs";
@@ -12,17 +13,29 @@ import { pullModel } from "../../models/store/model-installer.js";
 import { ModelStore } from "../../models/store/model-store.js";
 import { modelMirror } from "./test-assets.js";
 
-let shared: { dir: string; store: ModelStore } | undefined;
-
-export async function installedModelsDir(ids: string[]): Promise<string> {
-  if (!shared) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-test-models-"));
-    shared = { dir, store: new ModelStore(dir) };
-  }
+/** Pulls the named models from the mirror into `dir` and returns `dir`. */
+export async function installModels(dir: string, ids: string[]): Promise<string> {
+  const store = new ModelStore(dir);
   for (const id of ids) {
     const entry = catalogEntry(id);
     if (!entry) throw new Error(`unknown model ${id}`);
-    await pullModel(entry, shared.store, { from: modelMirror, converters: modelConverters });
+    await pullModel(entry, store, { from: modelMirror, converters: modelConverters });
   }
-  return shared.dir;
+  return dir;
+}
+
+let benchModels: string | undefined;
+
+/**
+ * One models folder for a whole benchmark process, the named models added to it; the benchmark
+ * removes it with `removeBenchModelsDir()` when it ends.
+ */
+export async function installedModelsDir(ids: string[]): Promise<string> {
+  benchModels ??= fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-models-"));
+  return installModels(benchModels, ids);
+}
+
+export function removeBenchModelsDir(): void {
+  if (benchModels !== undefined) fs.rmSync(benchModels, { recursive: true, force: true });
+  benchModels = undefined;
 }

@@ -2,12 +2,10 @@
  * A whole Atelier on ephemeral loopback ports with its own temporary data folder, and a key to call
  * it with: the same startAtelier that `npm start` runs.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { loadConfig, type AtelierConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
+import { makeTempDir, removeTempDir } from "./temp-dir.js";
 
 export interface TestService extends RunningAtelier {
   dataDir: string;
@@ -18,11 +16,33 @@ export interface TestService extends RunningAtelier {
   post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<Response>;
 }
 
-export function makeDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), "atelier-test-"));
+/**
+ * Starts a service over `dataDir`, or over a temporary data folder of its own that `close()` removes
+ * once the service has closed (a data folder the caller gives stays the caller's to remove).
+ */
+export async function startTestService(env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
+  if (dataDir !== undefined) return startOver(env, dataDir);
+  const ownDataDir = makeTempDir("test");
+  let service: TestService;
+  try {
+    service = await startOver(env, ownDataDir);
+  } catch (error) {
+    removeTempDir(ownDataDir);
+    throw error;
+  }
+  return {
+    ...service,
+    close: async (graceEndsAtMs) => {
+      try {
+        await service.close(graceEndsAtMs);
+      } finally {
+        removeTempDir(ownDataDir);
+      }
+    },
+  };
 }
 
-export async function startTestService(env: Record<string, string> = {}, dataDir = makeDataDir()): Promise<TestService> {
+async function startOver(env: Record<string, string>, dataDir: string): Promise<TestService> {
   // No metrics listener (a fixed port would clash between test files) and no first-start downloads,
   // unless a test asks for them.
   const config = loadConfig({

@@ -8,6 +8,7 @@ import { upscaleWithNetwork } from "../../workers/upscale/network-pipeline.js";
 import { defaultModel, upscalePath } from "../../models/requests/upscale-choice.js";
 import { upscaleByChoice } from "../../workers/upscale/upscale-service.js";
 import { hasTestPhotos } from "../support/test-assets.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { mirrorHas, networkDependencies, photoCrop } from "./upscale-fixtures.js";
 
 const grey = (...samples: number[]): RawImage => ({ data: Uint8Array.from(samples), width: samples.length, height: 1, channels: 1 });
@@ -30,9 +31,10 @@ describe("modelEnsemble", () => {
 });
 
 describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("the model ensembles the default chooses, with real networks", () => {
+  const modelsDir = fileTempDir("test-models");
   let deps: Awaited<ReturnType<typeof networkDependencies>>;
   beforeAll(async () => {
-    deps = await networkDependencies(["lsdir-compact-x4"]);
+    deps = await networkDependencies(modelsDir, ["lsdir-compact-x4"]);
   }, 180_000);
   afterAll(async () => {
     await deps?.runtime.dispose();

@@ -21,6 +21,7 @@ import {
 import { resample } from "../../workers/upscale/resample.js";
 import { upscalePath } from "../../models/requests/upscale-choice.js";
 import { hasTestPhotos } from "../support/test-assets.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { fakeNetwork, mirrorHas, networkDependencies, photoCrop, withAlphaDisc } from "./upscale-fixtures.js";
 
 const entry = (id: string) => catalogEntry(id)!;
@@ -28,10 +29,11 @@ const run = (deps: NetworkDependencies, image: RawImage, id: string, scale: numb
   upscaleWithNetwork(image, entry(id), scale, upscalePath(entry(id), scale)!, deps, options);
 
 describe.skipIf(!hasTestPhotos())("upscale networks on photographs", () => {
+  const modelsDir = fileTempDir("test-models");
   let deps: NetworkDependencies;
 
   beforeAll(async () => {
-    deps = await networkDependencies(["lsdir-compact-x4", "espcn-x3"]);
+    deps = await networkDependencies(modelsDir, ["lsdir-compact-x4", "espcn-x3"]);
   });
   afterAll(async () => {
     await deps.runtime.dispose();

@@ -7,7 +7,7 @@ import { ModelRuntime, type PinnedModel } from "../../workers/onnx/onnx-runtime.
 import type { ByteTensor, TensorData } from "../../workers/onnx/tensor-data.js";
 import type { RawImage } from "../../workers/image/raw-image.js";
 import type { NetworkDependencies } from "../../workers/upscale/network-upscaler.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
 import { hasMirrorModel, testPhoto } from "../support/test-assets.js";
 
 /** Mirror folder of each mirror-installed upscale model. */
@@ -21,9 +21,9 @@ export function mirrorHas(id: string): boolean {
 
 const quiet = { debug() {}, info() {}, warn() {} };
 
-/** A runtime and loader like a worker's, over a models folder holding the mirror models given. */
-export async function networkDependencies(ids: string[]): Promise<NetworkDependencies & { modelsDir: string }> {
-  const modelsDir = await installedModelsDir(ids.filter((id) => id in MIRROR_FOLDERS && mirrorHas(id)));
+/** A runtime and loader like a worker's, over `modelsDir` with the mirror models given installed into it. */
+export async function networkDependencies(modelsDir: string, ids: string[]): Promise<NetworkDependencies & { modelsDir: string }> {
+  await installModels(modelsDir, ids.filter((id) => id in MIRROR_FOLDERS && mirrorHas(id)));
   return {
     modelsDir,
     runtime: new ModelRuntime({ threads: os.availableParallelism(), memoryBudgetBytes: 2 * 1024 ** 3, logger: quiet }),

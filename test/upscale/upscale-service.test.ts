@@ -17,11 +17,14 @@ import { ModelStore } from "../../models/store/model-store.js";
 import type { ModelRuntime } from "../../workers/onnx/onnx-runtime.js";
 import { upscale, type UpscaleDependencies } from "../../workers/upscale/upscale-service.js";
 import type { WorkQueue } from "../../workers/work-queue.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import { bytesOfDataUrl, dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 import { mirrorHas } from "./upscale-fixtures.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 interface UpscaleBody {
   model: string;
@@ -116,7 +119,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4") && mirrorHas(
   let key: string;
 
   beforeAll(async () => {
-    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["lsdir-compact-x4", "espcn-x3"]) });
+    service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["lsdir-compact-x4", "espcn-x3"]) });
     key = await service.createKey("upscale");
   });
   afterAll(async () => {
@@ -269,7 +272,7 @@ describe.skipIf(!(hasTestPhotos() && mirrorHas("lsdir-compact-x4")))("POST /api/
   beforeAll(async () => {
     // The configuration's own default budget (test-service pins 0 for the other tests).
     const budget = String(loadConfig({}).images.upscaleTimeBudgetMs);
-    service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["lsdir-compact-x4"]), ATELIER_UPSCALE_TIME_BUDGET_MS: budget });
+    service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["lsdir-compact-x4"]), ATELIER_UPSCALE_TIME_BUDGET_MS: budget });
     key = await service.createKey("upscale-budget");
   }, 180_000);
   afterAll(async () => {

@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { skipWithoutPostgres, startPostgresServer } from "../support/postgres-server.js";
-import { makeDataDir, startTestService, type TestService } from "../support/test-service.js";
+import { fileTempDir } from "../support/temp-dir.js";
+import { startTestService, type TestService } from "../support/test-service.js";
 
 let service: TestService;
-const dataDir = makeDataDir();
+const dataDir = fileTempDir("test");
 
 beforeAll(async () => {
   // A long flush interval: what the reports show must come from the flush that queries make.

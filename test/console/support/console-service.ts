@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { loadConfig } from "../../../core/config.js";
 import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js";
 import type { User, UserRole } from "../../../server/accounts/account-store.js";
-import { makeDataDir } from "../../support/test-service.js";
+import { makeTempDir, removeTempDir } from "../../support/temp-dir.js";
 
 export interface ConsoleService extends RunningAtelier {
   dataDir: string;
@@ -16,8 +16,10 @@ export interface ConsoleService extends RunningAtelier {
   createUser(email: string, password: string, role?: UserRole): Promise<User>;
 }
 
+/** `close()` removes the service's temporary data folder once it has closed (not one given in `env`). */
 export async function startConsoleService(env: Record<string, string> = {}): Promise<ConsoleService> {
-  const dataDir = makeDataDir();
+  const ownDataDir = env.ATELIER_DATA_DIR === undefined ? makeTempDir("test") : undefined;
+  const dataDir = env.ATELIER_DATA_DIR ?? ownDataDir!;
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -26,9 +28,22 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
     },
   });
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", ATELIER_DATA_DIR: dataDir, ...env });
-  const running = await startAtelier(config, pino({ level: "trace" }, sink));
+  let running: RunningAtelier;
+  try {
+    running = await startAtelier(config, pino({ level: "trace" }, sink));
+  } catch (error) {
+    if (ownDataDir !== undefined) removeTempDir(ownDataDir);
+    throw error;
+  }
   return {
     ...running,
+    close: async (graceEndsAtMs) => {
+      try {
+        await running.close(graceEndsAtMs);
+      } finally {
+        if (ownDataDir !== undefined) removeTempDir(ownDataDir);
+      }
+    },
     dataDir,
     logText: () => lines.join(""),
     createUser: (email, password, role = "member") => running.services.accounts.createUser({ email, password, role }),

@@ -10,9 +10,10 @@ import { loadConfig } from "../../../core/config.js";
 import { createLogger } from "../../../core/logger.js";
 import { startWorkerServer, type RunningWorker } from "../../../workers/worker-server.js";
 import { dataUrl, gradientPng } from "../../support/test-images.js";
-import { makeDataDir, startTestService, type TestService } from "../../support/test-service.js";
+import { fileTempDir } from "../../support/temp-dir.js";
+import { startTestService, type TestService } from "../../support/test-service.js";
 
-const workerConfig = loadConfig({ LOG_LEVEL: "silent", ATELIER_DATA_DIR: makeDataDir() });
+const workerConfig = loadConfig({ LOG_LEVEL: "silent", ATELIER_DATA_DIR: fileTempDir("test") });
 const startWorker = (port = 0) => startWorkerServer(workerConfig, createLogger("silent"), { host: "127.0.0.1", port });
 
 let first: RunningWorker;

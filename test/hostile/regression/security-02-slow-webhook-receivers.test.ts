@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../core/config.js";
 import { MAX_IN_FLIGHT } from "../../../jobs/webhooks/webhook-deliverer.js";
 import { openApiKeyStore } from "../../../server/keys/open-api-key-store.js";
-import { makeDataDir } from "../../support/test-service.js";
+import { makeTempDir } from "../../support/temp-dir.js";
 import { mainProcessEnv, startMainProcess } from "../../support/main-process.js";
 
 /** Long beside the good receiver's normal time, short beside the test's. */
@@ -26,7 +26,7 @@ const DRIP_EVERY_MS = 300;
 const HEADER_DRIPPERS = MAX_IN_FLIGHT + 4;
 const BODY_DRIPPERS = 4;
 
-const dataDir = makeDataDir();
+const dataDir = makeTempDir("test");
 const cleanups: (() => unknown)[] = [];
 let child: ChildProcess | undefined;
 

@@ -8,7 +8,8 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { makeDataDir, startTestService, type TestService } from "../../support/test-service.js";
+import { fileTempDir } from "../../support/temp-dir.js";
+import { startTestService, type TestService } from "../../support/test-service.js";
 
 interface Webhook {
   status: string;
@@ -46,6 +47,8 @@ async function webhookWhere(service: TestService, key: string, id: string, check
 
 let opened: Awaited<ReturnType<typeof startReceiver>>;
 let other: Awaited<ReturnType<typeof startReceiver>>;
+// The data folder of the service restarted with a narrower allow-list.
+const restartedDataDir = fileTempDir("test");
 const services: TestService[] = [];
 
 beforeAll(async () => {
@@ -79,9 +82,8 @@ describe("security item 3: webhook targets and allow-list ports", () => {
   });
 
   it("refuses at delivery a stored target the allow-list no longer opens on its port", async () => {
-    const dataDir = makeDataDir();
     // A bare entry opens the URL's own port: the delivery is accepted, and its receiver fails.
-    const wide = await startTestService({ ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1", ATELIER_WEBHOOK_RETRY_BASE_MS: "3000" }, dataDir);
+    const wide = await startTestService({ ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1", ATELIER_WEBHOOK_RETRY_BASE_MS: "3000" }, restartedDataDir);
     const key = await wide.createKey("narrowed");
     const submitted = await wide.post("/prompt/improve", { prompt: "a pier", webhookUrl: `http://127.0.0.1:${other.port}/hook` }, key);
     expect(submitted.status).toBe(202);
@@ -91,7 +93,7 @@ describe("security item 3: webhook targets and allow-list ports", () => {
     await wide.close();
     const seen = other.received();
 
-    const narrow = await startTestService({ ATELIER_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${opened.port}`, ATELIER_WEBHOOK_RETRY_BASE_MS: "3000" }, dataDir);
+    const narrow = await startTestService({ ATELIER_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${opened.port}`, ATELIER_WEBHOOK_RETRY_BASE_MS: "3000" }, restartedDataDir);
     services.push(narrow);
     const done = await webhookWhere(narrow, key, job.id, (webhook) => webhook.status !== "pending");
     expect(done.status).toBe("failed");

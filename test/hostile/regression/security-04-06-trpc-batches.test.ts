@@ -16,7 +16,7 @@ import { LIMITS } from "../../../core/limits.js";
 import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js";
 import { startMetricsServer, type MetricsServer } from "../../../observability/metrics-server.js";
 import { freeLoopbackPort } from "../../support/free-port.js";
-import { makeDataDir } from "../../support/test-service.js";
+import { makeTempDir } from "../../support/temp-dir.js";
 import { errorCodeOf, rawRequest, type RawAnswer } from "../support/hostile-service.js";
 
 const METERED = ["tools.upscale", "tools.styleTransfer", "tools.backgroundRemove", "generate", "prompt.improve"];
@@ -28,7 +28,7 @@ let key: string;
 const logLines: { level: number; msg: string; [field: string]: unknown }[] = [];
 
 beforeAll(async () => {
-  dataDir = makeDataDir();
+  dataDir = makeTempDir("test");
   const config = loadConfig({
     HOST: "127.0.0.1",
     PORT: "0",

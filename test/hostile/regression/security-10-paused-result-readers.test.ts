@@ -15,7 +15,7 @@ import { loadConfig } from "../../../core/config.js";
 import { seededRandom } from "../../../core/seeded-random.js";
 import { openApiKeyStore } from "../../../server/keys/open-api-key-store.js";
 import { dataUrl } from "../../support/test-images.js";
-import { makeDataDir } from "../../support/test-service.js";
+import { makeTempDir } from "../../support/temp-dir.js";
 import { mainProcessEnv, startMainProcess } from "../../support/main-process.js";
 
 const MiB = 1024 * 1024;
@@ -24,7 +24,7 @@ const READERS_PER_KIND = 40;
 /** The caps of the service under test: the memory test's readers fit; the cap test fills its key's. */
 const CAP = READERS_PER_KIND;
 
-const dataDir = makeDataDir();
+const dataDir = makeTempDir("test");
 let child: ChildProcess | undefined;
 let port = 0;
 /** Two keys with a finished job each: the cap test's streams never share a key with the memory test's. */

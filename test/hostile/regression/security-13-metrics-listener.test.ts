@@ -15,7 +15,7 @@ import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js
 import { startMetricsServer, type MetricsServer } from "../../../observability/metrics-server.js";
 import { startBanner } from "../../../operations/start-banner.js";
 import { freeLoopbackPort } from "../../support/free-port.js";
-import { makeDataDir } from "../../support/test-service.js";
+import { makeTempDir } from "../../support/temp-dir.js";
 
 const dataDirs: string[] = [];
 afterAll(() => {
@@ -76,7 +76,7 @@ describe("metrics are off unless their port is set", () => {
     const listeners: MetricsServer[] = [];
     try {
       for (const port of [await freeLoopbackPort(), await freeLoopbackPort()]) {
-        const dataDir = makeDataDir();
+        const dataDir = makeTempDir("test");
         dataDirs.push(dataDir);
         const config = loadConfig({ ...inherited, HOST: "127.0.0.1", PORT: String(port), ATELIER_DATA_DIR: dataDir, ATELIER_PROVISION_MODELS: "false" });
         const atelier = await startAtelier(config, logger);
