@@ -81,7 +81,7 @@ describe("segmentation registry", () => {
 });
 
 describe("without the optional ISNet package", () => {
-  const store = new StoreWithoutIsnet(fs.mkdtempSync("/tmp/atelier-no-models-"));
+  const store = new StoreWithoutIsnet(fileTempDir("no-models"));
   const loader = new ModelLoader(store, { disableNonCommercial: false });
   const isnet = catalogEntry("isnet-general")!;
 

@@ -18,7 +18,8 @@ import { Webhook } from "standardwebhooks";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { dataUrl, gradientPng } from "../support/test-images.js";
 import { startTestService, type TestService } from "../support/test-service.js";
@@ -26,6 +27,8 @@ import { finishedJob, getJob, jobWhere, submitAsync, type JobBody } from "../job
 import { describeViolations, signIn, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
 import { horizontalOverflow, launchChromium, screenshotWidths, seriousAxeViolations, skipWithoutChromium, tableOverflow } from "./support/console-browser.js";
 import { signInHttp } from "./support/console-service.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const skip = skipWithoutChromium("console-jobs");
 const TILED_MODEL = "espcn-x3";
@@ -51,7 +54,7 @@ beforeAll(async () => {
   // Output pixels raised for the long job below: enough tiles that it is still upscaling when canceled.
   // Webhooks may reach a receiver on loopback, retried quickly.
   const webhooks = { ATELIER_ALLOWED_PRIVATE_HOSTS: "127.0.0.1", ATELIER_WEBHOOK_RETRY_BASE_MS: "100" };
-  service = await startTestService(hasTiledModel ? { ...webhooks, ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]), ATELIER_MAX_OUTPUT_PIXELS: String(SLOW_JOB.width * SLOW_JOB.height * 9) } : webhooks);
+  service = await startTestService(hasTiledModel ? { ...webhooks, ATELIER_MODELS_DIR: await installModels(modelsFolder, [TILED_MODEL]), ATELIER_MAX_OUTPUT_PIXELS: String(SLOW_JOB.width * SLOW_JOB.height * 9) } : webhooks);
   const { accounts, keys } = service.services;
   const aliceUser = await accounts.createUser({ email: "alice@example.com", displayName: "Alice", password: PASSWORD, role: "member" });
   const bob = await accounts.createUser({ email: "bob@example.com", displayName: "Bob", password: PASSWORD, role: "member" });

@@ -18,11 +18,14 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { quotaChargeOf } from "../../server/quota/quota-charge.js";
 import type { ApiKeyRecord } from "../../server/keys/api-key-store.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { testPhoto } from "../support/test-assets.js";
 import type { TestService } from "../support/test-service.js";
 import { describeViolations, startBrowserConsole, type BrowserConsole, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
 import { horizontalOverflow, seriousAxeViolations } from "./support/console-browser.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const STYLE = "mathura";
 let atelier: BrowserConsole<"alice" | "bob">;
@@ -46,7 +49,7 @@ async function usageOf(id: string): Promise<Array<{ operation: string; status: n
 }
 
 beforeAll(async () => {
-  atelier = await startBrowserConsole({ ATELIER_MODELS_DIR: await installedModelsDir([STYLE, "cvae-quickdraw"]) }, ["alice", "bob"]);
+  atelier = await startBrowserConsole({ ATELIER_MODELS_DIR: await installModels(modelsFolder, [STYLE, "cvae-quickdraw"]) }, ["alice", "bob"]);
   service = atelier.service;
   const { alice, bob } = atelier.users;
   const store = service.services.keys;

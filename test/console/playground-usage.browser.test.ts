@@ -15,11 +15,14 @@ import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIdOf } from "../../server/keys/api-key-format.js";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import type { TestService } from "../support/test-service.js";
 import { describeViolations, startBrowserConsole, type BrowserConsole, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
 import { horizontalOverflow, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const skip = skipWithoutChromium("playground-usage");
 const TILED_MODEL = "espcn-x3";
@@ -34,7 +37,7 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-playground-"));
 
 beforeAll(async () => {
   if (skip) return;
-  atelier = await startBrowserConsole(hasTiledModel ? { ATELIER_MODELS_DIR: await installedModelsDir([TILED_MODEL]) } : {}, ["alice", "bob", "admin"]);
+  atelier = await startBrowserConsole(hasTiledModel ? { ATELIER_MODELS_DIR: await installModels(modelsFolder, [TILED_MODEL]) } : {}, ["alice", "bob", "admin"]);
   service = atelier.service;
   const { keys } = service.services;
   const { alice, bob } = atelier.users;

@@ -2,9 +2,6 @@
  * The generation service with fake model families: which model answers, size bounds from the model
  * record, seeds, validation, and the 503 that names what to install. No model weights needed.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
@@ -17,12 +14,14 @@ import { DIFFUSION_GENERATOR, DOODLE_GENERATOR, GeneratorRegistry, defaultGenera
 import { MAX_SEED } from "../../core/seeded-random.js";
 import type { WorkerContext } from "../../workers/worker-context.js";
 import { createWorkerContext } from "../../workers/worker-server.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { fakeDiffusionEntry, fakeFamily } from "./fake-generators.js";
 
+// Workers keep nothing in their data folder, so every context here shares one.
+const dataDir = fileTempDir("generation");
 const contexts: WorkerContext[] = [];
 
 function workerContext(env: Record<string, string> = {}): WorkerContext {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-generation-"));
   const context = createWorkerContext(loadConfig({ ATELIER_DATA_DIR: dataDir, LOG_LEVEL: "silent", ...env }), createLogger("silent"));
   contexts.push(context);
   return context;

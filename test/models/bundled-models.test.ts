@@ -4,7 +4,6 @@
  * their bytes do not match, never removable, and run by the loader like any other graph.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUNDLED_WEIGHTS_DIR } from "../../models/catalog/bundled-weights.js";
@@ -14,9 +13,11 @@ import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
 import { pullModel, removeModel, verifyModel } from "../../models/store/model-installer.js";
 import { ModelLoader } from "../../workers/model-loader.js";
 import { ModelStore } from "../../models/store/model-store.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { entry, noConverters } from "./installer-fixtures.js";
 
-const emptyStore = () => new ModelStore(fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bundled-")));
+const scratch = fileTempDir("bundled");
+const emptyStore = () => new ModelStore(fs.mkdtempSync(path.join(scratch, "store-")));
 
 /** `model` with the pinned checksum of its first file changed: what a damaged copy looks like to the catalog. */
 function withWrongChecksum(model: CatalogEntry): CatalogEntry {

@@ -5,18 +5,21 @@
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
 import { ModelInstallError } from "../../models/store/fetch-weight-file.js";
 import { cleanStaging, pullModel, removeModel, verifyModel } from "../../models/store/model-installer.js";
 import { ModelStore, STAGING_FOLDER } from "../../models/store/model-store.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, modelMirror } from "../support/test-assets.js";
 import { entry, noConverters } from "./installer-fixtures.js";
 
+// Each store, mirror copy or served folder is a folder of its own inside this one (some are made in hooks).
+const scratch = fileTempDir("models");
+
 function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), "atelier-models-"));
+  return fs.mkdtempSync(path.join(scratch, "folder-"));
 }
 
 /** A copy of part of the mirror with one byte of one file flipped. */

@@ -13,6 +13,7 @@ import * as ort from "onnxruntime-node";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fullyPinned, MODEL_CATALOG } from "../../models/catalog/model-catalog.js";
+import { testTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, mirrorPath, modelMirror, testPhoto } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
 
@@ -84,11 +85,10 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
         server.close(() => resolve(port));
       });
     });
-    const folder = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-offline-"));
+    const folder = testTempDir("offline");
     const failure = await run(process.execPath, ["--import", "tsx", "bin/models-cli.ts", "pull", "portrait-sinet", "--from", `http://127.0.0.1:${closed}/mirror`], {
       env: { ...process.env, ATELIER_MODELS_DIR: folder },
     }).catch((error: { code: number; stderr: string }) => error);
-    fs.rmSync(folder, { recursive: true, force: true });
     expect(failure).toMatchObject({ code: 1 });
     const { stderr } = failure as { stderr: string };
     expect(stderr).toContain(`portrait-sinet: FAILED: could not reach 127.0.0.1:${closed} (ECONNREFUSED).`);
@@ -154,7 +154,7 @@ describe.skipIf(!hasMirrorModel("style-fast-ml5"))("npm run models", () => {
   });
 
   it("reports a fresh models folder truthfully", async () => {
-    const fresh = await startTestService({ ATELIER_MODELS_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "atelier-fresh-")) });
+    const fresh = await startTestService({ ATELIER_MODELS_DIR: testTempDir("fresh") });
     try {
       const body = (await (await fetch(`${fresh.url}/api/v1/models`)).json()) as { data: { id: string; installed: boolean; installCommand?: string }[] };
       const byId = new Map(body.data.map((record) => [record.id, record]));

@@ -11,9 +11,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedModelsDir } from "../support/installed-models.js";
+import { installModels } from "../support/installed-models.js";
+import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel } from "../support/test-assets.js";
 import { startTestService, type TestService } from "../support/test-service.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const ROOT = path.join(import.meta.dirname, "../..");
 /** README.md, then every page of docs/: a reader runs an example from any of them. */
@@ -42,7 +45,7 @@ let key: string;
 
 beforeAll(async () => {
   if (!available) return;
-  service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["cvae-quickdraw", "mathura", "portrait-selfie"]) });
+  service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["cvae-quickdraw", "mathura", "portrait-selfie"]) });
   key = await service.createKey("readme");
 }, 300_000);
 afterAll(async () => {

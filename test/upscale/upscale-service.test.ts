@@ -3,9 +3,6 @@
  * models folder pulled from the mirror), and the worker's refusals, checked on the service function
  * itself so "before any inference" can be observed.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../core/config.js";
@@ -40,7 +37,8 @@ interface ErrorBody {
   issues?: { path: string; message: string }[];
 }
 
-const emptyModelsDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "atelier-no-models-"));
+// Nothing is ever installed into it, so the tests that need no models share it.
+const noModelsDir = fileTempDir("no-models");
 
 async function photoPng(region: { left: number; top: number; width: number; height: number }, name: Parameters<typeof testPhoto>[0] = "chelsea.png") {
   return sharp(testPhoto(name)).extract(region).png().toBuffer();
@@ -81,7 +79,7 @@ describe("the worker's refusals come before any inference", () => {
   }
 
   it.each([undefined, "esrgan-slim"])("413 OUTPUT_TOO_LARGE with the limit in the message (model %s)", async (model) => {
-    const deps = guarded(emptyModelsDir(), 1_000_000);
+    const deps = guarded(noModelsDir, 1_000_000);
     const image = { data: await gradientPng(400, 300), mimeType: "image/png", width: 0, height: 0 };
     const error = await refusal({ image, scale: 4, ...(model ? { model } : {}) }, deps);
     expect(error.code).toBe("OUTPUT_TOO_LARGE");
@@ -91,7 +89,7 @@ describe("the worker's refusals come before any inference", () => {
   });
 
   it("503 MODEL_NOT_INSTALLED naming the install command, before the image is even decoded", async () => {
-    const deps = guarded(emptyModelsDir());
+    const deps = guarded(noModelsDir);
     const error = await refusal({ image: { data: Buffer.from("not an image"), mimeType: "image/png", width: 0, height: 0 }, scale: 4, model: "lsdir-compact-x4" }, deps);
     expect(error.code).toBe("MODEL_NOT_INSTALLED");
     expect(error.httpStatus).toBe(503);
@@ -104,7 +102,7 @@ describe("the worker's refusals come before any inference", () => {
     ["no-such-model", 2, "model", /Unknown upscale model "no-such-model"\. Upscale models: lanczos, esrgan-thick/],
     ["espcn-x3", 8, "scale", /Expected one of 2, 3, 4, 5, 6 for scale with model "espcn-x3" but received 8/],
   ])("400 INVALID_INPUT for model %s at x%i", async (model, scale, field, message) => {
-    const deps = guarded(emptyModelsDir());
+    const deps = guarded(noModelsDir);
     const error = await refusal({ image: { data: await gradientPng(40, 40), mimeType: "image/png", width: 0, height: 0 }, scale, model }, deps);
     expect(error.code).toBe("INVALID_INPUT");
     expect(error.httpStatus).toBe(400);
@@ -326,7 +324,7 @@ describe.skipIf(!hasTestPhotos())("POST /api/v1/tools/upscale with no pulled mod
   let key: string;
 
   beforeAll(async () => {
-    service = await startTestService({ ATELIER_MODELS_DIR: emptyModelsDir() });
+    service = await startTestService({ ATELIER_MODELS_DIR: noModelsDir });
     key = await service.createKey("bare");
   });
   afterAll(async () => {

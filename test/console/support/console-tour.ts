@@ -10,7 +10,8 @@ import type { Browser, Page } from "playwright-core";
 import { SETUP_PATH } from "../../../console/server/first-admin-setup.js";
 import { PLAYGROUND_OPERATIONS } from "../../../console/playground/playground-operations.js";
 import { finishedJob, submitAsync } from "../../jobs/job-helpers.js";
-import { installedModelsDir } from "../../support/installed-models.js";
+import { installModels } from "../../support/installed-models.js";
+import { makeTempDir, removeTempDir } from "../../support/temp-dir.js";
 import { dataUrl, gradientPng } from "../../support/test-images.js";
 import { startTestService } from "../../support/test-service.js";
 import { signIn, WIDTHS } from "../signed-in-browser.js";
@@ -21,7 +22,17 @@ const PASSWORD = "correct horse battery staple";
 export type Visit = (page: Page, name: string) => Promise<void>;
 
 export async function tourConsole(browser: Browser, visit: Visit): Promise<void> {
-  const modelsDir = await installedModelsDir(["portrait-selfie", "mathura", "cvae-quickdraw"]);
+  // Removed here, not by the test file: the screenshot script walks the tour outside vitest.
+  const modelsDir = makeTempDir("test-models");
+  try {
+    await tourOver(modelsDir, browser, visit);
+  } finally {
+    removeTempDir(modelsDir);
+  }
+}
+
+async function tourOver(modelsDir: string, browser: Browser, visit: Visit): Promise<void> {
+  await installModels(modelsDir, ["portrait-selfie", "mathura", "cvae-quickdraw"]);
   const service = await startTestService({ ATELIER_MODELS_DIR: modelsDir });
   const anonymous = await browser.newContext({ baseURL: service.url, viewport: { width: WIDTHS.desktop, height: 900 } });
   try {

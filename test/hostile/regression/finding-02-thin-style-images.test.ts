@@ -14,10 +14,13 @@ import { styleTransfer } from "../../../workers/style/style-service.js";
 import { DEFAULT_STYLE_SETTINGS } from "../../../workers/style/style-settings.js";
 import type { WorkerContext } from "../../../workers/worker-context.js";
 import { createWorkerContext } from "../../../workers/worker-server.js";
-import { installedModelsDir } from "../../support/installed-models.js";
+import { installModels } from "../../support/installed-models.js";
+import { fileTempDir } from "../../support/temp-dir.js";
 import { hasMirrorModel } from "../../support/test-assets.js";
 import { gradientPng } from "../../support/test-images.js";
 import { decode, difference, isOneColour, palette, shareInPalette } from "../../style/style-images.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const available = hasMirrorModel("style-fast-ml5") && hasMirrorModel("style-fast-nc16");
 const STYLES = ["candy-lite", "udnie"];
@@ -36,7 +39,7 @@ async function paint(source: Buffer, style: string): Promise<RawImage> {
 
 beforeAll(async () => {
   if (!available) return;
-  const modelsDir = await installedModelsDir(STYLES);
+  const modelsDir = await installModels(modelsFolder, STYLES);
   context = createWorkerContext(loadConfig({ ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" }), createLogger("silent"));
   for (const style of STYLES) palettes.set(style, palette(await paint(await gradientPng(256, 256), style)));
 });

@@ -6,11 +6,13 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { installedModelsDir } from "../../support/installed-models.js";
+import { installModels } from "../../support/installed-models.js";
+import { fileTempDir, testTempDir } from "../../support/temp-dir.js";
 import { hasMirrorModel } from "../../support/test-assets.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 function canUnshare(): boolean {
   try {
@@ -27,8 +29,8 @@ const available = hasMirrorModel("superres-espcn-x3") && canUnshare();
 
 describe.skipIf(!available)("finding 3: no outbound name resolution it was not asked for", () => {
   it("resolves only the imageUrl host, never onnxruntime's telemetry host, after running a model", async () => {
-    const modelsDir = await installedModelsDir(["espcn-x3"]);
-    const resolvConf = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "atelier-dns-")), "resolv.conf");
+    const modelsDir = await installModels(modelsFolder, ["espcn-x3"]);
+    const resolvConf = path.join(testTempDir("dns"), "resolv.conf");
     fs.writeFileSync(resolvConf, "nameserver 127.0.0.1\noptions attempts:1 timeout:1\n");
     const child = path.resolve("test/hostile/support/resolving-service.ts");
     const env: NodeJS.ProcessEnv = { ...process.env, HOSTILE_MODELS_DIR: modelsDir, HOSTILE_WAIT_MS: "15000" };

@@ -7,10 +7,13 @@
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { coverFit } from "../../../workers/background/background-fill.js";
-import { installedModelsDir } from "../../support/installed-models.js";
+import { installModels } from "../../support/installed-models.js";
+import { fileTempDir } from "../../support/temp-dir.js";
 import { hasMirrorModel } from "../../support/test-assets.js";
 import { bytesOfDataUrl, dataUrl, gradientPng } from "../../support/test-images.js";
 import { startTestService, type TestService } from "../../support/test-service.js";
+
+const modelsFolder = fileTempDir("test-models");
 
 const LIMITS = { maxBytes: 25 << 20, maxInputPixels: 50_000_000, maxOutputPixels: 4096 * 4096 };
 
@@ -26,7 +29,7 @@ describe("finding 12: replacement images like imageUrl", () => {
     let service: TestService;
     let key: string;
     beforeAll(async () => {
-      service = await startTestService({ ATELIER_MODELS_DIR: await installedModelsDir(["portrait-selfie"]) });
+      service = await startTestService({ ATELIER_MODELS_DIR: await installModels(modelsFolder, ["portrait-selfie"]) });
       key = await service.createKey("replacement", 1000);
     });
     afterAll(() => service?.close());

@@ -14,13 +14,13 @@ import dns from "node:dns";
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AtelierError } from "../../../core/errors.js";
 import { assertTargetAllowed, DeliveryRefused } from "../../../jobs/webhooks/webhook-request.js";
 import { AddressPolicy } from "../../../server/image-source/address-policy.js";
 import { fetchImage } from "../../../server/image-source/fetch-image.js";
+import { testTempDir } from "../../support/temp-dir.js";
 
 const LOCAL_NAMES = [
   "localhost.",
@@ -88,7 +88,7 @@ function unshareOrFail(): void {
 describe("security item 11: local and special-use names, end to end", () => {
   it("the service asks its resolver for no local or special-use name, on image or webhook URLs", async () => {
     unshareOrFail();
-    const resolvConf = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "atelier-dns-")), "resolv.conf");
+    const resolvConf = path.join(testTempDir("dns"), "resolv.conf");
     fs.writeFileSync(resolvConf, "nameserver 127.0.0.1\noptions attempts:1 timeout:1\n");
     const child = path.resolve("test/hostile/support/local-names-service.ts");
     const env: NodeJS.ProcessEnv = { ...process.env, LOCAL_NAMES: JSON.stringify(LOCAL_NAMES) };
