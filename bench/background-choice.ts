@@ -17,7 +17,7 @@ import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
 import { buildComposite, CUP, matteScores, PERSON } from "../test/background/ground-truth.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { testPhoto } from "../test/support/test-assets.js";
 import { modelChoice, type ChosenModel, type PerImageChoice } from "../models/requests/background-model-choice.js";
 import { chooseForImage } from "../workers/background/choose-per-image.js";
@@ -90,4 +90,5 @@ for (const input of inputs) {
 }
 const header = ["picture", "person area", "confidence", "doubt", "head width", "chosen", "against", "chosen IoU / MAE", "ISNet IoU / MAE", "chosen ms (with the probe)", "ISNet ms"];
 console.log(`\n${[`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n")}`);
+removeBenchModelsDir();
 process.exit(0);

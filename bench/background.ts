@@ -43,7 +43,7 @@ import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../bin/start-atelier.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { testPhotos } from "../test/support/test-assets.js";
 import { backgroundBleed, BLUE_SCREEN, buildComposite, CUP, GREEN_SCREEN, matteScores, PERSON, type Composite, type Cutout } from "../test/background/ground-truth.js";
 import { chooseModel, type ChosenModel } from "../models/requests/background-model-choice.js";
@@ -688,4 +688,5 @@ if (!values["skip-speed"]) await speed(Number(values.runs ?? 3));
 if (!values["skip-anchor"] && MODEL_IDS.includes("isnet-general")) {
   await againstImgly(Number(values.runs ?? 3));
 }
+removeBenchModelsDir();
 console.log(`\nload average at the end: ${loadAverage()}`);

@@ -30,7 +30,7 @@ import { createLogger } from "../core/logger.js";
 import { STARTER_MODELS } from "../models/catalog/starter-models.js";
 import { openApiKeyStore } from "../server/keys/open-api-key-store.js";
 import { freeLoopbackPort } from "../test/support/free-port.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { testPhoto } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { appendReport } from "./support/bench-report.js";
@@ -195,4 +195,8 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+try {
+  await main();
+} finally {
+  removeBenchModelsDir();
+}

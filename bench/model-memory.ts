@@ -31,7 +31,7 @@ import sharp from "sharp";
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { chooseModel } from "../models/requests/background-model-choice.js";
 import { runRemoval } from "../workers/background/remove-background.js";
 import { openImage } from "../core/open-image.js";
@@ -305,4 +305,8 @@ async function main(): Promise<void> {
   await soak(soakSeconds);
 }
 
-await main();
+try {
+  await main();
+} finally {
+  removeBenchModelsDir();
+}

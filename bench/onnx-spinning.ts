@@ -23,7 +23,7 @@ import { loadConfig, type AtelierConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { startAtelier } from "../bin/start-atelier.js";
 import { buildComposite, PERSON } from "../test/background/ground-truth.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { loadAverage as load, median } from "./support/figures.js";
 
 const { values } = parseArgs({ options: { runs: { type: "string" }, "skip-bare": { type: "boolean" }, "skip-rest": { type: "boolean" } } });
@@ -140,6 +140,10 @@ async function rest(): Promise<void> {
 }
 
 console.log(`# bench/onnx-spinning.ts — ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? "?"}), load average ${load()}, node ${process.version}`);
-if (!values["skip-bare"]) await bare();
-if (!values["skip-rest"]) await rest();
+try {
+  if (!values["skip-bare"]) await bare();
+  if (!values["skip-rest"]) await rest();
+} finally {
+  removeBenchModelsDir();
+}
 console.log(`\nload average at the end: ${load()}`);

@@ -28,7 +28,7 @@ import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { OutputFormat } from "../gen/atelier/image/v1/image.js";
 import { buildComposite, CUP, PERSON } from "../test/background/ground-truth.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { chooseModel } from "../models/requests/background-model-choice.js";
 import { runRemoval, type FillRequest } from "../workers/background/remove-background.js";
 import { PNG_OPTIONS } from "../workers/image/encode-image.js";
@@ -267,8 +267,12 @@ async function report(name: string, set: ImageSet): Promise<void> {
 if (!fs.existsSync(`${PHOTO_DIR}/chelsea.png`)) throw new Error(`No photographs in ${PHOTO_DIR}: run scripts/fetch-test-photos.sh.`);
 console.log(`PNG encoding: ${os.availableParallelism()} cores, load average ${loadAverage()}; libvips for pipelines uses ${JSON.stringify(PNG_OPTIONS)}`);
 const makers: Record<string, () => Promise<Record<string, ImageSet>>> = { photos: photoSets, style: styleSets, background: backgroundSets };
-for (const name of SETS) {
-  const make = makers[name];
-  if (!make) throw new Error(`Unknown set ${name}: photos, style or background.`);
-  for (const [title, set] of Object.entries(await make())) await report(title, set);
+try {
+  for (const name of SETS) {
+    const make = makers[name];
+    if (!make) throw new Error(`Unknown set ${name}: photos, style or background.`);
+    for (const [title, set] of Object.entries(await make())) await report(title, set);
+  }
+} finally {
+  removeBenchModelsDir();
 }

@@ -45,7 +45,7 @@ import { createLogger } from "../core/logger.js";
 import { openAccountStore } from "../server/accounts/open-account-store.js";
 import { SqliteApiKeyStore } from "../server/keys/sqlite-api-key-store.js";
 import { startRedisServer } from "../test/support/redis-server.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { testPhotos } from "../test/support/test-assets.js";
 import { startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
@@ -420,3 +420,4 @@ if (values["cpu-prof"]) {
 }
 await worker.shutdown();
 fs.rmSync(dataDir, { recursive: true, force: true });
+removeBenchModelsDir();

@@ -46,7 +46,7 @@ import { STYLE_ENTRIES } from "../models/requests/style-request.js";
 import { restyle } from "../workers/style/style-service.js";
 import { DEFAULT_STYLE_SETTINGS } from "../workers/style/style-settings.js";
 import { workingSizeFor } from "../workers/style/working-size.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { testPhoto } from "../test/support/test-assets.js";
 import { bytesOfDataUrl, dataUrl } from "../test/support/test-images.js";
 import { startTestService } from "../test/support/test-service.js";
@@ -534,7 +534,9 @@ async function main(): Promise<void> {
   await runtime.dispose();
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+main()
+  .finally(removeBenchModelsDir)
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });

@@ -63,6 +63,7 @@ import { centreCrop, degrade, psnrY, sharpLanczos, ssimY } from "./upscale-quali
 import { startContractFloor } from "./support/contract-floor.js";
 import { boundBelowFloor, reportGoal } from "./support/goal-rows.js";
 import { loadAverage } from "./support/figures.js";
+import { removeBenchModelsDir } from "../test/support/installed-models.js";
 
 const PHOTO_DIR = process.env.ATELIER_TEST_PHOTOS ?? "data/test-photos";
 const MODEL_IDS = ["esrgan-slim", "esrgan-medium", "esrgan-thick", "lsdir-compact-x4", "atelier-compact-x4", "atelier-compact-x2", "espcn-x3"];
@@ -719,5 +720,6 @@ try {
   if (wanted("rest-1mp")) await restOverhead(bench, GOAL_CASES.slice(0, 1));
 } finally {
   await bench.runtime.dispose();
+  removeBenchModelsDir();
   console.log(`\nload average at the end ${loadAverage()}`);
 }

@@ -72,6 +72,7 @@ import { reportGoal } from "./support/goal-rows.js";
 import { benchModels, machine, median, printTable } from "./upscale-models.js";
 import { centreCrop } from "./upscale-quality.js";
 import { loadAverage as load } from "./support/figures.js";
+import { removeBenchModelsDir } from "../test/support/installed-models.js";
 
 const MODEL = "lsdir-compact-x4";
 const SCALE = 4;
@@ -296,4 +297,5 @@ reportGoal({
   measured: `worst ${(worstTail.restP99 / worstTail.bareP99).toFixed(2)}x, at ${clients(worstTail.level)} (${ratios.map(({ level, restP99, bareP99 }) => `${level}: ${Math.round(restP99)} / ${Math.round(bareP99)} ms`).join(", ")})`,
   met: ratios.every(({ restP99, bareP99 }) => restP99 <= bareP99),
 });
+removeBenchModelsDir();
 console.log(`\nload average at the end ${load()}`);

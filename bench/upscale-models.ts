@@ -3,11 +3,10 @@
  * models folder that holds the mirror-installed ones (ATELIER_MODELS_DIR when it has them, else a
  * temporary folder pulled from ATELIER_MODEL_MIRROR), and a plain-text table printer.
  */
-import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { loadConfig } from "../core/config.js";
 import { modelMirror } from "../test/support/test-assets.js";
+import { installedModelsDir } from "../test/support/installed-models.js";
 import { catalogEntry } from "../models/catalog/model-catalog.js";
 import type { CatalogEntry } from "../models/catalog/catalog-types.js";
 import { modelConverters } from "../models/convert/model-converters.js";
@@ -31,7 +30,8 @@ const quiet = { debug() {}, info() {}, warn() {} };
 /** Installs what the mirror has of `ids` (ignoring the ones it lacks) and opens a runtime over them. */
 export async function benchModels(ids: string[]): Promise<BenchModels> {
   const config = loadConfig();
-  const modelsDir = process.env.ATELIER_MODELS_DIR ? config.modelsDir : fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-models-"));
+  // The benchmark removes a folder made here with removeBenchModelsDir() when it ends.
+  const modelsDir = process.env.ATELIER_MODELS_DIR ? config.modelsDir : await installedModelsDir([]);
   const store = new ModelStore(modelsDir);
   for (const id of ids) {
     const entry = catalogEntry(id)!;
