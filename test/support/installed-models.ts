@@ -4,13 +4,11 @@
  * over a `modelsDir = fileTempDir("test-models")` the test file asked for (temp-dir.ts removes it).
  * Callers guard with `hasMirrorModel(...)` so a machine without the mirror skips with a notice.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { catalogEntry } from "../../models/catalog/model-catalog.js";
 import { modelConverters } from "../../models/convert/model-converters.js";
 import { pullModel } from "../../models/store/model-installer.js";
 import { ModelStore } from "../../models/store/model-store.js";
+import { makeTempDir, removeTempDir } from "./make-temp-dir.js";
 import { modelMirror } from "./test-assets.js";
 
 /** Pulls the named models from the mirror into `dir` and returns `dir`. */
@@ -31,11 +29,11 @@ let benchModels: string | undefined;
  * removes it with `removeBenchModelsDir()` when it ends.
  */
 export async function installedModelsDir(ids: string[]): Promise<string> {
-  benchModels ??= fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-models-"));
+  benchModels ??= makeTempDir("bench-models");
   return installModels(benchModels, ids);
 }
 
 export function removeBenchModelsDir(): void {
-  if (benchModels !== undefined) fs.rmSync(benchModels, { recursive: true, force: true });
+  if (benchModels !== undefined) removeTempDir(benchModels);
   benchModels = undefined;
 }

@@ -7,19 +7,10 @@
  * Vitest runs `afterAll` hooks in reverse order of registration, so a folder asked for before the
  * hooks that close what uses it (a service, a SQLite database) is removed after they ran.
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, onTestFinished } from "vitest";
+import { makeTempDir, removeTempDir } from "./make-temp-dir.js";
 
-/** A fresh `atelier-<name>-*` folder under the system's temporary folder; whoever asks removes it. */
-export function makeTempDir(name: string): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `atelier-${name}-`));
-}
-
-export function removeTempDir(dir: string): void {
-  fs.rmSync(dir, { recursive: true, force: true });
-}
+export { makeTempDir, removeTempDir };
 
 /**
  * A folder removed after the current suite's tests: call it while vitest collects the file (at the

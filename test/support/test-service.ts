@@ -5,7 +5,7 @@
 import { loadConfig, type AtelierConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
-import { makeTempDir, removeTempDir } from "./temp-dir.js";
+import { makeTempDir, removeTempDir } from "./make-temp-dir.js";
 
 export interface TestService extends RunningAtelier {
   dataDir: string;

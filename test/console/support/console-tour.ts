@@ -11,7 +11,7 @@ import { SETUP_PATH } from "../../../console/server/first-admin-setup.js";
 import { PLAYGROUND_OPERATIONS } from "../../../console/playground/playground-operations.js";
 import { finishedJob, submitAsync } from "../../jobs/job-helpers.js";
 import { installModels } from "../../support/installed-models.js";
-import { makeTempDir, removeTempDir } from "../../support/temp-dir.js";
+import { makeTempDir, removeTempDir } from "../../support/make-temp-dir.js";
 import { dataUrl, gradientPng } from "../../support/test-images.js";
 import { startTestService } from "../../support/test-service.js";
 import { signIn, WIDTHS } from "../signed-in-browser.js";
