@@ -58,6 +58,28 @@ const endToEndTests = [
   "test/contract/prism-conformance.test.ts",
 ];
 
+/**
+ * Service-lane files that read what the whole process holds: prom-client's default registry (the
+ * metrics), the process's resident memory, or the model loads and evictions that follow from it (the
+ * runtime's memory budget counts the process's resident memory). Each runs in a process of its own;
+ * the rest of the lane shares a module cache per worker, since a file there leaves nothing behind
+ * that the next reads, and importing the service anew for every file was a sixth of the suite's time.
+ */
+const processWideTests = [
+  "test/hostile/body-fuzz.test.ts",
+  "test/hostile/console-jobs-fuzz.test.ts",
+  "test/hostile/image-bombs.test.ts",
+  "test/hostile/regression/finding-14-refund-cap.test.ts",
+  "test/hostile/regression/security-04-06-trpc-batches.test.ts",
+  "test/hostile/regression/security-13-metrics-listener.test.ts",
+  "test/onnx/measured-budget.test.ts",
+  "test/onnx/onnx-runtime.test.ts",
+  "test/onnx/resident-memory.test.ts",
+  "test/ops/metrics-tracing.test.ts",
+  "test/ops/warm-up.test.ts",
+  "test/rest/local-worker-calls.test.ts",
+];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -72,7 +94,7 @@ export default defineConfig({
     env: { ATELIER_UPSCALE_TIME_BUDGET_MS: "0", ATELIER_WARM_UP: "false" },
     // In CI every model, photograph and program the tests need is installed, so a skip there is a failure.
     reporters: process.env.CI ? ["default", new SkippedTestsFailCi()] : ["default"],
-    // `npm test` runs all three lanes in one run; `--project` picks one.
+    // `npm test` runs all three lanes in one run; `--project` picks one (the service lane is two projects).
     projects: [
       {
         extends: true,
@@ -81,8 +103,14 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: "service", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...unitTests, ...endToEndTests] },
+        test: {
+          name: "service",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...unitTests, ...endToEndTests, ...processWideTests],
+          isolate: false,
+        },
       },
+      { extends: true, test: { name: "service-own-process", include: processWideTests } },
       { extends: true, test: { name: "e2e", include: endToEndTests, exclude: [...configDefaults.exclude, ...unitTests] } },
     ],
   },
