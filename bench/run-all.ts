@@ -210,4 +210,5 @@ if (wanted.length === 0) {
   fs.writeFileSync(path.join("docs", "benchmarks.md"), page.join("\n"));
   console.log("\nwrote docs/benchmarks.md");
 } else console.log("\ndocs/benchmarks.md left as it is: only part of the set ran");
+fs.rmSync(scratch, { recursive: true, force: true });
 process.exitCode = failed > 0 ? 1 : 0;
