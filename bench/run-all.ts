@@ -119,8 +119,9 @@ const BENCHES: Bench[] = [
     script: "bench/session-options.ts",
     args: ["--rounds", "3", "--runs", "3"],
     // ESRGAN thick and ISNet are most of it: per model, a process per option set for its memory (a
-    // load and three runs), then seven sessions in one process, a first run and three rounds each.
-    estimatedSeconds: 900,
+    // load and three runs), then seven sessions in one process, a first run and three rounds each;
+    // the short graphs take rounds for up to 15 s each.
+    estimatedSeconds: 930,
     goals: ["every model at least as fast as a bare onnxruntime session"],
   },
   { name: "style", script: "bench/style-transfer.ts", args: ["overhead"], estimatedSeconds: 215, goals: ["style transfer ("] },

@@ -41,8 +41,9 @@
  * agrees. The goal: each model's catalog row within {@link SLOWER_THAN_ANCHOR} of the anchor, or a
  * reason measured here: the catalog's own (`session.reason`, a memory reason: it counts while the
  * catalog's row keeps less resident after its runs than the anchor in this run), or the spinning
- * row back within it while the JavaScript step after each run is slower beside spinning threads
- * beyond the same tolerance (the cost the service turns spinning off for).
+ * row back within it while spinning costs beyond the same tolerance what the service turns it off
+ * for: the JavaScript step after each run slower beside spinning threads, or more CPU per run (the
+ * process's CPU time over the run and the pause after it, every thread's, less the step's time).
  *
  *   npx tsx bench/session-options.ts [--models id,id] [--rounds N] [--budget S] [--runs N]
  *
@@ -56,7 +57,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.js";
-import { installedModelsDir } from "../test/support/installed-models.js";
+import { installedModelsDir, removeBenchModelsDir } from "../test/support/installed-models.js";
 import { chooseModel } from "../models/requests/background-model-choice.js";
 import { segmentationGraph } from "../workers/background/predict-matte.js";
 import type { CatalogEntry } from "../models/catalog/catalog-types.js";
@@ -95,8 +96,11 @@ const MODEL_IDS = values.models?.split(",") ?? DEFAULT_MODELS;
 const ROUNDS = Number(values.rounds ?? 3);
 /** Seconds of rounds per model beyond which no round starts once ROUNDS are done. */
 const BUDGET_S = Number(values.budget ?? 15);
-/** Rounds at most, for the graphs whose runs take milliseconds. */
-const MAX_ROUNDS = 15;
+/**
+ * Rounds at most, for the graphs whose runs take milliseconds: there a round's ratio spreads most (a
+ * run is a few thread wake-ups long), so their median needs the most rounds the budget allows.
+ */
+const MAX_ROUNDS = 61;
 /** Runs of each candidate in its own process before its memory is read. */
 const RUNS = Number(values.runs ?? 3);
 /** Style tiles in the bench: a quarter of the service's default 1024 px tile, to keep the set short. */
@@ -187,7 +191,7 @@ const measureMemory = (file: string, side: number, candidate: Candidate) =>
 
 /** Every candidate in one process, interleaved: run ms by round, then by candidate. */
 const measureTime = (file: string, side: number, all: Candidate[]) =>
-  child<{ rounds: number[][]; steps: number[][] }>({
+  child<{ rounds: number[][]; steps: number[][]; cpu: number[][] }>({
     mode: "time",
     file,
     side,
@@ -238,7 +242,7 @@ async function main(): Promise<void> {
       // Spinning changes no allocation: that row's memory is the catalog row's.
       if (!candidate.again && !candidate.spinning) memory.set(candidate.name, await measureMemory(prepared.file, prepared.side, candidate));
     }
-    const { rounds, steps } = await measureTime(prepared.file, prepared.side, modelCandidates);
+    const { rounds, steps, cpu } = await measureTime(prepared.file, prepared.side, modelCandidates);
     const anchorIndex = modelCandidates.findIndex(({ name }) => name === ANCHOR);
     const rows = modelCandidates.map((candidate, index) => {
       const ratios = rounds.map((times) => times[index]! / times[anchorIndex]!);
@@ -266,6 +270,8 @@ async function main(): Promise<void> {
     const catalogIndex = rows.indexOf(catalogRow);
     /** How much longer the JavaScript step right after a run takes beside spinning threads than beside the catalog's. */
     const stepSlower = spinningRow ? median(steps.map((after) => after[spinningIndex]! / after[catalogIndex]!)) : Number.NaN;
+    /** How much more CPU a run takes with spinning threads than with the catalog's. */
+    const cpuMore = spinningRow ? median(cpu.map((used) => used[spinningIndex]! / used[catalogIndex]!)) : Number.NaN;
     const lines = [
       `#### ${id} (${prepared.graph}, ${prepared.side} px input; the service's sessions at graph optimisation ${created.graphOptimizationLevel}, ${created.intraOpNumThreads} threads; ${rows[0]!.rounds} rounds)`,
       "",
@@ -282,7 +288,13 @@ async function main(): Promise<void> {
         ].join(" | "),
       ).map((line) => `| ${line} |`),
       "",
-      ...(spinningRow ? [`With spinning threads, a fixed JavaScript step right after each run took ${stepSlower.toFixed(2)}x as long as after the catalog's (median of the rounds).`, ""] : []),
+      ...(spinningRow
+        ? [
+            `With spinning threads, a fixed JavaScript step right after each run took ${stepSlower.toFixed(2)}x as long as after the catalog's, ` +
+              `and a run took ${cpuMore.toFixed(2)}x the CPU (medians of the rounds).`,
+            "",
+          ]
+        : []),
       `Catalog: arena ${chosen.cpuArena ? "on" : "off"}, pattern ${chosen.memoryPattern ? "on" : "off"} at ${catalogRow.ratio.toFixed(2)}x the anchor's time, ${(catalogRow.ratio / fastest).toFixed(2)}x the fastest service option; ${agrees ? "the rule picks the same" : `the rule picks ${pick.candidate.name}${chosen.reason ? ` (catalog's reason: ${chosen.reason})` : ""}`}. Load ${load()}.`,
     ];
     console.log(`\n${lines.join("\n")}`);
@@ -295,9 +307,9 @@ async function main(): Promise<void> {
       ? catalogRow.kept < anchorRow.kept
         ? `${chosen.reason}; here ${memoryKept}`
         : undefined
-      : spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR && stepSlower > SLOWER_THAN_ANCHOR
+      : spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR && (stepSlower > SLOWER_THAN_ANCHOR || cpuMore > SLOWER_THAN_ANCHOR)
         ? `the service's threads do not spin (ATELIER_ONNX_SPINNING): with spinning threads ${spinningRow.ratio.toFixed(2)}x, ` +
-          `but the JavaScript step right after each run ${stepSlower.toFixed(2)}x as long`
+          `but the JavaScript step right after each run ${stepSlower.toFixed(2)}x as long and a run ${cpuMore.toFixed(2)}x the CPU`
         : undefined;
     against.push({
       id,
@@ -330,4 +342,8 @@ async function main(): Promise<void> {
   });
 }
 
-await main();
+try {
+  await main();
+} finally {
+  removeBenchModelsDir();
+}

@@ -11,8 +11,9 @@
  *   pause after each run so threads that busy-wait after a run have gone to sleep before the next
  *   session's run starts. Right after each run, before the pause, a fixed JavaScript step is timed:
  *   the kind of work the service does after a run (reading the output, the next tile's input), which
- *   threads still busy-waiting compete with for the cores. Reports each session's run times and
- *   step times by round: a ratio taken within one round
+ *   threads still busy-waiting compete with for the cores. The process's CPU time from the run's
+ *   start to the pause's end, less the step's own time, is the CPU the run took, busy-waiting
+ *   included. Reports each session's run times, step times and CPU by round: a ratio taken within one round
  *   compares runs a few seconds apart, so a busy machine or a change of clock speed slows both sides
  *   alike, and no session always runs first or right after a heavy one. Rounds continue until
  *   `minRounds` are done and `budgetMs` has passed, or `maxRounds` are done.
@@ -135,22 +136,29 @@ async function time() {
   const rounds = [];
   /** @type {number[][]} the step's ms after each run, likewise */
   const steps = [];
+  /** @type {number[][]} CPU ms of each run and its pause (every thread of the process), likewise */
+  const cpu = [];
   const started = performance.now();
   const { minRounds = 5, maxRounds = 15, budgetMs = 20_000 } = request;
   while (rounds.length < maxRounds && (rounds.length < minRounds || performance.now() - started < budgetMs)) {
     const order = sessions.map((session, index) => ({ session, index, key: next() })).sort((a, b) => a.key - b.key);
     const times = new Array(sessions.length).fill(0);
     const after = new Array(sessions.length).fill(0);
+    const used = new Array(sessions.length).fill(0);
     for (const { session, index } of order) {
+      const cpuBefore = process.cpuUsage();
       times[index] = await timed(session, feeds);
       after[index] = step();
       await sleep(PAUSE_MS);
+      const { user, system } = process.cpuUsage(cpuBefore);
+      used[index] = (user + system) / 1000 - after[index];
     }
     rounds.push(times);
     steps.push(after);
+    cpu.push(used);
   }
   for (const session of sessions) await session.release();
-  return { firstMs, rounds, steps };
+  return { firstMs, rounds, steps, cpu };
 }
 
 console.log(JSON.stringify(request.mode === "time" ? await time() : await memory()));
