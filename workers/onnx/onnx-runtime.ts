@@ -242,8 +242,8 @@ export function serviceSessionOptions(threads: number, spinning = false) {
     logSeverityLevel: 3 as const,
     // By default onnxruntime's intra-op threads busy-wait for more work after each run; on a machine
     // whose cores are shared (the JavaScript and libvips steps around a run, other processes) that
-    // spinning takes the cores from them: a 1 MP portrait call over REST spent ~90 ms more CPU
-    // with it, and bare runs were no faster (bench/onnx-spinning.ts measures both).
+    // spinning takes the cores from them: a run burns several times its CPU waiting, for little or
+    // no time saved (bench/onnx-spinning.ts and bench/session-options.ts measure both).
     ...(spinning ? {} : { extra: { session: { intra_op: { allow_spinning: "0" } } } }),
   };
 }
