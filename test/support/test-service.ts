@@ -5,7 +5,7 @@
 import { loadConfig, type AtelierConfig } from "../../core/config.js";
 import { createLogger } from "../../core/logger.js";
 import { startAtelier, type RunningAtelier } from "../../bin/start-atelier.js";
-import { makeTempDir, removeTempDir } from "./make-temp-dir.js";
+import { startOverOwnDir } from "./make-temp-dir.js";
 
 export interface TestService extends RunningAtelier {
   dataDir: string;
@@ -22,24 +22,7 @@ export interface TestService extends RunningAtelier {
  */
 export async function startTestService(env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
   if (dataDir !== undefined) return startOver(env, dataDir);
-  const ownDataDir = makeTempDir("test");
-  let service: TestService;
-  try {
-    service = await startOver(env, ownDataDir);
-  } catch (error) {
-    removeTempDir(ownDataDir);
-    throw error;
-  }
-  return {
-    ...service,
-    close: async (graceEndsAtMs) => {
-      try {
-        await service.close(graceEndsAtMs);
-      } finally {
-        removeTempDir(ownDataDir);
-      }
-    },
-  };
+  return startOverOwnDir("test", (ownDataDir) => startOver(env, ownDataDir));
 }
 
 async function startOver(env: Record<string, string>, dataDir: string): Promise<TestService> {

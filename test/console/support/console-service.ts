@@ -7,7 +7,7 @@ import { pino } from "pino";
 import { loadConfig } from "../../../core/config.js";
 import { startAtelier, type RunningAtelier } from "../../../bin/start-atelier.js";
 import type { User, UserRole } from "../../../server/accounts/account-store.js";
-import { makeTempDir, removeTempDir } from "../../support/temp-dir.js";
+import { startOverOwnDir } from "../../support/make-temp-dir.js";
 
 export interface ConsoleService extends RunningAtelier {
   dataDir: string;
@@ -18,8 +18,11 @@ export interface ConsoleService extends RunningAtelier {
 
 /** `close()` removes the service's temporary data folder once it has closed (not one given in `env`). */
 export async function startConsoleService(env: Record<string, string> = {}): Promise<ConsoleService> {
-  const ownDataDir = env.ATELIER_DATA_DIR === undefined ? makeTempDir("test") : undefined;
-  const dataDir = env.ATELIER_DATA_DIR ?? ownDataDir!;
+  if (env.ATELIER_DATA_DIR !== undefined) return startOver(env, env.ATELIER_DATA_DIR);
+  return startOverOwnDir("test", (dataDir) => startOver(env, dataDir));
+}
+
+async function startOver(env: Record<string, string>, dataDir: string): Promise<ConsoleService> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -28,22 +31,9 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
     },
   });
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", ATELIER_DATA_DIR: dataDir, ...env });
-  let running: RunningAtelier;
-  try {
-    running = await startAtelier(config, pino({ level: "trace" }, sink));
-  } catch (error) {
-    if (ownDataDir !== undefined) removeTempDir(ownDataDir);
-    throw error;
-  }
+  const running = await startAtelier(config, pino({ level: "trace" }, sink));
   return {
     ...running,
-    close: async (graceEndsAtMs) => {
-      try {
-        await running.close(graceEndsAtMs);
-      } finally {
-        if (ownDataDir !== undefined) removeTempDir(ownDataDir);
-      }
-    },
     dataDir,
     logText: () => lines.join(""),
     createUser: (email, password, role = "member") => running.services.accounts.createUser({ email, password, role }),
