@@ -268,10 +268,12 @@ async function main(): Promise<void> {
     const spinningIndex = modelCandidates.findIndex((candidate) => candidate.spinning);
     const spinningRow = rows[spinningIndex];
     const catalogIndex = rows.indexOf(catalogRow);
+    /** A per-round figure with spinning threads over the catalog's, the median of the rounds. */
+    const spinningOverCatalog = (byRound: number[][]) => (spinningRow ? median(byRound.map((round) => round[spinningIndex]! / round[catalogIndex]!)) : Number.NaN);
     /** How much longer the JavaScript step right after a run takes beside spinning threads than beside the catalog's. */
-    const stepSlower = spinningRow ? median(steps.map((after) => after[spinningIndex]! / after[catalogIndex]!)) : Number.NaN;
+    const stepSlower = spinningOverCatalog(steps);
     /** How much more CPU a run takes with spinning threads than with the catalog's. */
-    const cpuMore = spinningRow ? median(cpu.map((used) => used[spinningIndex]! / used[catalogIndex]!)) : Number.NaN;
+    const cpuMore = spinningOverCatalog(cpu);
     const lines = [
       `#### ${id} (${prepared.graph}, ${prepared.side} px input; the service's sessions at graph optimisation ${created.graphOptimizationLevel}, ${created.intraOpNumThreads} threads; ${rows[0]!.rounds} rounds)`,
       "",
