@@ -66,9 +66,6 @@ const endToEndTests = [
  * that the next reads, and importing the service anew for every file was a sixth of the suite's time.
  */
 const processWideTests = [
-  // With the lane shared, its fresh install found an account already there after some other files had
-  // run in the same worker, in one order and not in others; what it inherits is not yet found.
-  "test/console/first-admin-setup.test.ts",
   "test/hostile/body-fuzz.test.ts",
   "test/hostile/console-jobs-fuzz.test.ts",
   "test/hostile/image-bombs.test.ts",
