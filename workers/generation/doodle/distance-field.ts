@@ -5,7 +5,7 @@
  * "distance < r", and the distance also gives the anti-aliased edge.
  */
 import type { BitMap } from "./stroke-skeleton.js";
-import type { FloatMap } from "./resample-map.js";
+import { FloatMap } from "./resample-map.js";
 
 /** Stands for "no set pixel on this line" (squared distance). */
 const FAR = 1e20;
@@ -78,5 +78,5 @@ export function distanceField(bits: BitMap): FloatMap {
   for (let x = 0; x < width; x++) transformColumn(data, width, height, x, buffers, squared);
   const distance = new Float32Array(width * height);
   for (let y = 0; y < height; y++) transformRow(squared, width, y, buffers, distance);
-  return { data: distance, width, height };
+  return new FloatMap(distance, width, height);
 }

@@ -13,6 +13,7 @@ import type { GeneratedImage, GenerationParams, ImageGenerator } from "../image-
 import { seededRandom } from "../../../core/seeded-random.js";
 import { DoodleVocabulary, type DoodleClassMatch } from "./doodle-prompt.js";
 import { renderDoodle } from "./render-doodle.js";
+import { FloatMap } from "./resample-map.js";
 import { sessionSettings } from "../../onnx/session-settings.js";
 
 /** The model's tensors (see shared/models/cvae-quickdraw/SOURCE.md). */
@@ -111,7 +112,7 @@ export function createDoodleGenerator(entry: CatalogEntry, context: WorkerContex
       if (!probabilities || probabilities.dims.length !== 4 || !height || !width) {
         throw new AtelierError("INTERNAL", `"${entry.id}" returned no ${IMAGE_OUTPUT} tensor of shape [1, 1, H, W].`);
       }
-      const image = renderDoodle({ data: probabilities.data, width, height }, params.width, params.height);
+      const image = renderDoodle(new FloatMap(probabilities.data, width, height), params.width, params.height);
       onStep(TOTAL_STEPS, TOTAL_STEPS);
       return { image, steps: TOTAL_STEPS, interpretation: describeMatch(match) };
     },

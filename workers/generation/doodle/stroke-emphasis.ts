@@ -4,7 +4,7 @@
  * the haze, `p + amount * (p - gaussian(p, sigma))`, so one threshold then finds faint strokes
  * (a key's teeth) without filling hazy areas (an owl's body).
  */
-import type { FloatMap } from "./resample-map.js";
+import { FloatMap } from "./resample-map.js";
 
 export interface StrokeEmphasis {
   /** Gaussian radius of the local average, in model pixels. */
@@ -59,7 +59,7 @@ export function gaussianBlur(map: FloatMap, sigma: number): FloatMap {
   for (let y = 0; y < height; y++) blurRow(data, width, y, kernel, rows);
   const out = new Float32Array(width * height);
   for (let y = 0; y < height; y++) blurAcrossRows(rows, width, height, y, kernel, out);
-  return { data: out, width, height };
+  return new FloatMap(out, width, height);
 }
 
 export function emphasiseStrokes(map: FloatMap, emphasis: StrokeEmphasis): FloatMap {
@@ -67,5 +67,5 @@ export function emphasiseStrokes(map: FloatMap, emphasis: StrokeEmphasis): Float
   const average = gaussianBlur(map, emphasis.sigma);
   const data = new Float32Array(map.data.length);
   for (let i = 0; i < data.length; i++) data[i] = map.data[i]! + emphasis.amount * (map.data[i]! - average.data[i]!);
-  return { data, width: map.width, height: map.height };
+  return new FloatMap(data, map.width, map.height);
 }

@@ -6,11 +6,13 @@
  */
 import type { FloatMap } from "./resample-map.js";
 
-/** A one-bit image, 1 = set, rows top to bottom. */
-export interface BitMap {
-  data: Uint8Array;
-  width: number;
-  height: number;
+/** A one-bit image, 1 = set, rows top to bottom: a class for the reason {@link FloatMap} is one. */
+export class BitMap {
+  constructor(
+    readonly data: Uint8Array,
+    readonly width: number,
+    readonly height: number,
+  ) {}
 }
 
 /** Row `y` of `map` thresholded into `data`. */
@@ -21,7 +23,7 @@ function thresholdRow(map: FloatMap, threshold: number, y: number, data: Uint8Ar
 export function thresholdMap(map: FloatMap, threshold: number): BitMap {
   const data = new Uint8Array(map.data.length);
   for (let y = 0; y < map.height; y++) thresholdRow(map, threshold, y, data);
-  return { data, width: map.width, height: map.height };
+  return new BitMap(data, map.width, map.height);
 }
 
 /**
