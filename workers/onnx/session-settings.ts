@@ -14,9 +14,18 @@ export type { SessionSettings } from "../../models/catalog/catalog-types.js";
  * The memory pattern plans one more block per input shape on top of what the arena keeps: in
  * bench/session-options.ts's interleaved rounds it kept more resident after the runs, on the tiled
  * upscalers and the style graphs alike, and made no run faster by more than two identical sessions
- * differ. A model that differs (ISNet) says so in its catalog entry.
+ * differ. A model that differs (ISNet) says so in its catalog entry. The reason is a memory reason, so
+ * bench/session-options.ts counts it for a model only while that model's row keeps less resident than
+ * the anchor's in the same run.
  */
-export const DEFAULT_SESSION_SETTINGS: SessionSettings = { cpuArena: true, memoryPattern: false };
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
+  cpuArena: true,
+  memoryPattern: false,
+  reason:
+    "memory: onnxruntime's default memory pattern plans one more block per input shape on top of what the arena keeps, " +
+    "so a session keeps more resident after its runs, for runs no faster beyond the spread of two identical sessions " +
+    "(bench/session-options.ts)",
+};
 
 export function sessionSettings(entry: CatalogEntry): SessionSettings {
   return entry.session ?? DEFAULT_SESSION_SETTINGS;
