@@ -39,8 +39,9 @@
  * The rule the catalog's choice is checked against: among the service's candidates within 10 % of the
  * fastest, the one that keeps the least resident after its runs. The table says where the catalog
  * agrees. The goal: each model's catalog row within {@link SLOWER_THAN_ANCHOR} of the anchor, or a
- * reason measured here: the catalog's own (`session.reason`, a memory reason: it counts while the
- * catalog's row keeps less resident after its runs than the anchor in this run), or the spinning
+ * reason measured here: the catalog's own (the entry's `session.reason`, or the default settings' for
+ * a model that takes them; a memory reason: it counts while the catalog's row keeps less resident
+ * after its runs than the anchor in this run), or the spinning
  * row back within it while spinning costs beyond the same tolerance what the service turns it off
  * for: the JavaScript step after each run slower beside spinning threads, or more CPU per run (the
  * process's CPU time over the run and the pause after it, every thread's, less the step's time).
@@ -305,14 +306,13 @@ async function main(): Promise<void> {
     const againRow = rows.find((row) => row.candidate.again)!;
     // The catalog's reason is a memory reason: it stands only while this run measures the memory.
     const memoryKept = `${mib(catalogRow.kept)} MiB kept after its runs against the anchor's ${mib(anchorRow.kept)} MiB`;
-    const reason = chosen.reason
-      ? catalogRow.kept < anchorRow.kept
-        ? `${chosen.reason}; here ${memoryKept}`
-        : undefined
-      : spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR && (stepSlower > SLOWER_THAN_ANCHOR || cpuMore > SLOWER_THAN_ANCHOR)
+    const memoryReason = chosen.reason && catalogRow.kept < anchorRow.kept ? `${chosen.reason}; here ${memoryKept}` : undefined;
+    const spinningReason =
+      spinningRow && spinningRow.ratio <= SLOWER_THAN_ANCHOR && (stepSlower > SLOWER_THAN_ANCHOR || cpuMore > SLOWER_THAN_ANCHOR)
         ? `the service's threads do not spin (ATELIER_ONNX_SPINNING): with spinning threads ${spinningRow.ratio.toFixed(2)}x, ` +
           `but the JavaScript step right after each run ${stepSlower.toFixed(2)}x as long and a run ${cpuMore.toFixed(2)}x the CPU`
         : undefined;
+    const reason = memoryReason ?? spinningReason;
     against.push({
       id,
       ratio: catalogRow.ratio,
