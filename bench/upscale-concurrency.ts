@@ -1,7 +1,7 @@
 /**
  * Upscaling under concurrency: the REST service against bare onnxruntime sessions, N clients at once.
  *
- *   npx tsx bench/upscale-concurrency.ts [--levels 1,2,4,8] [--window-s 7] [--rounds 2] [--details FILE]
+ *   npx tsx bench/upscale-concurrency.ts [--levels 1,2,4,8] [--window-s 7] [--rounds 2] [--tail-calls 100] [--details FILE]
  *
  * The REST side: a whole Atelier started in this process (test/support/test-service.ts: npm start's
  * defaults for the worker's concurrency and queue and onnxruntime's threads and spinning; its
@@ -21,9 +21,10 @@
  * Each client calls back to back, starting a call only while the window has not passed, and keeps
  * the time from its first call's start to its last call's end; a side's throughput is the sum over its
  * clients of calls / that time (no client's ramp or drain counts as idle), averaged over the rounds.
- * Per level, the rounds alternate which side goes first, so a load that drifts weighs on both alike.
- * p50 and p99 are of every call of the level's rounds, by nearest rank: with under 100 calls, the p99
- * is the slowest call. CPU per call is this process's CPU time over a side's windows (the service and
+ * Per level, the rounds alternate which side goes first, so a load that drifts weighs on both alike;
+ * after `--rounds`, a level takes more rounds until each side has made `--tail-calls` calls, so that
+ * its p99 is a percentile rather than its slowest call. p50 and p99 are of every call of the level's
+ * rounds, by nearest rank. CPU per call is this process's CPU time over a side's windows (the service and
  * its clients, or the bare sessions with their spinning) over its calls: the figure a busy machine
  * disturbs least. The service's model run is its inference metric's mean over the REST windows (the
  * inference thread's run, transfers included): REST's p50 at one client minus it is what the call adds
@@ -50,7 +51,8 @@
  * The tails differ in kind: a REST call waits for the runs of the calls ahead of it, one after
  * another, so one slow run (a busy machine's hiccup) delays every call queued behind it by all of it,
  * while the bare sessions share the cores and a hiccup slows all N runs by a share of it. With fewer
- * than 100 calls a level, the p99 is a single call, so one such hiccup can decide a level's tail row.
+ * than 100 calls a level, the p99 would be a single call, so one such hiccup could decide a level's
+ * tail row: hence `--tail-calls`.
  *
  * LSDIR comes from the model mirror (ATELIER_MODEL_MIRROR) or ATELIER_MODELS_DIR with it installed;
  * the photograph from scripts/fetch-test-photos.sh (data/test-photos).
@@ -86,6 +88,8 @@ const { values } = parseArgs({
     levels: { type: "string", default: "1,2,4,8" },
     "window-s": { type: "string", default: "7" },
     rounds: { type: "string", default: "2" },
+    /** Calls each side makes at least at each level: a nearest-rank p99 of fewer is the slowest call. */
+    "tail-calls": { type: "string", default: "100" },
     /** A file to append each window's calls to, one JSON line per window. */
     details: { type: "string" },
   },
@@ -93,6 +97,7 @@ const { values } = parseArgs({
 const levels = values.levels.split(",").map(Number);
 const windowMs = Number(values["window-s"]) * 1000;
 const rounds = Number(values.rounds);
+const tailCalls = Number(values["tail-calls"]);
 
 /** One client's part of a window: each call's latency, and its time from the first call's start to the last one's end. */
 interface ClientWindow {
@@ -214,7 +219,7 @@ const tiling = imageTiling(entry, SCALE, image);
 const tiles = tiling.tileSize !== undefined && tiling.tileSize >= Math.max(image.width, image.height) ? "the whole image as one tile" : `${tiling.tileSize} px tiles overlapping by ${tiling.tileOverlap ?? 0} px`;
 
 const loadBefore = load();
-console.log(`Upscaling under concurrency, ${new Date().toISOString()}: ${machine()}, load average ${loadBefore}; levels ${levels.join(", ")}, ${windowMs / 1000} s windows, ${rounds} rounds`);
+console.log(`Upscaling under concurrency, ${new Date().toISOString()}: ${machine()}, load average ${loadBefore}; levels ${levels.join(", ")}, ${windowMs / 1000} s windows, at least ${rounds} rounds and ${tailCalls} calls a side per level`);
 const service = await startTestService({ ATELIER_MODELS_DIR: bench.modelsDir });
 const bare: BareClient[] = [];
 const rows: (string | number)[][] = [];
@@ -239,7 +244,8 @@ try {
     const anchor = newSide("bare");
     const runRest = (round: number) => measureWindow(rest, level, round, () => Promise.all(Array.from({ length: level }, () => restClient(() => restCall(service, key, body)))));
     const runBare = (round: number) => measureWindow(anchor, level, round, () => Promise.all(bare.slice(0, level).map((client) => client.window())));
-    for (let round = 0; round < rounds; round++) {
+    let round = 0;
+    for (; round < rounds || Math.min(rest.latencies.length, anchor.latencies.length) < tailCalls; round++) {
       for (const side of round % 2 === 0 ? [runRest, runBare] : [runBare, runRest]) await side(round);
     }
     results.push({ level, rest, bare: anchor });
@@ -257,7 +263,7 @@ try {
       Math.round(median(anchor.latencies)),
       Math.round(bareP99),
       `${(restP99 / bareP99).toFixed(2)}x`,
-      `${rest.latencies.length} / ${anchor.latencies.length}`,
+      `${rest.latencies.length} / ${anchor.latencies.length} in ${round} rounds`,
       `${Math.round(rest.cpuMs / rest.latencies.length)} / ${Math.round(anchor.cpuMs / anchor.latencies.length)}`,
       rest.serviceRuns > 0 ? Math.round(rest.serviceRunMs / rest.serviceRuns) : "—",
       load(),
@@ -275,8 +281,8 @@ printTable(
   `Upscaling under concurrency: REST (POST /api/v1/tools/upscale, ${MODEL} x${SCALE}, a ${CROP}x${CROP} crop of chelsea.png as a PNG data URL, a ${((CROP * SCALE) ** 2 / 1e6).toFixed(1)} MP PNG out; ` +
     `the service tiles it (here ${tiles}) and runs ${workers.concurrency} calls at once, one inference at a time per session, ${inference.threads} onnxruntime threads, no spinning) ` +
     `against bare onnxruntime sessions with onnxruntime's default options, one per client in its own worker thread, each running the whole image in one run on a tensor already made; ` +
-    `N clients calling back to back for ${windowMs / 1000} s per side, ${rounds} rounds alternating which side goes first; throughput: the sum over clients of calls / the client's busy time; ` +
-    `p50 and p99 by nearest rank over every call of the level (under 100 calls, the p99 is the slowest); ${machine()}, load average ${loadBefore} before, ${load()} after`,
+    `N clients calling back to back for ${windowMs / 1000} s per side, at least ${rounds} rounds alternating which side goes first and more until each side has made ${tailCalls} calls; ` +
+    `throughput: the sum over clients of calls / the client's busy time; p50 and p99 by nearest rank over every call of the level; ${machine()}, load average ${loadBefore} before, ${load()} after`,
   ["clients", "REST calls/s", "bare calls/s", "REST / bare throughput", "REST p50 ms", "REST p99 ms", "bare p50 ms", "bare p99 ms", "REST p99 / bare p99", "calls (REST / bare)", "CPU ms per call (REST / bare)", "the service's model run ms (mean)", "load after"],
   rows,
   "Upscaling under concurrency: REST against bare sessions (bench/upscale-concurrency.ts)",
