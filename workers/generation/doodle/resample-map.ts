@@ -10,9 +10,9 @@
  * A one-channel float image, rows top to bottom.
  *
  * A class rather than an object literal, so that V8 tracks its fields apart: every literal whose
- * first key is `data` shares that tracking, and when other code (Node's HTTP output queue) reassigns
- * such a field, V8 throws away the optimised code of the drawing loops that read these maps; the
- * first doodle after a service's first HTTP response then ran at about 1.5x a later one.
+ * first key is `data` shares that tracking, and when other code reassigns such a field (Node's HTTP
+ * output queue does, on a service's first response), V8 throws away the optimised code of the
+ * drawing loops that read these maps, which the warm-up had optimised for the first real call.
  */
 export class FloatMap {
   constructor(
