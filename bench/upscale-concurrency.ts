@@ -18,9 +18,13 @@
  * serialise the calls: concurrency 1's throughput, and a p99 of about N runs), each running the whole
  * image as one tensor already made, with no decoding, encoding or HTTP.
  *
- * Each client calls back to back, starting a call only while the window has not passed, and keeps
- * the time from its first call's start to its last call's end; a side's throughput is the sum over its
- * clients of calls / that time (no client's ramp or drain counts as idle), averaged over the rounds.
+ * Each client calls back to back, starting a call only while the window has not passed; a side's
+ * throughput is its window's calls over the window's wall time (from the clients' start to the last
+ * call's end), averaged over the rounds. Both sides are busy for all of it: the service queues the
+ * calls and runs them one after another, the bare sessions run together and end about together. A
+ * sum over clients of each one's calls over its own busy time would not do: the service answers
+ * queued clients in turn, so their busy times are staggered, and a client whose last call ended early
+ * leaves the service to the others, whose calls then wait less, and each rate counts that.
  * Per level, the rounds alternate which side goes first, so a load that drifts weighs on both alike;
  * after `--rounds`, a level takes more rounds until each side has made `--tail-calls` calls, so that
  * its p99 is a percentile rather than its slowest call. p50 and p99 are of every call of the level's
@@ -131,15 +135,17 @@ async function serviceInference(): Promise<{ runs: number; ms: number }> {
 async function measureWindow(side: SideLevel, level: number, round: number, clients: () => Promise<ClientWindow[]>): Promise<void> {
   const cpuBefore = process.cpuUsage();
   const inferenceBefore = await serviceInference();
+  const began = performance.now();
   const windows = await clients();
+  const wallMs = performance.now() - began;
   const cpu = process.cpuUsage(cpuBefore);
   const inferenceAfter = await serviceInference();
   side.cpuMs += (cpu.user + cpu.system) / 1000;
   side.serviceRuns += inferenceAfter.runs - inferenceBefore.runs;
   side.serviceRunMs += inferenceAfter.ms - inferenceBefore.ms;
   for (const client of windows) side.latencies.push(...client.latencies);
-  side.throughputs.push(windows.reduce((sum, client) => sum + (client.latencies.length / client.busyMs) * 1000, 0));
-  if (values.details) fs.appendFileSync(values.details, `${JSON.stringify({ level, side: side.name, round, cpuMs: (cpu.user + cpu.system) / 1000, load: load(), clients: windows })}\n`);
+  side.throughputs.push((windows.reduce((sum, client) => sum + client.latencies.length, 0) / wallMs) * 1000);
+  if (values.details) fs.appendFileSync(values.details, `${JSON.stringify({ level, side: side.name, round, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, load: load(), clients: windows })}\n`);
 }
 
 /** Nearest-rank percentile of a non-empty list. */
@@ -283,7 +289,7 @@ printTable(
     `the service tiles it (here ${tiles}) and runs ${workers.concurrency} calls at once, one inference at a time per session, ${inference.threads} onnxruntime threads, no spinning) ` +
     `against bare onnxruntime sessions with onnxruntime's default options, one per client in its own worker thread, each running the whole image in one run on a tensor already made; ` +
     `N clients calling back to back for ${windowMs / 1000} s per side, at least ${rounds} rounds alternating which side goes first and more until each side has made ${tailCalls} calls; ` +
-    `throughput: the sum over clients of calls / the client's busy time; p50 and p99 by nearest rank over every call of the level; ${machine()}, load average ${loadBefore} before, ${load()} after`,
+    `throughput: a window's calls / its wall time (the clients' start to the last call's end); p50 and p99 by nearest rank over every call of the level; ${machine()}, load average ${loadBefore} before, ${load()} after`,
   ["clients", "REST calls/s", "bare calls/s", "REST / bare throughput", "REST p50 ms", "REST p99 ms", "bare p50 ms", "bare p99 ms", "REST p99 / bare p99", "calls (REST / bare)", "CPU ms per call (REST / bare)", "the service's model run ms (mean)", "load after"],
   rows,
   "Upscaling under concurrency: REST against bare sessions (bench/upscale-concurrency.ts)",
