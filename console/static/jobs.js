@@ -6,6 +6,14 @@
 
 const POLL_MS = 1000;
 
+// Set once a form on the page is sent (Cancel job): the page is on its way to the form's answer, so
+// polling stops and a finished job does not reload the page, which would abort that navigation
+// and lose the notice its answer carries ("Job canceled.").
+let leaving = false;
+document.addEventListener("submit", () => {
+  leaving = true;
+});
+
 function field(attribute, id) {
   return document.querySelector(`[${attribute}="${CSS.escape(id)}"]`);
 }
@@ -44,7 +52,7 @@ async function poll(element) {
   const state = await response.json();
   show(id, state);
   if (!state.finished) return true;
-  if (element.hasAttribute("data-job-reload")) location.reload();
+  if (element.hasAttribute("data-job-reload") && !leaving) location.reload();
   return false;
 }
 
@@ -53,7 +61,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const tick = async () => {
     const still = await Promise.all(live.map((element) => poll(element).catch(() => true)));
     live = live.filter((_, index) => still[index]);
-    if (live.length > 0) setTimeout(tick, POLL_MS);
+    if (live.length > 0 && !leaving) setTimeout(tick, POLL_MS);
   };
   if (live.length > 0) setTimeout(tick, POLL_MS);
 });
