@@ -15,7 +15,7 @@ export type { NavEntry, NavLink };
 import { csrfTokenFor } from "./csrf.js";
 import { html, type Html } from "./html.js";
 import { securityHeaders, type CspDirectives } from "./security-headers.js";
-import { consoleLocals, setNotice } from "./session-cookie.js";
+import { clearNotice, consoleLocals, setNotice } from "./session-cookie.js";
 
 /** Who may open a page: anyone, any signed-in user, or admins only. */
 export type PageAccess = "public" | "signed-in" | "admin";
@@ -177,6 +177,7 @@ export function registerPage(router: express.Router, services: AtelierServices, 
       return;
     }
     const response = isPageResponse(result) ? result : { main: result };
+    if (request.notice) clearNotice(req, res);
     res.status(response.status ?? 200).type("html").send(
       layout({
         title: response.title ?? page.title,

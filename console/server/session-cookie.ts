@@ -65,11 +65,11 @@ export function loadSession(services: AtelierServices) {
         appendCookie(res, sessionCookie(req, "", 0));
       }
     }
+    // Read here, cleared only by the page that shows it (clearNotice): a page's own background
+    // requests (a job page polling its state) must not take the notice meant for the page a
+    // redirect is about to load.
     const notice = cookies[NOTICE_NAME];
-    if (notice && req.method === "GET") {
-      locals.notice = notice.slice(0, 300);
-      appendCookie(res, serializeCookie(NOTICE_NAME, "", { httpOnly: true, sameSite: "lax", secure: req.secure, path: "/", maxAge: 0 }));
-    }
+    if (notice && req.method === "GET") locals.notice = notice.slice(0, 300);
     next();
   };
 }
@@ -90,6 +90,11 @@ export async function endSession(services: AtelierServices, req: Request, res: R
   const session = consoleLocals(res).session;
   if (session) await services.accounts.endSession(session.idHash);
   appendCookie(res, sessionCookie(req, "", 0));
+}
+
+/** Ends the notice once a page has shown it. */
+export function clearNotice(req: Request, res: Response): void {
+  appendCookie(res, serializeCookie(NOTICE_NAME, "", { httpOnly: true, sameSite: "lax", secure: req.secure, path: "/", maxAge: 0 }));
 }
 
 /** A one-line message shown once on the next page (a cookie, so no text travels in URLs). */
