@@ -92,12 +92,16 @@ export async function endSession(services: AtelierServices, req: Request, res: R
   appendCookie(res, sessionCookie(req, "", 0));
 }
 
+function noticeCookie(req: Request, message: string, maxAge: number): string {
+  return serializeCookie(NOTICE_NAME, message, { httpOnly: true, sameSite: "lax", secure: req.secure, path: "/", maxAge });
+}
+
 /** Ends the notice once a page has shown it. */
 export function clearNotice(req: Request, res: Response): void {
-  appendCookie(res, serializeCookie(NOTICE_NAME, "", { httpOnly: true, sameSite: "lax", secure: req.secure, path: "/", maxAge: 0 }));
+  appendCookie(res, noticeCookie(req, "", 0));
 }
 
 /** A one-line message shown once on the next page (a cookie, so no text travels in URLs). */
 export function setNotice(req: Request, res: Response, message: string): void {
-  appendCookie(res, serializeCookie(NOTICE_NAME, message, { httpOnly: true, sameSite: "lax", secure: req.secure, path: "/", maxAge: 60 }));
+  appendCookie(res, noticeCookie(req, message, 60));
 }
