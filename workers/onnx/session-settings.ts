@@ -11,20 +11,17 @@ export type { SessionSettings } from "../../models/catalog/catalog-types.js";
 /**
  * Arena on, memory pattern off. The arena keeps a run's working memory for the next run, which every
  * graph here needs: without it each run allocates its activations anew and takes markedly longer.
- * The memory pattern plans one more block per input shape on top of what the arena keeps: in
- * bench/session-options.ts's interleaved rounds it kept more resident after the runs, on the tiled
- * upscalers and the style graphs alike, and made no run faster by more than two identical sessions
- * differ. A model that differs (ISNet) says so in its catalog entry. The reason is a memory reason, so
- * bench/session-options.ts counts it for a model only while that model's row keeps less resident than
- * the anchor's in the same run.
+ * Why the memory pattern is off is `reason`: a memory reason, so bench/session-options.ts counts it
+ * for a model only while that model's row keeps less resident than the anchor's in the same run. A
+ * model that differs (ISNet) says so in its catalog entry.
  */
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   cpuArena: true,
   memoryPattern: false,
   reason:
     "memory: onnxruntime's default memory pattern plans one more block per input shape on top of what the arena keeps, " +
-    "so a session keeps more resident after its runs, for runs no faster beyond the spread of two identical sessions " +
-    "(bench/session-options.ts)",
+    "so a session keeps more resident after its runs (on the tiled upscalers and the style graphs alike), for runs no " +
+    "faster beyond the spread of two identical sessions (bench/session-options.ts)",
 };
 
 export function sessionSettings(entry: CatalogEntry): SessionSettings {
