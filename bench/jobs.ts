@@ -20,6 +20,7 @@ import path from "node:path";
 import { loadConfig } from "../core/config.js";
 import { createLogger } from "../core/logger.js";
 import { startAtelier } from "../bin/start-atelier.js";
+import { median, percentile } from "./support/figures.js";
 
 const TOTAL = Number(process.argv[2] ?? 200);
 const KEYS = Number(process.argv[3] ?? 10);
@@ -33,11 +34,6 @@ interface Job {
   finishedAt: string | null;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-jobs-"));

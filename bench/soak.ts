@@ -23,6 +23,7 @@ import { freeLoopbackPort } from "../test/support/free-port.js";
 import { dataUrl, gradientPng } from "../test/support/test-images.js";
 import { pngBomb, useAmplificationSvg } from "../test/hostile/support/image-bombs.js";
 import { errorCodeOf, NOT_A_FAULT } from "../test/hostile/support/hostile-service.js";
+import { percentile } from "./support/figures.js";
 
 const seconds = Number(process.argv[2] ?? 300);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -79,7 +80,7 @@ function residentMiB(pid: number): number {
   return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
 }
 
-const p99 = (values: number[]) => (values.length === 0 ? 0 : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!);
+const p99 = (values: number[]) => (values.length === 0 ? 0 : percentile(values, 0.99));
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-soak-"));
