@@ -24,6 +24,7 @@
  */
 import type { RawImage } from "../../image/raw-image.js";
 import { distanceField } from "./distance-field.js";
+import { keepShape } from "./kept-shapes.js";
 import { resampleMap, type FloatMap } from "./resample-map.js";
 import { emphasiseStrokes, gaussianBlur, type StrokeEmphasis } from "./stroke-emphasis.js";
 import { dropSpecks, thinToLines, thresholdMap } from "./stroke-skeleton.js";
@@ -99,14 +100,17 @@ function sample(field: FloatMap, x: number, y: number): number {
 }
 
 /** The pen's geometry at one output size. */
-interface Pen {
-  /** Tracing pixels per output pixel. */
-  toTrace: number;
-  /** Half the pen width, in output pixels. */
-  radius: number;
-  /** Half the anti-aliased edge, in output pixels. */
-  half: number;
+class Pen {
+  constructor(
+    /** Tracing pixels per output pixel. */
+    readonly toTrace: number,
+    /** Half the pen width, in output pixels. */
+    readonly radius: number,
+    /** Half the anti-aliased edge, in output pixels. */
+    readonly half: number,
+  ) {}
 }
+keepShape(new Pen(0.5, 0.5, 0.5));
 
 /** Row `y` of the `side` x `side` coverage from the traced distances. */
 function inkRow(distances: FloatMap, side: number, pen: Pen, y: number, coverage: Float32Array): void {
@@ -119,7 +123,7 @@ function inkRow(distances: FloatMap, side: number, pen: Pen, y: number, coverage
 
 /** Step 5: ink coverage 0..1 of a `side` x `side` drawing from the traced distances. */
 export function inkDrawing(distances: FloatMap, side: number, style: DoodleStyle = DOODLE_STYLE): Float32Array {
-  const pen: Pen = { toTrace: distances.width / side, radius: Math.max(style.minPenPixels, style.penWidth * side) / 2, half: style.edgePixels / 2 };
+  const pen = new Pen(distances.width / side, Math.max(style.minPenPixels, style.penWidth * side) / 2, style.edgePixels / 2);
   const coverage = new Float32Array(side * side);
   for (let y = 0; y < side; y++) inkRow(distances, side, pen, y, coverage);
   return coverage;

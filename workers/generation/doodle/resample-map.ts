@@ -5,6 +5,7 @@
  * when shrinking, the kernel widens by the factor so it averages instead of aliasing.
  * Only + and * on fixed weights: the same input gives the same output on every platform.
  */
+import { keepShape } from "./kept-shapes.js";
 
 /**
  * A one-channel float image, rows top to bottom.
@@ -21,6 +22,7 @@ export class FloatMap {
     readonly height: number,
   ) {}
 }
+keepShape(new FloatMap(new Float32Array(1), 1, 1));
 
 /**
  * Cubic convolution kernels by B and C (Mitchell & Netravali 1988). Catmull-Rom (B=0, C=0.5)
@@ -71,6 +73,7 @@ function axisTaps(from: number, to: number, kernel: { b: number; c: number }): T
   }
   return { first, count, weights };
 }
+keepShape(axisTaps(2, 4, CUBIC_KERNELS.mitchell));
 
 /** `value` clamped to 0..size-1: outside the map the edge samples repeat. */
 function clampIndex(value: number, size: number): number {

@@ -4,6 +4,7 @@
  * and specks too short to be a stroke are dropped. Redrawing these lines with one pen width is what
  * makes the result read as a pen drawing rather than a blurry, uneven marker.
  */
+import { keepShape } from "./kept-shapes.js";
 import type { FloatMap } from "./resample-map.js";
 
 /** A one-bit image, 1 = set, rows top to bottom: a class for the reason {@link FloatMap} is one. */
@@ -14,6 +15,7 @@ export class BitMap {
     readonly height: number,
   ) {}
 }
+keepShape(new BitMap(new Uint8Array(1), 1, 1));
 
 /** Row `y` of `map` thresholded into `data`. */
 function thresholdRow(map: FloatMap, threshold: number, y: number, data: Uint8Array): void {
