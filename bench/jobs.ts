@@ -34,7 +34,6 @@ interface Job {
   finishedAt: string | null;
 }
 
-
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-jobs-"));
   const config = loadConfig({ ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent", ATELIER_DATA_DIR: dataDir, ATELIER_RATE_LIMIT_PER_HOUR: "1000000" });
