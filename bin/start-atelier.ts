@@ -100,7 +100,8 @@ export async function startAtelier(config: AtelierConfig, logger: Logger = creat
     await worker?.shutdown();
     throw error;
   }
-  const remoteClients = createWorkerClients(config, addresses);
+  // The services this process serves itself go over gRPC only if a call is made that way.
+  const remoteClients = createWorkerClients(config, addresses, new Set(WORKER_SERVICES.filter((name) => !missing.includes(name))));
   const services: AtelierServices = {
     config,
     logger,

@@ -33,7 +33,7 @@ import {
   type ServiceDefinition,
   type ServiceError,
 } from "@grpc/grpc-js";
-import type { AtelierConfig, WorkerServiceName } from "../../core/config.js";
+import { WORKER_SERVICES, type AtelierConfig, type WorkerServiceName } from "../../core/config.js";
 import { AtelierError } from "../../core/errors.js";
 import { currentWorkPriority } from "../../core/work-priority.js";
 import { fromGrpcError } from "../../transport/grpc-errors.js";
@@ -353,8 +353,15 @@ function rpcCall(config: AtelierConfig, client: GenericClient, definition: Servi
   };
 }
 
-/** Clients for every worker service; `addresses` must name every service. */
-export function createWorkerClients(config: AtelierConfig, addresses: Record<WorkerServiceName, string>): WorkerClients {
+/**
+ * Clients for every worker service; `addresses` must name every service. The channels of `connectNow`
+ * (all by default) connect at once; the others on their first call.
+ */
+export function createWorkerClients(
+  config: AtelierConfig,
+  addresses: Record<WorkerServiceName, string>,
+  connectNow: ReadonlySet<WorkerServiceName> = new Set(WORKER_SERVICES),
+): WorkerClients {
   const options = workerChannelOptions(config);
   const insecure = credentials.createInsecure();
   const clients: Client[] = [];
@@ -363,6 +370,9 @@ export function createWorkerClients(config: AtelierConfig, addresses: Record<Wor
     // Images are written and read without extra copies (transport/image-message-codec.ts).
     const Constructor = makeGenericClientConstructor(withImageCodecs(definition), service);
     const client = new Constructor(addresses[service], insecure, options) as GenericClient;
+    // Connect now rather than on the first call: round_robin picks only ready replicas, so a channel
+    // that connects on its first call hands that whole first burst to whichever replica answers first.
+    if (connectNow.has(service)) client.getChannel().getConnectivityState(true);
     clients.push(client);
     for (const [name] of unaryMethods(definition)) calls[name] = rpcCall(config, client, definition, name);
   }

@@ -440,12 +440,21 @@ describe("two worker replicas behind one address", () => {
   });
 
   /** Which replica answered: 0.1 MP -> 0, 0.2 MP -> 1. */
-  async function whoAnswers(): Promise<number> {
-    const failure = await atelierFailure(router.upscale(upscaleRequest(tooBig, 8)));
+  async function whoAnswers(through = router): Promise<number> {
+    const failure = await atelierFailure(through.upscale(upscaleRequest(tooBig, 8)));
     expect(failure.code).toBe("OUTPUT_TOO_LARGE");
     const match = /limit of (\d+\.\d) MP/.exec(failure.message);
     return limits.findIndex((limit) => (limit / 1_000_000).toFixed(1) === match?.[1]);
   }
+
+  it("connects to every replica when made, so a new router's first burst is spread too", async () => {
+    const fresh = clientsFor(configFor(), `ipv4:${replicas.map((replica) => `127.0.0.1:${replica.port}`).join(",")}`);
+    // Time to connect, but no call: a channel that connects only on its first call hands a burst
+    // to whichever replica is ready first.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const answered = await Promise.all(Array.from({ length: 4 }, () => whoAnswers(fresh)));
+    expect(new Set(answered)).toEqual(new Set([0, 1]));
+  });
 
   it("spreads calls over both replicas round-robin", async () => {
     // Let the channel connect to both replicas first; round_robin only picks READY ones.
