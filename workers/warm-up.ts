@@ -52,6 +52,9 @@ const BACKGROUND_WARM_UP_SIDE = 512;
 /** The prompts the prompt engine is warmed with: short ideas of different kinds, as people send them. */
 const WARM_UP_PROMPTS = ["a lighthouse at dusk", "portrait of an old fisherman", "a red fox in the snow", "a castle on a hill at night"];
 
+/** Times the prompt engine runs through WARM_UP_PROMPTS, each time with new seeds. */
+const PROMPT_WARM_UP_ROUNDS = 10;
+
 /** The doodle model's warm-up prompts: classes it draws, in phrases of different shapes. */
 const DOODLE_WARM_UP_PROMPTS = ["an apple on a wooden table", "a wise old owl sitting on a branch at night", "two rusty keys"];
 
@@ -213,12 +216,16 @@ export class WarmUp {
         const entry = catalogEntry("prompt-builtin");
         return entry && context.models.isUsable(entry) ? { entry, workingBytes: undefined } : { none: "prompt-builtin (the term lists) is not installed" };
       },
-      // The engine's first call fills its caches, but its code reaches full speed only after a few
-      // calls (the JIT): a few short prompts of different kinds, a few milliseconds each.
+      // The engine's first call fills its caches, but its code reaches full speed only after some tens
+      // of calls (the JIT): a few short prompts of different kinds, each run with new seeds, a few
+      // milliseconds a call.
       call: async (signal) => {
-        for (const [seed, idea] of WARM_UP_PROMPTS.entries()) {
-          signal.throwIfAborted();
-          await this.serve(PromptServiceService.improvePrompt.path, ImprovePromptRequest.fromPartial({ prompt: idea, seed: seed + 1 }), signal);
+        for (let round = 0; round < PROMPT_WARM_UP_ROUNDS; round++) {
+          for (const [index, idea] of WARM_UP_PROMPTS.entries()) {
+            signal.throwIfAborted();
+            const seed = round * WARM_UP_PROMPTS.length + index + 1;
+            await this.serve(PromptServiceService.improvePrompt.path, ImprovePromptRequest.fromPartial({ prompt: idea, seed }), signal);
+          }
         }
       },
     };
