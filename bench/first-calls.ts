@@ -4,7 +4,9 @@
  * warm-up on, the starter models and ISNet installed), then, once `/readyz` says the warm-up is done,
  * the first call of each operation over REST against the median of the next ones. Each row also says
  * how many model sessions the first call loaded (the service's own `atelier_model_loads_total`), so a
- * slow first call that loaded a model is told apart from one that was slow for another reason.
+ * slow first call that loaded a model is told apart from one that was slow for another reason, and
+ * how many pages the service faulted in during it against a warm call (support/page-faults.ts), so
+ * one slowed by the machine taking idle memory back is told apart too.
  *
  *   npx tsx bench/first-calls.ts [--warm N] [--pause S] [--only prompt,generation]
  *
@@ -36,6 +38,7 @@ import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { appendReport } from "./support/bench-report.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { loadAverage as load, median } from "./support/figures.js";
+import { pageFaults } from "./support/page-faults.js";
 
 const { values } = parseArgs({ options: { warm: { type: "string" }, pause: { type: "string" }, only: { type: "string" } } });
 const WARM_CALLS = Number(values.warm ?? 3);
@@ -44,6 +47,23 @@ const PAUSE_SECONDS = Number(values.pause ?? 0);
 const GOAL_RATIO = 1.3;
 /** The photo's size: about 1 MP, the background bench's 1 MP case. */
 const PHOTO_SIZE = { width: 1224, height: 816 };
+
+/** Prompt improvement's ideas, one per call (none of them the warm-up's). */
+const IDEAS = [
+  "a lighthouse on a cliff at dusk",
+  "a cat sleeping on a sofa",
+  "an astronaut riding a horse",
+  "a bowl of ramen on a wooden table",
+  "a knight in armour in a misty forest",
+  "a steam train crossing a stone bridge",
+  "a hummingbird drinking from a flower",
+  "an old library full of books",
+  "a sailboat on a stormy sea",
+  "a robot watering plants in a greenhouse",
+  "a village market in the rain",
+  "a snowy mountain cabin at night",
+  "portrait of a young dancer",
+];
 
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 const table = (header: string[], rows: (string | number)[][]) =>
@@ -144,8 +164,10 @@ async function main(): Promise<void> {
       { label: "upscale x2 (default model)", route: "/api/v1/tools/upscale", body: () => ({ imageUrl, scale: 2 }) },
       { label: "upscale x4 (default model)", route: "/api/v1/tools/upscale", body: () => ({ imageUrl, scale: 4 }) },
       ...(style ? [{ label: `style transfer (${style})`, route: "/api/v1/tools/style-transfer", body: () => ({ imageUrl, style }) }] : []),
+      // A new prompt each time, as people send them: a repeated one is cheaper (its words' keys and
+      // token counts are known), so warm calls on one prompt would understate a warm call.
+      { label: "prompt improvement", route: "/api/v1/prompt/improve", body: (index: number) => ({ prompt: IDEAS[index % IDEAS.length], seed: index + 1 }) },
       // A new seed each time: the same request twice may be answered from what the first one built.
-      { label: "prompt improvement", route: "/api/v1/prompt/improve", body: (index: number) => ({ prompt: "a lighthouse on a cliff at dusk", seed: index + 1 }) },
       { label: "generation (default model)", route: "/api/v1/generate", body: (index: number) => ({ prompt: "an owl on a branch", seed: index + 1 }) },
     ];
     if (!style) console.log("(no style installed: style transfer not measured)");
@@ -155,22 +177,31 @@ async function main(): Promise<void> {
     const rows: (string | number)[][] = [];
     for (const { label, route, body } of measured) {
       const call = async (index: number) => {
+        const faultsBefore = pageFaults(child.pid!);
         const begun = performance.now();
         const response = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body(index)) });
         const text = await response.text();
         const ms = performance.now() - begun;
         if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status} ${text.slice(0, 500)}`);
         const answer = JSON.parse(text) as { model?: string; style?: string };
-        return { ms, model: answer.model ?? answer.style ?? "" };
+        const faultsAfter = pageFaults(child.pid!);
+        const faults = faultsBefore === undefined || faultsAfter === undefined ? undefined : faultsAfter - faultsBefore;
+        return { ms, faults, model: answer.model ?? answer.style ?? "" };
       };
       const loadsBefore = await modelLoads(metricsUrl);
       const first = await call(0);
       const loaded = (await modelLoads(metricsUrl)) - loadsBefore;
-      const warm: number[] = [];
-      for (let index = 1; index <= WARM_CALLS; index++) warm.push((await call(index)).ms);
+      const warmCalls = [];
+      for (let index = 1; index <= WARM_CALLS; index++) warmCalls.push(await call(index));
+      const warm = warmCalls.map((done) => done.ms);
+      const warmFaults = warmCalls.flatMap((done) => (done.faults === undefined ? [] : [done.faults]));
+      const faults = first.faults === undefined || warmFaults.length === 0 ? "-" : `${first.faults} / ${Math.round(median(warmFaults))}`;
       const ratio = first.ms / median(warm);
-      rows.push([label, first.model || "-", Math.round(first.ms), median(warm) < 20 ? fixed(median(warm), 1) : Math.round(median(warm)), `${fixed(ratio)}x`, loaded]);
-      console.log(`${label}: first ${Math.round(first.ms)} ms, warm ${warm.map((ms) => Math.round(ms)).join(", ")} ms, ${fixed(ratio)}x; sessions loaded by the first call: ${loaded}`);
+      rows.push([label, first.model || "-", Math.round(first.ms), median(warm) < 20 ? fixed(median(warm), 1) : Math.round(median(warm)), `${fixed(ratio)}x`, loaded, faults]);
+      console.log(
+        `${label}: first ${Math.round(first.ms)} ms, warm ${warm.map((ms) => Math.round(ms)).join(", ")} ms, ${fixed(ratio)}x; sessions loaded by the first call: ${loaded}; ` +
+          `page faults, first / warm: ${first.faults ?? "-"} / ${warmFaults.join(", ") || "-"}`,
+      );
       reportGoal({
         goal: `first call ≤ ${GOAL_RATIO}x a warm one: ${label}`,
         measured: `${fixed(ratio)}x (${Math.round(first.ms)} / ${fixed(median(warm), 1)} ms)`,
@@ -184,7 +215,7 @@ async function main(): Promise<void> {
       `${fixed(readyAfter, 0)} s after start${PAUSE_SECONDS > 0 ? `, then ${PAUSE_SECONDS} s more` : ""}) against the median of the next ${WARM_CALLS}, over REST; image operations on a ${PHOTO_SIZE.width}x${PHOTO_SIZE.height} JPEG; ` +
       `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, load ${load()}. Warm: ${info?.warm.join(", ") || "none"}` +
       (info?.skipped.length ? `; left cold: ${info.skipped.map((skip) => `${skip.operation} (${skip.reason})`).join("; ")}` : "");
-    const markdown = table(["operation", "model", "first ms", "warm ms (median)", "first / warm", "sessions loaded by the first call"], rows);
+    const markdown = table(["operation", "model", "first ms", "warm ms (median)", "first / warm", "sessions loaded by the first call", "service's page faults, first / warm (median)"], rows);
     console.log(`\n## ${header}\n\n${markdown}`);
     appendReport("First calls after start (bench/first-calls.ts)", `${header}\n\n${markdown}`);
   } finally {
