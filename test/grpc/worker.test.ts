@@ -433,9 +433,12 @@ describe("two worker replicas behind one address", () => {
   let router: WorkerClients;
   let tooBig: Buffer;
 
+  /** A new router balancing over both replicas, named as one address. */
+  const routerToBoth = () => clientsFor(configFor(), `ipv4:${replicas.map((replica) => `127.0.0.1:${replica.port}`).join(",")}`);
+
   beforeAll(async () => {
     replicas = await Promise.all(limits.map((limit) => startWorker(configFor({ ATELIER_MAX_OUTPUT_PIXELS: String(limit) }))));
-    router = clientsFor(configFor(), `ipv4:${replicas.map((replica) => `127.0.0.1:${replica.port}`).join(",")}`);
+    router = routerToBoth();
     tooBig = await gradientPng(120, 100); // x8 = 960x800 = 0.8 MP, over both limits
   });
 
@@ -448,7 +451,7 @@ describe("two worker replicas behind one address", () => {
   }
 
   it("connects to every replica when made, so a new router's first burst is spread too", async () => {
-    const fresh = clientsFor(configFor(), `ipv4:${replicas.map((replica) => `127.0.0.1:${replica.port}`).join(",")}`);
+    const fresh = routerToBoth();
     // Time to connect, but no call: a channel that connects only on its first call hands a burst
     // to whichever replica is ready first.
     await new Promise((resolve) => setTimeout(resolve, 500));
