@@ -45,6 +45,11 @@ async function webhookWhere(service: TestService, key: string, id: string, check
   }
 }
 
+/** Delivered or given up: neither `waiting` (the job still runs) nor `pending` (retried). */
+function settled(webhook: Webhook): boolean {
+  return webhook.status === "delivered" || webhook.status === "failed";
+}
+
 let opened: Awaited<ReturnType<typeof startReceiver>>;
 let other: Awaited<ReturnType<typeof startReceiver>>;
 // The data folder of the service restarted with a narrower allow-list.
@@ -70,7 +75,7 @@ describe("security item 3: webhook targets and allow-list ports", () => {
     const allowed = await service.post("/prompt/improve", { prompt: "a harbour", webhookUrl: `http://127.0.0.1:${opened.port}/hook` }, key);
     expect(allowed.status).toBe(202);
     const job = (await allowed.json()) as { id: string };
-    expect(await webhookWhere(service, key, job.id, (webhook) => webhook.status !== "pending")).toMatchObject({ status: "delivered" });
+    expect(await webhookWhere(service, key, job.id, settled)).toMatchObject({ status: "delivered" });
 
     const refused = await service.post("/prompt/improve", { prompt: "a harbour", webhookUrl: `http://127.0.0.1:${other.port}/hook` }, key);
     expect(refused.status).toBe(400);
@@ -95,7 +100,7 @@ describe("security item 3: webhook targets and allow-list ports", () => {
 
     const narrow = await startTestService({ ATELIER_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${opened.port}`, ATELIER_WEBHOOK_RETRY_BASE_MS: "3000" }, restartedDataDir);
     services.push(narrow);
-    const done = await webhookWhere(narrow, key, job.id, (webhook) => webhook.status !== "pending");
+    const done = await webhookWhere(narrow, key, job.id, settled);
     expect(done.status).toBe("failed");
     expect(done.attempts.at(-1)).toMatchObject({ statusCode: null, error: `Refused: 127.0.0.1 is a private address webhooks may not reach on port ${other.port}.` });
     expect(other.received()).toBe(seen);
