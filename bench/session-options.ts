@@ -276,7 +276,7 @@ async function main(): Promise<void> {
     /** How much more CPU a run takes with spinning threads than with the catalog's. */
     const cpuMore = spinningOverCatalog(cpu);
     const lines = [
-      `#### ${id} (${prepared.graph}, ${prepared.side} px input; the service's sessions at graph optimisation ${created.graphOptimizationLevel}, ${created.intraOpNumThreads} threads; ${rows[0]!.rounds} rounds)`,
+      `#### ${id} (${prepared.graph}, ${prepared.side} px input; the service's sessions at graph optimisation ${created.graphOptimizationLevel}, ${created.intraOpNumThreads} thread${created.intraOpNumThreads === 1 ? "" : "s"}; ${rows[0]!.rounds} rounds)`,
       "",
       "| options | load ms | first run ms | later runs ms | time / ort defaults (middle half) | peak MiB | kept after runs MiB | after release MiB |",
       "|---|---|---|---|---|---|---|---|",

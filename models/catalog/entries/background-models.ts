@@ -1,6 +1,7 @@
 /** Segmentation models for background removal. */
 import type { CatalogEntry } from "../catalog-types.js";
 import { pinnedFiles } from "../pinned-files.js";
+import { SMALL_GRAPH_SESSION } from "./small-graph-session.js";
 import { ISNET_MEDIUM_CHUNKS } from "../weight-file-sets.js";
 
 /** Why the ISNet weights are optional, for `/models` and the README. */
@@ -67,6 +68,7 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     attribution: "MediaPipe Selfie Segmentation, Google LLC; ONNX conversion by Katsuya Hyodo (PINTO0309).",
     source: { kind: "files", files: pinnedFiles("portrait-selfie") },
     graphs: { default: { onnx: "selfie_segmentation.onnx" } },
+    session: SMALL_GRAPH_SESSION,
     signature: {
       inputs: [{ name: "input_1:0", dtype: "float32", shape: [1, 256, 256, 3], layout: "NHWC", range: [0, 1] }],
       outputs: [{ name: "activation_10", dtype: "float32", shape: [1, 256, 256, 1], layout: "NHWC", range: [0, 1], description: "person probability" }],
@@ -87,6 +89,7 @@ export const BACKGROUND_MODELS: CatalogEntry[] = [
     attribution: "SINet weights by Anil Sathyan (Portrait-Segmentation), MIT.",
     source: { kind: "files", files: pinnedFiles("portrait-sinet") },
     graphs: { default: { onnx: "SINet_Softmax.onnx" } },
+    session: SMALL_GRAPH_SESSION,
     signature: {
       inputs: [{ name: "data", dtype: "float32", shape: [1, 3, 320, 320], layout: "NCHW" }],
       outputs: [{ name: "Softmax/1", dtype: "float32", shape: [1, 2, 320, 320], layout: "NCHW", range: [0, 1], description: "channel 1: person probability" }],

@@ -1,6 +1,7 @@
 /** Text-to-image models. */
 import type { CatalogEntry } from "../catalog-types.js";
 import { pinnedFiles } from "../pinned-files.js";
+import { SMALL_GRAPH_SESSION } from "./small-graph-session.js";
 
 export const GENERATION_MODELS: CatalogEntry[] = [
   {
@@ -34,6 +35,7 @@ export const GENERATION_MODELS: CatalogEntry[] = [
       ],
       outputs: [{ name: "image", dtype: "float32", shape: ["batch", 1, 28, 28], layout: "NCHW", range: [0, 1] }],
     },
+    session: SMALL_GRAPH_SESSION,
     // A decoder of one latent per class: no denoising steps, guidance, scheduler or negative prompt to take.
     generation: { defaultWidth: 256, defaultHeight: 256, minSize: 28, maxWidth: 1024, maxHeight: 1024, sizeMultiple: 1, options: [] },
     photographic: false,
