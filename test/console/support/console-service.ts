@@ -17,15 +17,6 @@ export interface ConsoleService extends RunningAtelier {
 }
 
 /** `close()` removes the service's temporary data folder once it has closed (not one given in `env`). */
-/**
- * The service's idle keep-alive time here. The tests' fetch and this in-process server share one
- * event loop: when it lags (password hashing on a loaded machine), the server's 5 s keep-alive timer
- * and the client's shorter idle timer come due together, and a burst of requests after a pause can
- * go out on a pooled connection the server is just closing (ECONNRESET). A client in another process
- * does not share the lag; a timeout longer than any test keeps the pool's connections open here.
- */
-const IN_PROCESS_KEEP_ALIVE_MS = 120_000;
-
 export async function startConsoleService(env: Record<string, string> = {}): Promise<ConsoleService> {
   if (env.ATELIER_DATA_DIR !== undefined) return startOver(env, env.ATELIER_DATA_DIR);
   return startOverOwnDir("test", (dataDir) => startOver(env, dataDir));
@@ -39,7 +30,7 @@ async function startOver(env: Record<string, string>, dataDir: string): Promise<
       done();
     },
   });
-  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", ATELIER_DATA_DIR: dataDir, ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(IN_PROCESS_KEEP_ALIVE_MS), ...env });
+  const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", ATELIER_DATA_DIR: dataDir, ...env });
   const running = await startAtelier(config, pino({ level: "trace" }, sink));
   return {
     ...running,
