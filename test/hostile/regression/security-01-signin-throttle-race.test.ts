@@ -15,6 +15,14 @@ const PER_ACCOUNT = 5;
 const PER_ADDRESS = 20;
 const BURST = 60;
 const THROTTLED_MESSAGE = "Too many sign-in attempts";
+/**
+ * The service's idle keep-alive time here. This file's fetch and the in-process server share one
+ * event loop: when it lags (password hashes on a loaded machine), the server's 5 s keep-alive timer
+ * and the client's shorter idle timer come due together, and a burst after a pause went out on pooled
+ * connections the server was just closing (ECONNRESET). A client in another process does not share
+ * the lag; a timeout longer than the file keeps the pool's connections open.
+ */
+const IN_PROCESS_KEEP_ALIVE_MS = 120_000;
 
 interface Answer {
   status: number;
@@ -64,7 +72,7 @@ describe.each(backends)("sign-in throttle under concurrent guesses, on $name", (
 
   beforeAll(async () => {
     const backendEnv = await env(async () => (postgres ??= await startPostgresServer()));
-    atelier = await startConsoleService({ ATELIER_TRUST_PROXY: "loopback", ...backendEnv });
+    atelier = await startConsoleService({ ATELIER_TRUST_PROXY: "loopback", ATELIER_HTTP_KEEP_ALIVE_TIMEOUT_MS: String(IN_PROCESS_KEEP_ALIVE_MS), ...backendEnv });
     passwordChecks = vi.spyOn(atelier.services.accounts, "verifyCredentials");
     currentPasswordChecks = vi.spyOn(atelier.services.accounts, "checkPassword");
   });
