@@ -18,9 +18,9 @@ const THROTTLED_MESSAGE = "Too many sign-in attempts";
 /**
  * The service's idle keep-alive time here. This file's fetch and the in-process server share one
  * event loop: when it lags (password hashes on a loaded machine), the server's 5 s keep-alive timer
- * and the client's shorter idle timer come due together, and a burst after a pause went out on pooled
- * connections the server was just closing (ECONNRESET). A client in another process does not share
- * the lag; a timeout longer than the file keeps the pool's connections open.
+ * and the client's shorter idle timer come due together, and a burst after a pause can go out on
+ * pooled connections the server is just closing (ECONNRESET). A client in another process does not
+ * share the lag; a timeout longer than the file keeps the pool's connections open.
  */
 const IN_PROCESS_KEEP_ALIVE_MS = 120_000;
 
