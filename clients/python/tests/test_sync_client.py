@@ -270,8 +270,11 @@ def test_timeouts(api_key: str, proxy: FaultProxy) -> None:
         client.models.list()
     assert time.monotonic() - started < 6
     proxy.reset()
-    proxy.queue({"kind": "delay", "ms": 1500})
-    with Atelier(api_key=api_key, base_url=proxy.url, timeout=0.6, max_retries=1) as client:
+    # The retry is a real call to the service and must answer within the timeout: on a machine busy
+    # with other test files that took more than 0.6 s, so the timeout leaves it room, and the held
+    # first answer stays well beyond it.
+    proxy.queue({"kind": "delay", "ms": 6000})
+    with Atelier(api_key=api_key, base_url=proxy.url, timeout=2.0, max_retries=1) as client:
         assert client.models.list().object == "list"
     assert len(proxy.seen()) == 2
     proxy.reset()
