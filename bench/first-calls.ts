@@ -2,7 +2,8 @@
  * First calls after start, for every public operation: a service started as `npm start` starts it
  * (a child process running bin/service.ts with glibc's settings from allocator-settings.ts, the
  * warm-up on, the starter models and ISNet installed), then, once `/readyz` says the warm-up is done,
- * the first call of each operation over REST against the median of the next ones. A first call is
+ * the first call of each operation over REST against the median of the next ones, made in rounds in
+ * the same order, so a warm call follows the operation its first call followed. A first call is
  * one sample: on the operations that take tens of milliseconds a single collection or scheduling
  * hiccup moves it by half, so the service is started several times and each row gives every start's
  * ratio and their median. Each row also says how many model sessions a first call loaded (the
@@ -70,6 +71,20 @@ const IDEAS = [
   "portrait of a young dancer",
 ];
 
+/** Generation's prompts, one per call: things the default doodle model draws (none of the warm-up's). */
+const DOODLES = [
+  "a lion resting in tall grass",
+  "a panda eating bamboo",
+  "an octopus under the sea",
+  "an airplane above the clouds",
+  "a mushroom in the forest",
+  "a kangaroo jumping",
+  "a monkey in a tree",
+  "a mug of hot coffee",
+  "a parachute over the hills",
+  "a lobster on a plate",
+];
+
 const fixed = (value: number, digits = 2) => value.toFixed(digits);
 const table = (header: string[], rows: (string | number)[][]) =>
   [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n");
@@ -126,6 +141,32 @@ interface StartResult {
   operations: OperationCalls[];
 }
 
+/** One call of an operation. */
+interface OperationCall {
+  ms: number;
+  /** Pages the service faulted in during the call. */
+  faults: number | undefined;
+  /** The model (or style) that answered. */
+  model: string;
+  /** Model sessions the call loaded. */
+  loaded: number;
+}
+
+/** The `index`-th call of `operation` (0 is the first), over REST. */
+async function callOnce({ label, route, body }: Operation, index: number, url: string, metricsUrl: string, key: string, pid: number): Promise<OperationCall> {
+  const loadsBefore = await modelLoads(metricsUrl);
+  const faultsBefore = pageFaults(pid);
+  const begun = performance.now();
+  const response = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body(index)) });
+  const text = await response.text();
+  const ms = performance.now() - begun;
+  if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status} ${text.slice(0, 500)}`);
+  const faultsAfter = pageFaults(pid);
+  const answer = JSON.parse(text) as { model?: string; style?: string };
+  const loaded = (await modelLoads(metricsUrl)) - loadsBefore;
+  return { ms, faults: faultsBefore === undefined || faultsAfter === undefined ? undefined : faultsAfter - faultsBefore, model: answer.model ?? answer.style ?? "", loaded };
+}
+
 /** Starts the service as `npm start` does, waits for its warm-up, makes the calls, and stops it. */
 async function measureOneStart(start: number, env: NodeJS.ProcessEnv, ports: { port: number; metricsPort: number }, key: string, imageUrl: string): Promise<StartResult> {
   const started = performance.now();
@@ -172,40 +213,31 @@ async function measureOneStart(start: number, env: NodeJS.ProcessEnv, ports: { p
       // A new prompt each time, as people send them: a repeated one is cheaper (its words' keys and
       // token counts are known), so warm calls on one prompt would understate a warm call.
       { label: "prompt improvement", route: "/api/v1/prompt/improve", body: (index: number) => ({ prompt: IDEAS[index % IDEAS.length], seed: index + 1 }) },
-      // A new seed each time: the same request twice may be answered from what the first one built.
-      { label: "generation (default model)", route: "/api/v1/generate", body: (index: number) => ({ prompt: "an owl on a branch", seed: index + 1 }) },
+      // A new prompt and seed each time, for the same reasons.
+      { label: "generation (default model)", route: "/api/v1/generate", body: (index: number) => ({ prompt: DOODLES[index % DOODLES.length], seed: index + 1 }) },
     ];
     if (!style) console.log("(no style installed: style transfer not measured)");
     const only = values.only?.split(",").map((word) => word.trim());
     const measured = only ? only.flatMap((word) => operations.filter(({ label }) => label.startsWith(word))) : operations;
 
-    const results: OperationCalls[] = [];
-    for (const { label, route, body } of measured) {
-      const call = async (index: number) => {
-        const faultsBefore = pageFaults(child.pid!);
-        const begun = performance.now();
-        const response = await fetch(`${url}${route}`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${key}` }, body: JSON.stringify(body(index)) });
-        const text = await response.text();
-        const ms = performance.now() - begun;
-        if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status} ${text.slice(0, 500)}`);
-        const answer = JSON.parse(text) as { model?: string; style?: string };
-        const faultsAfter = pageFaults(child.pid!);
-        const faults = faultsBefore === undefined || faultsAfter === undefined ? undefined : faultsAfter - faultsBefore;
-        return { ms, faults, model: answer.model ?? answer.style ?? "" };
-      };
-      const loadsBefore = await modelLoads(metricsUrl);
-      const first = await call(0);
-      const loaded = (await modelLoads(metricsUrl)) - loadsBefore;
-      const warmCalls = [];
-      for (let index = 1; index <= WARM_CALLS; index++) warmCalls.push(await call(index));
-      const warmMs = warmCalls.map((done) => done.ms);
-      const warmFaults = warmCalls.flatMap((done) => (done.faults === undefined ? [] : [done.faults]));
-      results.push({ label, model: first.model, firstMs: first.ms, warmMs, firstFaults: first.faults, warmFaults, loaded });
-      console.log(
-        `start ${start}, ${label}: first ${Math.round(first.ms)} ms, warm ${warmMs.map((ms) => Math.round(ms)).join(", ")} ms, ${fixed(first.ms / median(warmMs))}x; ` +
-          `sessions loaded by the first call: ${loaded}; page faults, first / warm: ${first.faults ?? "-"} / ${warmFaults.join(", ") || "-"}`,
-      );
+    // Calls go in rounds, every operation once a round in the same order: the first round's calls are
+    // the first ones, the later rounds' the warm ones. So each warm call follows the same operation as
+    // its first call did: a call of milliseconds right after one of seconds of image work costs more,
+    // first or not, so warm calls made back to back would count that against the first call.
+    const calls = measured.map(() => [] as OperationCall[]);
+    for (let round = 0; round <= WARM_CALLS; round++) {
+      for (const [position, operation] of measured.entries()) calls[position]!.push(await callOnce(operation, round, url, metricsUrl, key, child.pid!));
     }
+    const results = measured.map(({ label }, position): OperationCalls => {
+      const [first, ...warm] = calls[position]!;
+      const warmMs = warm.map((done) => done.ms);
+      const warmFaults = warm.flatMap((done) => (done.faults === undefined ? [] : [done.faults]));
+      console.log(
+        `start ${start}, ${label}: first ${Math.round(first!.ms)} ms, warm ${warmMs.map((ms) => Math.round(ms)).join(", ")} ms, ${fixed(first!.ms / median(warmMs))}x; ` +
+          `sessions loaded by the first call: ${first!.loaded}; page faults, first / warm: ${first!.faults ?? "-"} / ${warmFaults.join(", ") || "-"}`,
+      );
+      return { label, model: first!.model, firstMs: first!.ms, warmMs, firstFaults: first!.faults, warmFaults, loaded: first!.loaded };
+    });
     console.log(`start ${start}, the service's model log:\n${modelLog.map((line) => `  ${line}`).join("\n")}`);
     return { readyAfterSeconds, info, operations: results };
   } finally {
@@ -265,7 +297,8 @@ async function main(): Promise<void> {
 
     const last = starts.at(-1)!;
     const header =
-      `First call of each operation after start against the median of the next ${WARM_CALLS}, over REST, in ${starts.length} starts of the service ` +
+      `First call of each operation after start against the median of the next ${WARM_CALLS}, over REST, in ${starts.length} starts of the service, ` +
+      `the calls in rounds of every operation in the table's order ` +
       `(a child process as \`npm start\` runs it, warm-up on, measured once /readyz reports the warm-up ${last.info?.state ?? "absent"}, ` +
       `${starts.map((result) => fixed(result.readyAfterSeconds, 0)).join(", ")} s after start${PAUSE_SECONDS > 0 ? `, then ${PAUSE_SECONDS} s more` : ""}); ` +
       `first ms: the median first call; warm ms: the median of every start's warm calls; first / warm: each start's first call over its own warm median, and their median; ` +
