@@ -1,7 +1,8 @@
 /**
  * Runs the whole bench set, one bench after another, each in its own process, after fetching what
- * they need (the test photographs, scripts/fetch-test-photos.sh). Prints the machine and the load
- * average before every bench and how long each took, so figures from a loaded machine are recognisable:
+ * they need (the test photographs, scripts/fetch-test-photos.sh). Prints the machine, the load
+ * average and a speed probe (which the host's other guests move, where the load average cannot show
+ * them) before every bench and how long each took, so figures from a loaded machine are recognisable:
  * the benches print ratios measured within one run, which is what survives a busy machine. Last, one
  * table of the performance goals: each bench reports the goals it measures (bench/support/goal-rows.ts)
  * into a file this script names in ATELIER_BENCH_GOALS_FILE, and a goal no bench reported (its bench
@@ -25,7 +26,7 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { readReport, REPORT_FILE_VARIABLE } from "./support/bench-report.js";
 import { GOALS_FILE_VARIABLE, readGoals } from "./support/goal-rows.js";
-import { loadAverage as load } from "./support/figures.js";
+import { loadAverage as load, speedProbeMs } from "./support/figures.js";
 
 interface Bench {
   name: string;
@@ -152,7 +153,7 @@ if (!fs.existsSync(path.join(testPhotos, "chelsea.png"))) {
 const wanted = process.argv.slice(2);
 const selected = BENCHES.filter(({ name, onRequest }) => (wanted.length === 0 ? !onRequest : wanted.includes(name)));
 const expected = selected.reduce((sum, bench) => sum + bench.estimatedSeconds, 0);
-console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load ${load()}`);
+console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load ${load()}; speed probe ${speedProbeMs()} ms`);
 console.log(`${selected.map(({ name }) => name).join(", ")}: about ${Math.round(expected / 60)} min on a quiet 2-core machine`);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-goals-"));
 const goalsFile = path.join(scratch, "goals.jsonl");
@@ -170,7 +171,8 @@ const summary: string[] = [];
 let failed = 0;
 const started = performance.now();
 for (const { name, script, args, estimatedSeconds } of selected) {
-  console.log(`\n=== ${name}: ${script} ${args.join(" ")} (load ${load()}; about ${estimatedSeconds} s on a quiet 2-core machine)`);
+  const speedBefore = speedProbeMs();
+  console.log(`\n=== ${name}: ${script} ${args.join(" ")} (load ${load()}; speed probe ${speedBefore} ms; about ${estimatedSeconds} s on a quiet 2-core machine)`);
   const benchStarted = performance.now();
   const result = spawnSync(process.execPath, ["--expose-gc", "--import", "tsx", script, ...args], {
     stdio: "inherit",
@@ -180,7 +182,10 @@ for (const { name, script, args, estimatedSeconds } of selected) {
   });
   const seconds = Math.round((performance.now() - benchStarted) / 1000);
   if (result.status !== 0) failed++;
-  summary.push(`${name}: ${result.status === 0 ? "ok" : `failed (${result.status ?? result.signal})`} in ${seconds} s (estimate ${estimatedSeconds}), load after ${load()}`);
+  summary.push(
+    `${name}: ${result.status === 0 ? "ok" : `failed (${result.status ?? result.signal})`} in ${seconds} s (estimate ${estimatedSeconds}), ` +
+      `load after ${load()}, speed probe ${speedBefore} ms before and ${speedProbeMs()} ms after`,
+  );
 }
 console.log(`\n=== summary (${Math.round((performance.now() - started) / 1000)} s in all)\n${summary.join("\n")}`);
 
@@ -197,7 +202,7 @@ if (wanted.length === 0) {
     "# Benchmarks",
     "",
     `Written by \`npm run bench\` (bench/run-all.ts) on ${new Date().toISOString().slice(0, 10)} at ${commit}: ${machine}; load average ${loadAtStart} at the start, ${load()} at the end. ` +
-      "Each figure that compares two things (the service and a bare onnxruntime session, the service and another package) is a ratio measured within one run, interleaved, which is what survives a busy machine; absolute times are this machine's at that load.",
+      "Each figure that compares two things (the service and a bare onnxruntime session, the service and another package) is a ratio measured within one run, interleaved, which is what survives a busy machine; absolute times are this machine's at that load and speed: each bench's entry below gives the speed probe before and after it (the milliseconds one core takes to hash 64 MiB, bench/support/figures.ts; a higher figure means the host was slowing this machine).",
     "",
     `Benches: ${summary.join("; ")}.`,
     ...readReport(reportFile).flatMap(({ title, markdown }) => ["", `## ${title}`, "", markdown]),
