@@ -30,8 +30,10 @@ ENV NODE_ENV=production \
     ATELIER_DATA_DIR=/data \
     ATELIER_MODELS_DIR=/models \
     MALLOC_MMAP_THRESHOLD_=1048576 \
-    MALLOC_ARENA_MAX=2
-# The two MALLOC_ settings let glibc hand memory onnxruntime frees back to the system (see
+    MALLOC_ARENA_MAX=2 \
+    GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+# The two MALLOC_ settings let glibc hand memory onnxruntime frees back to the system, and the
+# tunable keeps the image-sized buffers that then come fresh from the system cheap to touch (see
 # workers/onnx/allocator-settings.ts); npm start sets them too, and glibc reads them only at start.
 # The image serves metrics (ATELIER_METRICS_PORT) on every interface of the container
 # (ATELIER_METRICS_HOST) for a Prometheus in another container or pod: /metrics has no

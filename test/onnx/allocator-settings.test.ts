@@ -7,7 +7,7 @@ import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ALLOCATOR_ENV } from "../../workers/onnx/allocator-settings.js";
 
-const settings = (text: string) => Object.fromEntries([...text.matchAll(/\b(MALLOC_[A-Z_]+)=(\S+?)\b/g)].map((match) => [match[1], match[2]]));
+const settings = (text: string) => Object.fromEntries([...text.matchAll(/\b(MALLOC_[A-Z_]+|GLIBC_TUNABLES)=([^\s"\\]+)/g)].map((match) => [match[1], match[2]]));
 
 describe("malloc settings", () => {
   it("npm's start scripts set exactly the settings allocator-settings.ts names", () => {

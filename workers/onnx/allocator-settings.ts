@@ -14,12 +14,23 @@
  * medians of per-round ratios to glibc's defaults, load 26 to 41): ESPCN x3 256 px 1.28x with 1 MiB,
  * 0.78x with 16 MiB; ESRGAN thick x4 64 px 1.06x and 0.96x. Memory returned wins for a service
  * with a memory budget; re-measure on a quiet machine.
+ *
+ * Why huge pages (glibc.malloc.hugetlb=1: malloc asks for transparent huge pages, MADV_HUGEPAGE, on
+ * what it maps, which counts where the kernel's transparent huge pages are in "madvise" mode):
+ * with the 1 MiB threshold every image-sized buffer (a 12 MP image's bytes, its base64 text, the
+ * chunks of a body) is a fresh mapping, and touching it first faults it in 4 KiB at a time on the
+ * router's thread: more router CPU per call than glibc's defaults, and longer event-loop blocks
+ * (bench/router-event-loop.ts measures both). In 2 MiB pages those faults are few. Freed mappings
+ * still go back to the system whole, so ISNet's peak and its memory after eviction stay within their
+ * goals (bench/model-memory.ts). Where the kernel has huge pages off, or always on, it changes nothing.
  */
 export const ALLOCATOR_ENV: Readonly<Record<string, string>> = {
   // Blocks of 1 MiB and more are mapped and unmapped on their own, so freeing them returns memory.
   MALLOC_MMAP_THRESHOLD_: "1048576",
   // Two arenas (main and inference thread) rather than up to eight per core.
   MALLOC_ARENA_MAX: "2",
+  // Those mappings in transparent huge pages, so a fresh one faults in 2 MiB at a time.
+  GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
 };
 
 /** Whether this process started with {@link ALLOCATOR_ENV}. */
