@@ -152,7 +152,10 @@ interface OperationCall {
   loaded: number;
 }
 
-/** The `index`-th call of `operation` (0 is the first), over REST. */
+/**
+ * The `index`-th call of `operation` (0 is the first), over REST. The model loads are read around
+ * every call, not only the first, so each timed call comes after the same requests to the service.
+ */
 async function callOnce({ label, route, body }: Operation, index: number, url: string, metricsUrl: string, key: string, pid: number): Promise<OperationCall> {
   const loadsBefore = await modelLoads(metricsUrl);
   const faultsBefore = pageFaults(pid);

@@ -50,7 +50,7 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { framesDuring, type Stretch } from "./support/profile-blocks.js";
-import { loadAverage as load, median, speedProbeMs } from "./support/figures.js";
+import { loadAverage as load, machineDescription, median, speedProbeMs } from "./support/figures.js";
 
 const { values } = parseArgs({
   options: { runs: { type: "string" }, "cpu-prof": { type: "string" }, only: { type: "string" }, "skip-jobs": { type: "boolean" }, redis: { type: "boolean" } },
@@ -302,7 +302,7 @@ if (values.only !== undefined) cases.splice(0, cases.length, ...cases.filter((it
 
 // Its figures are absolute CPU times, which a host that slows this machine inflates: the probe says whether it did.
 const speedBefore = speedProbeMs();
-console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load ${load()}; speed probe ${speedBefore} ms`);
+console.log(`${machineDescription()}; load ${load()}; speed probe ${speedBefore} ms`);
 console.log(`router pid ${router.pid} (workers in this process); ${RUNS} runs per case, interleaved; jobs stored in ${redis ? "Redis" : "SQLite"}; goal: event-loop block <= ${GOAL_MS} ms`);
 
 // Warm-up: each model loaded, each code path compiled once, before anything is measured.

@@ -26,7 +26,7 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { readReport, REPORT_FILE_VARIABLE } from "./support/bench-report.js";
 import { GOALS_FILE_VARIABLE, readGoals } from "./support/goal-rows.js";
-import { loadAverage as load, speedProbeMs } from "./support/figures.js";
+import { loadAverage as load, machineDescription, speedProbeMs } from "./support/figures.js";
 
 interface Bench {
   name: string;
@@ -153,12 +153,12 @@ if (!fs.existsSync(path.join(testPhotos, "chelsea.png"))) {
 const wanted = process.argv.slice(2);
 const selected = BENCHES.filter(({ name, onRequest }) => (wanted.length === 0 ? !onRequest : wanted.includes(name)));
 const expected = selected.reduce((sum, bench) => sum + bench.estimatedSeconds, 0);
-console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}; load ${load()}; speed probe ${speedProbeMs()} ms`);
+const machine = machineDescription();
+console.log(`${machine}; load ${load()}; speed probe ${speedProbeMs()} ms`);
 console.log(`${selected.map(({ name }) => name).join(", ")}: about ${Math.round(expected / 60)} min on a quiet 2-core machine`);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-goals-"));
 const goalsFile = path.join(scratch, "goals.jsonl");
 const reportFile = path.join(scratch, "report.jsonl");
-const machine = `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
 const loadAtStart = load();
 /** The commit the figures belong to, marked when the tree had changes not yet committed. */
 const commit = (() => {

@@ -1,6 +1,6 @@
 /**
  * The small figures every bench prints: the median or a percentile of a set of measurements, the
- * machine's load average and its speed.
+ * machine, its load average and its speed.
  */
 import { createHash } from "node:crypto";
 import os from "node:os";
@@ -14,6 +14,11 @@ export function percentile(values: readonly number[], fraction: number): number 
 /** The median; of an even count, the upper of the two middle values. */
 export function median(values: readonly number[]): number {
   return percentile(values, 0.5);
+}
+
+/** The machine the figures were measured on: "AMD EPYC x2, 24 GiB, node v20.20.2". */
+export function machineDescription(): string {
+  return `${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`;
 }
 
 /** The load average over 1, 5 and 15 minutes, as printed beside each figure: "2.1 2.3 2.5". */
