@@ -86,6 +86,9 @@ describe.runIf(available)("README and docs curl examples", () => {
         env: { ...process.env, ATELIER_API_KEY: key, ATELIER_BASE_URL: service.url },
         maxBuffer: 64 * 1024 * 1024,
         timeout: 120_000,
+      }).catch((error: Error & { stdout?: string }) => {
+        // `curl -s` keeps the error body on stdout, which the failure would not show otherwise.
+        throw new Error(`${error.message}\nstdout: ${error.stdout?.slice(0, 2000) ?? ""}`);
       });
       // Something came back: printed, or saved by `-o` into the scratch folder.
       const saved = fs.readdirSync(cwd).filter((file) => !uploads.includes(file)).map((file) => fs.statSync(path.join(cwd, file)).size);
