@@ -1,12 +1,16 @@
 /**
  * Base64 of large images a slice at a time, yielding to the event loop between slices, so that a
  * 20 MB image does not hold the router's loop for the whole conversion (no block over
- * 20 ms). Each slice costs about a millisecond; small inputs take one slice and no yield.
+ * 20 ms). Small inputs take one slice and no yield.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { ORDINARY_STRING_CHARS } from "./ordinary-string.js";
 
-/** Characters of base64 per slice (a multiple of 4, so every slice decodes on its own). */
-export const BASE64_SLICE_CHARS = 512 * 1024;
+/**
+ * Characters of base64 per slice (a multiple of 4, so every slice decodes on its own): each slice
+ * made as a string is an ordinary one (ordinary-string.ts).
+ */
+export const BASE64_SLICE_CHARS = ORDINARY_STRING_CHARS;
 /** Bytes per slice when encoding (a multiple of 3, so slices concatenate to the one-piece encoding). */
 const BYTES_PER_SLICE = (BASE64_SLICE_CHARS / 4) * 3;
 

@@ -11,12 +11,13 @@
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { BASE64_SLICE_CHARS } from "../core/base64-slices.js";
+import { ORDINARY_STRING_CHARS } from "../core/ordinary-string.js";
 import { randomUUID } from "node:crypto";
 import type { BlobReader } from "./job-image-blobs.js";
 import type { ImageBytes } from "../core/image-bytes.js";
 
-/** Strings at least this long are escaped in slices of this many characters. */
-const SLICE_CHARACTERS = 256 * 1024;
+/** Strings at least this long are escaped in slices of this many characters (ordinary-string.ts). */
+const SLICE_CHARACTERS = ORDINARY_STRING_CHARS;
 /** Bytes of an image encoded per slice (a multiple of 3: the slices' base64 joins up). */
 const IMAGE_BYTES_PER_SLICE = (BASE64_SLICE_CHARS / 4) * 3;
 /**
