@@ -49,6 +49,7 @@ import { installedModelsDir, removeBenchModelsDir } from "../test/support/instal
 import { testPhotos } from "../test/support/test-assets.js";
 import { startWorkerServer } from "../workers/worker-server.js";
 import { reportGoal } from "./support/goal-rows.js";
+import { getCounted, postCounted, type CountedAnswer } from "./support/counted-http.js";
 import { framesDuring, type Stretch } from "./support/profile-blocks.js";
 import { loadAverage as load, machineDescription, median, speedProbeMs } from "./support/figures.js";
 
@@ -155,43 +156,14 @@ function ask<T>(child: ChildProcess, message: string, answer: (reply: unknown) =
   });
 }
 
-interface HttpAnswer {
-  status: number;
-  bytes: number;
-  contentType: string;
-  text: string;
-}
-
-/** The whole answer to `request`, counted and not parsed (the client's work stays small); its first 300 characters kept for messages. */
-function answerTo(request: http.ClientRequest): Promise<HttpAnswer> {
-  return new Promise((resolve, reject) => {
-    request.once("error", reject);
-    request.once("response", (response) => {
-      let bytes = 0;
-      let head = "";
-      response.on("data", (chunk: Buffer) => {
-        bytes += chunk.length;
-        if (head.length < 300) head += chunk.toString("latin1", 0, 300);
-      });
-      response.once("end", () => resolve({ status: response.statusCode ?? 0, bytes, contentType: String(response.headers["content-type"]), text: head }));
-    });
-  });
-}
-
-/** Posts `body` and reads the whole answer (see {@link answerTo}). */
-function post(endpoint: string, body: Buffer, headers: Record<string, string>): Promise<HttpAnswer> {
-  const request = http.request(`${baseUrl}${endpoint}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": body.length, ...headers },
-  });
-  const answer = answerTo(request);
-  request.end(body);
-  return answer;
+/** Posts `body` to the router with the bench's key and reads the whole answer, counted (counted-http.ts). */
+function post(endpoint: string, body: Buffer, headers: Record<string, string>): Promise<CountedAnswer> {
+  return postCounted(`${baseUrl}${endpoint}`, body, { authorization: `Bearer ${key}`, ...headers });
 }
 
 /** GETs `endpoint` and reads the whole answer, as {@link post}. */
-function get(endpoint: string, headers: Record<string, string>): Promise<HttpAnswer> {
-  return answerTo(http.get(`${baseUrl}${endpoint}`, { headers }));
+function get(endpoint: string, headers: Record<string, string>): Promise<CountedAnswer> {
+  return getCounted(`${baseUrl}${endpoint}`, headers);
 }
 
 type Answered = { status: number; bytes: number; text: string };

@@ -8,8 +8,8 @@
  * background warm-up off, since this bench warms the model with a call of its own), called over real
  * HTTP on 127.0.0.1 by N clients in this process: POST /api/v1/tools/upscale with a PNG data URL of a
  * 256x256 photo crop, model lsdir-compact-x4, x4, a 1 MP PNG out. A client checks each answer's status
- * and reads its body, but does not decode it: the clients share the service's cores, and what they do
- * is not the service's cost.
+ * and reads its body, counting its bytes without keeping or decoding it (bench/support/counted-http.ts):
+ * the clients share the service's cores, and what they do is not the service's cost.
  *
  * The bare side, the anchor: what a user of onnxruntime-node who wants N calls at once would run,
  * the same graph in a session with onnxruntime's default options (none given: every core, spinning
@@ -74,6 +74,7 @@ import { testPhoto } from "../test/support/test-assets.js";
 import { imageToTensor } from "../workers/image/image-tensor.js";
 import { imageTiling } from "../workers/upscale/network-upscaler.js";
 import { inferenceDuration } from "../observability/metrics.js";
+import { postCounted } from "./support/counted-http.js";
 import { reportGoal } from "./support/goal-rows.js";
 import { benchModels, machine, median, printTable } from "./upscale-models.js";
 import { centreCrop } from "./upscale-quality.js";
@@ -210,9 +211,8 @@ async function startBareClient(graph: Uint8Array, inputName: string, input: Floa
 }
 
 async function restCall(service: TestService, key: string, body: string): Promise<void> {
-  const response = await service.post("/tools/upscale", body, key);
-  const answer = await response.arrayBuffer();
-  if (response.status !== 200) throw new Error(`POST /tools/upscale answered ${response.status}: ${Buffer.from(answer).toString("utf8").slice(0, 500)}`);
+  const answer = await postCounted(`${service.url}/api/v1/tools/upscale`, body, { authorization: `Bearer ${key}` });
+  if (answer.status !== 200) throw new Error(`POST /tools/upscale answered ${answer.status}: ${answer.text}`);
 }
 
 const entry = catalogEntry(MODEL)!;
