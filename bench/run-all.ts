@@ -26,7 +26,7 @@ import { testPhotos } from "../test/support/test-assets.js";
 import { ALLOCATOR_ENV } from "../workers/onnx/allocator-settings.js";
 import { readReport, REPORT_FILE_VARIABLE } from "./support/bench-report.js";
 import { GOALS_FILE_VARIABLE, readGoals } from "./support/goal-rows.js";
-import { loadAverage as load, machineDescription, speedProbeMs } from "./support/figures.js";
+import { freshMemoryProbeMs, loadAverage as load, machineDescription, speedProbeMs } from "./support/figures.js";
 
 interface Bench {
   name: string;
@@ -154,7 +154,8 @@ const wanted = process.argv.slice(2);
 const selected = BENCHES.filter(({ name, onRequest }) => (wanted.length === 0 ? !onRequest : wanted.includes(name)));
 const expected = selected.reduce((sum, bench) => sum + bench.estimatedSeconds, 0);
 const machine = machineDescription();
-console.log(`${machine}; load ${load()}; speed probe ${speedProbeMs()} ms`);
+const freshMemoryAtStart = freshMemoryProbeMs();
+console.log(`${machine}; load ${load()}; speed probe ${speedProbeMs()} ms; fresh memory probe ${freshMemoryAtStart} ms`);
 console.log(`${selected.map(({ name }) => name).join(", ")}: about ${Math.round(expected / 60)} min on a quiet 2-core machine`);
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "atelier-bench-goals-"));
 const goalsFile = path.join(scratch, "goals.jsonl");
@@ -201,7 +202,8 @@ if (wanted.length === 0) {
   const page = [
     "# Benchmarks",
     "",
-    `Written by \`npm run bench\` (bench/run-all.ts) on ${new Date().toISOString().slice(0, 10)} at ${commit}: ${machine}; load average ${loadAtStart} at the start, ${load()} at the end. ` +
+    `Written by \`npm run bench\` (bench/run-all.ts) on ${new Date().toISOString().slice(0, 10)} at ${commit}: ${machine}; load average ${loadAtStart} at the start, ${load()} at the end; ` +
+      `fresh memory probe ${freshMemoryAtStart} ms at the start, ${freshMemoryProbeMs()} ms at the end (the milliseconds to fill 64 MiB just allocated, bench/support/figures.ts: each first touch of a page is a fault, which costs far more in some virtual machines than on bare hardware, and weighs on every step that allocates large buffers afresh). ` +
       "Each figure that compares two things (the service and a bare onnxruntime session, the service and another package) is a ratio measured within one run, interleaved, which is what survives a busy machine; absolute times are this machine's at that load and speed: each bench's entry below gives the speed probe before and after it (the milliseconds one core takes to hash 64 MiB, bench/support/figures.ts; a higher figure means the host was slowing this machine).",
     "",
     `Benches: ${summary.join("; ")}.`,

@@ -1,6 +1,6 @@
 /**
  * The small figures every bench prints: the median or a percentile of a set of measurements, the
- * machine, its load average and its speed.
+ * machine, its load average, its speed and what fresh memory costs on it.
  */
 import { createHash } from "node:crypto";
 import os from "node:os";
@@ -43,6 +43,25 @@ export function speedProbeMs(): number {
     const started = performance.now();
     createHash("sha256").update(bytes).digest();
     best = Math.min(best, performance.now() - started);
+  }
+  return Math.round(best);
+}
+
+/**
+ * What fresh memory costs on this machine now, as the milliseconds to fill 64 MiB just allocated (the
+ * best of three). Each page touched for the first time is a fault the kernel serves, and in a virtual
+ * machine whose host backs the guest's memory lazily, the host too, at many times the cost of the
+ * filling itself. Where this figure is high, work that allocates large buffers afresh (decoded
+ * images, tensors, base64) costs more than its arithmetic, and the malloc settings
+ * (workers/onnx/allocator-settings.ts) weigh more than elsewhere.
+ */
+export function freshMemoryProbeMs(): number {
+  let best = Infinity;
+  for (let round = 0; round < 3; round++) {
+    const started = performance.now();
+    const bytes = Buffer.alloc(64 * 1024 * 1024, 0x5a);
+    best = Math.min(best, performance.now() - started);
+    if (bytes[bytes.length - 1] !== 0x5a) throw new Error("Buffer.alloc did not fill the probe's buffer");
   }
   return Math.round(best);
 }
