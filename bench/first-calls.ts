@@ -5,8 +5,9 @@
  * the first call of each operation over REST against the median of the next ones, made in rounds in
  * the same order, so a warm call follows the operation its first call followed. A first call is
  * one sample: on the operations that take tens of milliseconds a single collection or scheduling
- * hiccup moves it by half, so the service is started several times and each row gives every start's
- * ratio and their median. Each row also says how many model sessions a first call loaded (the
+ * hiccup moves it by half (one start in three or so reads 2-3x on prompt improvement, whose calls
+ * take about 25 ms), so the service is started several times and each row gives every start's ratio
+ * and their median. Each row also says how many model sessions a first call loaded (the
  * service's own `atelier_model_loads_total`), so a slow first call that loaded a model is told apart
  * from one that was slow for another reason, and how many pages the service faulted in during it
  * against a warm call (support/page-faults.ts), so one slowed by the machine taking idle memory back
@@ -14,7 +15,7 @@
  *
  *   npx tsx bench/first-calls.ts [--starts N] [--warm N] [--pause S] [--only prompt,generation]
  *
- * `--starts`: fresh starts of the service (default 3). `--warm`: warm calls per operation after the
+ * `--starts`: fresh starts of the service (default 5). `--warm`: warm calls per operation after the
  * first (default 3). `--pause`: seconds to wait after the warm-up before the first calls (default 0),
  * to see a first call that comes after the models' idle-release time (ATELIER_MODEL_IDLE_RELEASE_MS),
  * as a real one usually does. `--only`: the operations whose label starts with one of these words, in
@@ -48,7 +49,7 @@ import { pageFaults } from "./support/page-faults.js";
 const { values } = parseArgs({ options: { warm: { type: "string" }, pause: { type: "string" }, only: { type: "string" }, starts: { type: "string" } } });
 const WARM_CALLS = Number(values.warm ?? 3);
 const PAUSE_SECONDS = Number(values.pause ?? 0);
-const STARTS = Number(values.starts ?? 3);
+const STARTS = Number(values.starts ?? 5);
 /** The goal: a first call costs at most this many warm ones. */
 const GOAL_RATIO = 1.3;
 /** The photo's size: about 1 MP, the background bench's 1 MP case. */
