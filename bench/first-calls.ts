@@ -5,9 +5,9 @@
  * the first call of each operation over REST against the median of the next ones, made in rounds in
  * the same order, so a warm call follows the operation its first call followed. A first call is
  * one sample: on the operations that take tens of milliseconds a single collection or scheduling
- * hiccup moves it by half (one start in three or so reads 2-3x on prompt improvement, whose calls
- * take about 25 ms), so the service is started several times and each row gives every start's ratio
- * and their median. Each row also says how many model sessions a first call loaded (the
+ * hiccup moves it by half or doubles it, often enough that the median of three starts can land on
+ * such a start, so the service is started five times by default and each row gives every start's
+ * ratio and their median. Each row also says how many model sessions a first call loaded (the
  * service's own `atelier_model_loads_total`), so a slow first call that loaded a model is told apart
  * from one that was slow for another reason, and how many pages the service faulted in during it
  * against a warm call (support/page-faults.ts), so one slowed by the machine taking idle memory back
