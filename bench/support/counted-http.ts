@@ -16,7 +16,7 @@ export interface CountedAnswer {
 }
 
 /** The whole answer to `request`, counted and not parsed. */
-export function countedAnswer(request: http.ClientRequest): Promise<CountedAnswer> {
+function countedAnswer(request: http.ClientRequest): Promise<CountedAnswer> {
   return new Promise((resolve, reject) => {
     request.once("error", reject);
     request.once("response", (response) => {

@@ -37,14 +37,8 @@ export function loadAverage(): string {
  * CPU times included, are inflated by the host, not by the code. A busy second core does not move it.
  */
 export function speedProbeMs(): number {
-  const bytes = Buffer.alloc(64 * 1024 * 1024, 0x5a);
-  let best = Infinity;
-  for (let round = 0; round < 3; round++) {
-    const started = performance.now();
-    createHash("sha256").update(bytes).digest();
-    best = Math.min(best, performance.now() - started);
-  }
-  return Math.round(best);
+  const bytes = Buffer.alloc(PROBE_BYTES, 0x5a);
+  return bestOfThreeMs(() => createHash("sha256").update(bytes).digest());
 }
 
 /**
@@ -56,12 +50,22 @@ export function speedProbeMs(): number {
  * (workers/onnx/allocator-settings.ts) weigh more than elsewhere.
  */
 export function freshMemoryProbeMs(): number {
+  return bestOfThreeMs(() => {
+    const bytes = Buffer.alloc(PROBE_BYTES, 0x5a);
+    if (bytes[bytes.length - 1] !== 0x5a) throw new Error("Buffer.alloc did not fill the probe's buffer");
+  });
+}
+
+/** What each probe works through: 64 MiB. */
+const PROBE_BYTES = 64 * 1024 * 1024;
+
+/** The shortest of three timings of `work`, in whole milliseconds. */
+function bestOfThreeMs(work: () => unknown): number {
   let best = Infinity;
   for (let round = 0; round < 3; round++) {
     const started = performance.now();
-    const bytes = Buffer.alloc(64 * 1024 * 1024, 0x5a);
+    work();
     best = Math.min(best, performance.now() - started);
-    if (bytes[bytes.length - 1] !== 0x5a) throw new Error("Buffer.alloc did not fill the probe's buffer");
   }
   return Math.round(best);
 }
