@@ -7,6 +7,7 @@ import { SkippedTestsFailCi } from "./test/support/skipped-tests-fail-ci.js";
  * a new test file lands in the service lane until it is listed.
  */
 const unitTests = [
+  "test/background/idle-memory.test.ts",
   "test/background/replacement-parsing.test.ts",
   "test/clients/cli-progress.test.ts",
   "test/console/schema-form.test.ts",

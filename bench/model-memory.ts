@@ -6,10 +6,13 @@
  *   npm run bench:memory [-- --only isnet-general,lsdir-compact-x4] [--skip-mixed] [--allocator both|tuned|default]
  *                        [--soak SECONDS] [--allocator-timing ROUNDS [--settings "mmap 4 MiB,mmap 16 MiB"]]
  *
- * 1. One fresh child process per workload: resident memory before (runtime started, nothing loaded),
- *    after the call, the process's peak (the kernel's high-water mark, which includes the run), and
- *    after the model is evicted (the runtime disposed); with the service's malloc settings
- *    (workers/onnx/allocator-settings.ts, "tuned") and with glibc's defaults, side by side.
+ * 1. One fresh child process per workload: resident memory before (the worker's context made, no
+ *    model loaded, the inference thread not yet started), after the call, the process's peak (the
+ *    kernel's high-water mark, which includes the run), after the service's idle release
+ *    (ATELIER_MODEL_IDLE_RELEASE_MS, shortened here: a model that asks for it released, with the
+ *    memory kept between calls, workers/idle-memory.ts; the inference thread still running, as in
+ *    the service), and after the runtime is disposed (the thread ended); with the service's malloc
+ *    settings (workers/onnx/allocator-settings.ts, "tuned") and with glibc's defaults, side by side.
  * 2. A mixed-workload soak in one process (background removal and upscaling in turn, --soak seconds,
  *    default 60) under the configured budget: resident memory printed every second against the line
  *    the runtime keeps the process under (ATELIER_MODEL_MEMORY_MB plus PROCESS_MARGIN_BYTES), with the
@@ -38,6 +41,7 @@ import { openImage } from "../core/open-image.js";
 import { ALLOCATOR_ENV, hasAllocatorSettings } from "../workers/onnx/allocator-settings.js";
 import { upscale } from "../workers/upscale/upscale-service.js";
 import { UpscaleQuality } from "../gen/atelier/upscale/v1/upscale_service.js";
+import { keptMemoryDrops } from "../workers/idle-memory.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { reportGoal } from "./support/goal-rows.js";
@@ -94,7 +98,9 @@ const WORKLOADS: Workload[] = [
 
 /**
  * The memory goals: ISNet on a 1 MP photo, the whole process under 1.2 GB (10^9 bytes) at its peak,
- * and once ISNet is evicted back within 100 MB of what it held idle, with the service's malloc settings.
+ * and once ISNet is released for being idle back within 100 MB of what it held idle, with the
+ * service's malloc settings. The idle figure is taken before the inference thread starts, so what
+ * starting it costs (onnxruntime's code, the thread's heap) counts against the goal.
  */
 const ISNET_GOAL = { workload: WORKLOADS[0]!, limitMiB: Math.floor(1.2e9 / MiB), keptMiB: Math.floor(100e6 / MiB) };
 
@@ -111,27 +117,48 @@ function peakMiB(context: WorkerContext): number {
 }
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
-async function contextFor(models: string[]): Promise<WorkerContext> {
+/** The idle-release time of the per-workload children: the service's path, without its minute's wait. */
+const CHILD_IDLE_RELEASE_MS = 1000;
+
+async function contextFor(models: string[], env: NodeJS.ProcessEnv = {}): Promise<WorkerContext> {
   const modelsDir = await installedModelsDir(models);
-  return createWorkerContext(loadConfig({ ...process.env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" }), createLogger("silent"));
+  return createWorkerContext(loadConfig({ ...process.env, ...env, ATELIER_MODELS_DIR: modelsDir, LOG_LEVEL: "silent" }), createLogger("silent"));
+}
+
+/**
+ * Waits for a model's idle release (which lets the memory kept between calls go) where its settings
+ * ask for one, then for resident memory to settle: the session's release in the inference thread and
+ * glibc's returns go on for a second or two after it.
+ */
+async function idleReleased(): Promise<void> {
+  for (let waited = 0; keptMemoryDrops() === 0 && waited < 3 * CHILD_IDLE_RELEASE_MS; waited += 200) await settle();
+  let last = residentMiB();
+  for (let waited = 0; waited < 10_000; waited += 500) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = residentMiB();
+    if (Math.abs(now - last) < 1) return;
+    last = now;
+  }
 }
 
 /** Child: one workload in a fresh process; prints one JSON line. */
 async function child(id: string): Promise<void> {
   const workload = WORKLOADS.find((candidate) => candidate.id === id)!;
-  const context = await contextFor([workload.model]);
+  const context = await contextFor([workload.model], { ATELIER_MODEL_IDLE_RELEASE_MS: String(CHILD_IDLE_RELEASE_MS) });
   await settle();
   const before = residentMiB();
   const started = performance.now();
   await workload.run(context);
   const ms = Math.round(performance.now() - started);
-  await settle();
   const after = residentMiB();
   const peak = peakMiB(context);
   const estimatedMiB = Math.round(context.runtime.stats().estimatedBytes / MiB);
+  await idleReleased();
+  const idle = residentMiB();
+  const released = context.runtime.stats().loadedSessions === 0;
   await context.runtime.dispose();
   await settle();
-  console.log(JSON.stringify({ before, after, peak, evicted: residentMiB(), estimatedMiB, ms }));
+  console.log(JSON.stringify({ before, after, peak, idle, released, disposed: residentMiB(), estimatedMiB, ms }));
 }
 
 /** Child for --allocator-timing: a warm call, then `runs` timed calls; prints their median in ms. */
@@ -265,7 +292,7 @@ async function main(): Promise<void> {
   const budgetMiB = Math.round(config.inference.memoryBudgetBytes / MiB);
   console.log(`${os.cpus()[0]?.model ?? "cpu"} x${os.availableParallelism()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; node ${process.version}; load ${load()}`);
   console.log(`service configuration: ${config.inference.threads} onnxruntime threads, model budget ${budgetMiB} MiB\n`);
-  console.log("| workload | what | malloc | RSS before | after call | peak (VmHWM) | after eviction | budget estimate | ms | load |\n|---|---|---|---:|---:|---:|---:|---:|---:|---|");
+  console.log("| workload | what | malloc | RSS before | after call | peak (VmHWM) | after idle release | after dispose | budget estimate | ms | load |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
   const only = values.only?.split(",");
   if (values["allocator-timing"]) return allocatorTiming(Number(values["allocator-timing"]), only, values.settings?.split(","));
   const allocators = values.allocator === "both" ? ["tuned", "default"] : [values.allocator!];
@@ -277,14 +304,14 @@ async function main(): Promise<void> {
       try {
         const { stdout } = await promisify(execFile)(process.execPath, ["--expose-gc", "--import", "tsx", "bench/model-memory.ts", "--child", workload.id], { timeout: 180_000, maxBuffer: 16 * MiB, env });
         const r = JSON.parse(stdout.trim().split("\n").at(-1)!);
-        console.log(`| ${workload.id} | ${workload.describe} | ${allocator} | ${r.before} | ${r.after} | ${r.peak} | ${r.evicted} | ${r.estimatedMiB} | ${r.ms} | ${load()} |`);
+        console.log(`| ${workload.id} | ${workload.describe} | ${allocator} | ${r.before} | ${r.after} | ${r.peak} | ${r.idle}${r.released ? "" : " (model kept)"} | ${r.disposed} | ${r.estimatedMiB} | ${r.ms} | ${load()} |`);
         if (workload === ISNET_GOAL.workload && allocator === "tuned") {
           reportGoal({ goal: `ISNet at 1 MP: whole-process peak under 1.2 GB (${ISNET_GOAL.limitMiB} MiB)`, measured: `${r.peak} MiB`, met: r.peak < ISNET_GOAL.limitMiB });
-          const kept = r.evicted - r.before;
+          const kept = r.idle - r.before;
           reportGoal({
-            goal: `ISNet evicted: whole process back within 100 MB (${ISNET_GOAL.keptMiB} MiB) of its idle figure`,
-            measured: `${kept} MiB over idle (${r.evicted} MiB after eviction, ${r.before} MiB idle)`,
-            met: kept <= ISNET_GOAL.keptMiB,
+            goal: `ISNet released when idle: whole process back within 100 MB (${ISNET_GOAL.keptMiB} MiB) of its idle figure`,
+            measured: r.released ? `${kept} MiB over idle (${r.idle} MiB after the idle release, ${r.before} MiB idle)` : "ISNet was not released",
+            met: r.released && kept <= ISNET_GOAL.keptMiB,
           });
         }
       } catch (error) {

@@ -56,7 +56,7 @@ const BENCHES: Bench[] = [
     script: "bench/model-memory.ts",
     args: ["--allocator", "tuned", "--soak", "30"],
     estimatedSeconds: 70,
-    goals: ["ISNet at 1 MP: whole-process peak", "ISNet evicted: whole process back within 100 MB"],
+    goals: ["ISNet at 1 MP: whole-process peak", "ISNet released when idle: whole process back within 100 MB"],
   },
   {
     name: "upscale",

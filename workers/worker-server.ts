@@ -28,6 +28,7 @@ import type { WithImage } from "../transport/image-chunks.js";
 import { workOf, type ServiceBinding } from "./grpc-handler.js";
 import { WorkQueue } from "./work-queue.js";
 import { methodOf } from "./call-record.js";
+import { dropKeptMemory } from "./idle-memory.js";
 import { LocalCalls } from "./local-calls.js";
 import { inCallersPriority } from "./call-priority.js";
 import type { LocalWorker } from "../transport/local-worker.js";
@@ -66,6 +67,7 @@ export function createWorkerContext(config: AtelierConfig, logger: Logger): Work
       spinning: config.inference.spinning,
       memoryBudgetBytes: config.inference.memoryBudgetBytes,
       idleReleaseMs: config.inference.idleReleaseMs,
+      onIdleRelease: dropKeptMemory,
       logger,
     }),
     models: new ModelLoader(new ModelStore(config.modelsDir), { disableNonCommercial: config.inference.disableNonCommercial }),

@@ -205,12 +205,26 @@ describe("release when idle", () => {
   const idleSession = { cpuArena: true, memoryPattern: false, releaseWhenIdle: true };
   const afterIdleTime = () => new Promise((resolve) => setTimeout(resolve, IDLE_MS * 3));
 
-  it("releases a session that asks for it once a call has left it idle for the idle time", async () => {
-    const runtime = makeRuntime({ idleReleaseMs: IDLE_MS });
+  it("releases a session that asks for it once a call has left it idle for the idle time, and says so once", async () => {
+    let released = 0;
+    const runtime = makeRuntime({ idleReleaseMs: IDLE_MS, onIdleRelease: () => released++ });
     const model = runtime.model("isnet-like", async () => addConstantModel(1), { session: idleSession });
+    await runtime.model("kept", async () => addConstantModel(2)).run(feed(0));
     await model.run(feed(0));
     await afterIdleTime();
-    expect(runtime.stats()).toMatchObject({ loadedSessions: 0, idleReleases: 1 });
+    expect(runtime.stats()).toMatchObject({ loadedSessions: 1, idleReleases: 1 });
+    expect(released).toBe(1);
+  });
+
+  it("does not say a session was released when the budget evicted it", async () => {
+    let released = 0;
+    const runtime = makeRuntime({ idleReleaseMs: IDLE_MS, memoryBudgetBytes: Math.floor(SESSION_ESTIMATE * 1.5), onIdleRelease: () => released++ });
+    await runtime.model("first", async () => addConstantModel(1), { session: idleSession }).run(feed(0));
+    await runtime.model("other", async () => addConstantModel(2)).run(feed(0));
+    expect(keysOf(runtime)).toEqual(["other"]);
+    await afterIdleTime();
+    expect(runtime.stats()).toMatchObject({ evictions: 1, idleReleases: 0 });
+    expect(released).toBe(0);
   });
 
   it("keeps one loaded by background work (the warm-up) for the first call, then counts idle time from that call", async () => {

@@ -1,39 +1,57 @@
+import { keptBetweenCalls } from "../idle-memory.js";
+
+/** Every scratch holder, so the worker can let their buffers go with an idle model (workers/idle-memory.ts). */
+const holders: Array<{ drop(): void }> = [];
+keptBetweenCalls(() => {
+  for (const holder of holders) holder.drop();
+});
+
+type Samples = Float32Array | Float64Array | Uint8Array;
+
 /**
- * A float array kept between calls for a step's intermediate plane. At the working resolution such
+ * An array kept between calls for a step's intermediate plane. At the working resolution such
  * planes are megabytes each, and allocating (zeroing, later collecting) them on every call showed as
  * garbage collection in the CPU profile of a cutout. Sharing one is safe only for a plane that is
  * filled and finished with inside one synchronous call: the worker runs one JavaScript thread, so no
  * other call can take it meanwhile. Planes a step returns are never scratch.
  */
-export class ScratchPlane {
-  private data = new Float32Array(0);
+class Scratch<T extends Samples> {
+  private data: T;
+
+  constructor(private readonly make: (length: number) => T) {
+    this.data = make(0);
+    holders.push(this);
+  }
+
+  drop(): void {
+    this.data = this.make(0);
+  }
 
   /** `length` samples with stale contents (overwrite them all), valid until the next `take`. */
-  take(length: number): Float32Array {
-    if (this.data.length < length) this.data = new Float32Array(length);
-    return this.data.subarray(0, length);
+  take(length: number): T {
+    if (this.data.length < length) this.data = this.make(length);
+    return this.data.subarray(0, length) as T;
   }
 }
 
-/** The same for float64 samples (sums that must keep every float32 digit). */
-export class Float64Scratch {
-  private data = new Float64Array(0);
-
-  /** `length` samples with stale contents (overwrite them all), valid until the next `take`. */
-  take(length: number): Float64Array {
-    if (this.data.length < length) this.data = new Float64Array(length);
-    return this.data.subarray(0, length);
+/** Float samples. */
+export class ScratchPlane extends Scratch<Float32Array> {
+  constructor() {
+    super((length) => new Float32Array(length));
   }
 }
 
-/** The same for byte marks. */
-export class ByteScratch {
-  private data = new Uint8Array(0);
+/** Float64 samples (sums that must keep every float32 digit). */
+export class Float64Scratch extends Scratch<Float64Array> {
+  constructor() {
+    super((length) => new Float64Array(length));
+  }
+}
 
-  /** `length` bytes with stale contents (overwrite them all), valid until the next `take`. */
-  take(length: number): Uint8Array {
-    if (this.data.length < length) this.data = new Uint8Array(length);
-    return this.data.subarray(0, length);
+/** Byte marks. */
+export class ByteScratch extends Scratch<Uint8Array> {
+  constructor() {
+    super((length) => new Uint8Array(length));
   }
 }
 
@@ -55,6 +73,15 @@ const POOL_LIMIT = 16;
  */
 export class PlanePool {
   private readonly free: ArrayBuffer[] = [];
+
+  constructor() {
+    holders.push(this);
+  }
+
+  /** Lets the free buffers go; leased ones come back to the pool as usual. */
+  drop(): void {
+    this.free.length = 0;
+  }
 
   /** A lease: planes from `allocate`, all given back by `release`. */
   lease(): { allocate: Allocate; release(): void } {

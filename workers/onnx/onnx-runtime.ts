@@ -70,6 +70,8 @@ export interface ModelRuntimeOptions {
    * it, in ms; 0 keeps it until the budget needs the room. Default 0.
    */
   idleReleaseMs?: number;
+  /** Called when a session is released for having been idle, so memory kept for it between calls can go too. */
+  onIdleRelease?: () => void;
 }
 
 /**
@@ -255,6 +257,7 @@ export class ModelRuntime {
   private nextSessionId = 1;
   private readonly runsPerSession: number;
   private readonly idleReleaseMs: number;
+  private readonly onIdleRelease: () => void;
   /** Sessions released for having been idle. */
   private idleReleases = 0;
   private readonly logger: RuntimeLogger;
@@ -286,6 +289,7 @@ export class ModelRuntime {
     this.logger = options.logger;
     this.runsPerSession = options.runsPerSession ?? 1;
     this.idleReleaseMs = options.idleReleaseMs ?? 0;
+    this.onIdleRelease = options.onIdleRelease ?? (() => {});
     if (!(this.idleReleaseMs >= 0)) throw new RangeError(`Expected a non-negative number of ms for idleReleaseMs but received ${this.idleReleaseMs}`);
     if (!Number.isInteger(this.runsPerSession) || this.runsPerSession < 1) {
       throw new RangeError(`Expected integer of at least 1 for runsPerSession but received ${this.runsPerSession}`);
@@ -436,6 +440,7 @@ export class ModelRuntime {
       this.idleReleases++;
       this.logger.info({ model: entry.key, idleMs: this.idleReleaseMs }, "model released after being idle");
       this.evict(entry);
+      this.onIdleRelease();
     }, this.idleReleaseMs);
     // A pending release must not keep a process alive on its own.
     entry.idleTimer.unref();
