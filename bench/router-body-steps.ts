@@ -15,7 +15,7 @@ import path from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { isUtf8 } from "node:buffer";
-import { BASE64_SLICE_CHARS, decodeBase64, encodeBase64, someSlice } from "../core/base64-slices.js";
+import { base64Slices, decodeBase64, encodeBase64, someSlice } from "../core/base64-slices.js";
 import { isUtf8Around, JsonBodyScanner, longStringTexts, parseScannedJson } from "../facade/json-body-scanner.js";
 import { fetchImage, type FetchImageOptions } from "../server/image-source/fetch-image.js";
 import { AddressPolicy } from "../server/image-source/address-policy.js";
@@ -82,10 +82,7 @@ async function decodeAsBefore(url: string): Promise<Buffer> {
 /** Base64 of `bytes` a slice at a time, as facade/result-responses.ts writes an answer's image. */
 async function encodeAsWritten(bytes: Buffer): Promise<number> {
   let length = 0;
-  for (let at = 0; at < bytes.length; at += BASE64_SLICE_CHARS * 0.75) {
-    length += bytes.subarray(at, at + BASE64_SLICE_CHARS * 0.75).toString("base64").length;
-    await nextTurn();
-  }
+  for await (const slice of base64Slices(bytes)) length += slice.length;
   return length;
 }
 

@@ -44,12 +44,17 @@ export async function decodeBase64(text: string, start = 0): Promise<Buffer> {
   return out.subarray(0, written);
 }
 
+/** The base64 of `bytes` a slice at a time, a turn of the event loop between slices (read in place, never copied). */
+export async function* base64Slices(bytes: Uint8Array): AsyncGenerator<string> {
+  for (let at = 0; at < bytes.length; at += BYTES_PER_SLICE) {
+    if (at > 0) await nextTurn();
+    yield Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(BYTES_PER_SLICE, bytes.length - at)).toString("base64");
+  }
+}
+
 /** The base64 of `bytes` (read in place, never copied). */
 export async function encodeBase64(bytes: Uint8Array): Promise<string> {
   let text = "";
-  for (let at = 0; at < bytes.length; at += BYTES_PER_SLICE) {
-    if (at > 0) await nextTurn();
-    text += Buffer.from(bytes.buffer, bytes.byteOffset + at, Math.min(BYTES_PER_SLICE, bytes.length - at)).toString("base64");
-  }
+  for await (const slice of base64Slices(bytes)) text += slice;
   return text;
 }

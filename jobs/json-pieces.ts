@@ -10,7 +10,7 @@
  * of the image in the router, not the image.
  */
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { BASE64_SLICE_CHARS } from "../core/base64-slices.js";
+import { base64Slices } from "../core/base64-slices.js";
 import { ORDINARY_STRING_CHARS } from "../core/ordinary-string.js";
 import { randomUUID } from "node:crypto";
 import type { BlobReader } from "./job-image-blobs.js";
@@ -18,10 +18,8 @@ import type { ImageBytes } from "../core/image-bytes.js";
 
 /** Strings at least this long are escaped in slices of this many characters (ordinary-string.ts). */
 const SLICE_CHARACTERS = ORDINARY_STRING_CHARS;
-/** Bytes of an image encoded per slice (a multiple of 3: the slices' base64 joins up). */
-const IMAGE_BYTES_PER_SLICE = (BASE64_SLICE_CHARS / 4) * 3;
 /**
- * Bytes of a stored image read per chunk (a multiple of 3, as above): what each open answer holds of
+ * Bytes of a stored image read per chunk (a multiple of 3: the chunks' base64 joins up): what each open answer holds of
  * it while its client is not reading.
  */
 export const STREAM_CHUNK_BYTES = 48 * 1024;
@@ -105,11 +103,7 @@ export async function* piecesText(pieces: readonly JsonPiece[]): AsyncGenerator<
       for await (const chunk of piece.reader.chunks(STREAM_CHUNK_BYTES)) yield chunk.toString("base64");
       continue;
     }
-    for (let at = 0; at < piece.bytes.length; at += IMAGE_BYTES_PER_SLICE) {
-      const slice = piece.bytes.subarray(at, at + IMAGE_BYTES_PER_SLICE);
-      yield Buffer.from(slice.buffer, slice.byteOffset, slice.length).toString("base64");
-      await nextTurn();
-    }
+    yield* base64Slices(piece.bytes);
   }
 }
 
