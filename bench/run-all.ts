@@ -76,11 +76,11 @@ const BENCHES: Bench[] = [
   {
     name: "upscale-concurrency",
     script: "bench/upscale-concurrency.ts",
-    // 1, 2, 4 and 8 clients, 7 s windows per side until each side has made 100 calls (about 1.1
-    // calls a second at every level: some 13 rounds), after the service's start and eight bare
-    // sessions' loads.
+    // 1, 2, 4 and 8 clients, 7 s windows per side (REST, bare sessions, the contract floor) until
+    // each side has made 100 calls (about 1.1 calls a second at every level: some 13 rounds), after
+    // the service's start and eight bare sessions' loads.
     args: [],
-    estimatedSeconds: 840,
+    estimatedSeconds: 1260,
     goals: ["upscale REST ≥ 0.95x bare throughput at concurrency", "upscale REST p99 ≤ bare p99 at concurrency"],
   },
   {
