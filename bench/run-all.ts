@@ -77,10 +77,10 @@ const BENCHES: Bench[] = [
     name: "upscale-concurrency",
     script: "bench/upscale-concurrency.ts",
     // 1, 2, 4 and 8 clients, 7 s windows per side (REST, bare sessions, the contract floor) until
-    // each side has made 100 calls (about 1.1 calls a second at every level: some 13 rounds), after
-    // the service's start and eight bare sessions' loads.
+    // each side has made 100 calls (from 1.3 to 2.9 calls a second a side: 6 to 11 rounds a level),
+    // after the service's start and eight bare sessions' loads.
     args: [],
-    estimatedSeconds: 1260,
+    estimatedSeconds: 720,
     goals: ["upscale REST ≥ 0.95x bare throughput at concurrency", "upscale REST p99 ≤ bare p99 at concurrency"],
   },
   {
