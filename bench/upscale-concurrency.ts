@@ -29,12 +29,13 @@
  *
  * Each client calls back to back, starting a call only while the window has not passed; a side's
  * throughput is its window's calls over the window's wall time (from the clients' start to the last
- * call's end), averaged over the rounds. Both sides are busy for all of it: the service queues the
- * calls and runs them one after another, the bare sessions run together and end about together. A
+ * call's end), averaged over the rounds. Every side is busy for all of it: the service queues the
+ * calls and runs them one after another, the bare sessions (alone or in the floor) run together and
+ * end about together. A
  * sum over clients of each one's calls over its own busy time would not do: the service answers
  * queued clients in turn, so their busy times are staggered, and a client whose last call ended early
  * leaves the service to the others, whose calls then wait less, and each rate counts that.
- * Per level, the rounds alternate which side goes first, so a load that drifts weighs on both alike;
+ * Per level, each round starts with the next side in turn, so a load that drifts weighs on all alike;
  * after `--rounds`, a level takes more rounds until each side has made `--tail-calls` calls, so that
  * its p99 is a percentile rather than its slowest call. p50 and p99 are of every call of the level's
  * rounds, by nearest rank. CPU per call is this process's CPU time over a side's windows (the service and
@@ -44,10 +45,11 @@
  * around the run. --details appends each window's calls, in order, to FILE as a JSON line.
  *
  * Goals: REST ≥ 0.95x the bare throughput at every level, and REST's p99 at most the bare one's at
- * every level (each row with the contract floor's own figure where that is already past the bound). At this size the service runs the whole image as one tile (its tile is 384 px), so
- * both sides run the same network once per call, the service's graph with its pixel conversions
- * inside (bytes in, cast and transposed; out scaled, clamped, rounded, cast and transposed back to
- * interleaved bytes: byte-image-graph.ts), the bare one on floats in and out, converting nothing; the
+ * every level (each row with the contract floor's own figure where that is already past the bound).
+ * At this size the service runs the whole image as one tile (its tile is 384 px), so REST and bare
+ * run the same network once per call, the service's graph with its pixel conversions inside (bytes
+ * in, cast and transposed; out scaled, clamped, rounded, cast and transposed back to interleaved
+ * bytes: byte-image-graph.ts), the bare one on floats in and out, converting nothing; the
  * service queues calls beyond its worker's concurrency and lets one run at a time into the session,
  * in the order the calls came, while the bare sessions run all N at once on the same cores.
  *
@@ -170,8 +172,8 @@ function percentile(values: number[], p: number): number {
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
-/** One client of the REST side for one window. */
-async function restClient(call: () => Promise<void>): Promise<ClientWindow> {
+/** One client of the REST or contract-floor side for one window, calling back to back. */
+async function backToBackClient(call: () => Promise<void>): Promise<ClientWindow> {
   const latencies: number[] = [];
   const started = performance.now();
   while (performance.now() - started < windowMs) {
@@ -296,7 +298,7 @@ try {
     const anchor = newSide("bare");
     const contractFloor = newSide("floor");
     floorClients = bare.slice(0, level);
-    const clientsOf = (call: () => Promise<void>) => () => Promise.all(Array.from({ length: level }, () => restClient(call)));
+    const clientsOf = (call: () => Promise<void>) => () => Promise.all(Array.from({ length: level }, () => backToBackClient(call)));
     const runRest = (round: number) => measureWindow(rest, level, round, clientsOf(() => restCall(service, key, body)));
     const runBare = (round: number) => measureWindow(anchor, level, round, () => Promise.all(bare.slice(0, level).map((client) => client.window())));
     const runFloor = (round: number) => measureWindow(contractFloor, level, round, clientsOf(floorCall));
