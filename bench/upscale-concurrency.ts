@@ -352,7 +352,7 @@ printTable(
     `the service tiles it (here ${tiles}) and runs ${workers.concurrency} calls at once, one inference at a time per session, ${inference.threads} onnxruntime threads, no spinning) ` +
     `against bare onnxruntime sessions with onnxruntime's default options, one per client in its own worker thread, each running the whole image in one run on a tensor already made; ` +
     `and against the contract floor: those bare sessions inside a bare HTTP server of the contract (JSON, base64, PNG decode, the tensor made and the output turned to bytes in the session's thread, the service's PNG encoder), called as REST is; ` +
-    `N clients calling back to back for ${windowMs / 1000} s per side, at least ${rounds} rounds alternating which side goes first and more until each side has made ${tailCalls} calls; ` +
+    `N clients calling back to back for ${windowMs / 1000} s per side, at least ${rounds} rounds, each side going first in turn, and more until each side has made ${tailCalls} calls; ` +
     `throughput: a window's calls / its wall time (the clients' start to the last call's end); p50 and p99 by nearest rank over every call of the level; ${machine()}, load average ${loadBefore} before, ${load()} after`,
   [
     "clients",
@@ -391,7 +391,7 @@ const span = `${Math.min(...levels)}-${Math.max(...levels)}`;
 const clients = (count: number) => `${count} client${count === 1 ? "" : "s"}`;
 /** The goal row's closing words where the contract floor itself misses the bound at a level where REST does. */
 const floorPastBound = (missed: typeof ratios, figure: (row: (typeof ratios)[number]) => string) =>
-  missed.length === 0 ? "" : `; the contract floor of this run misses it too at ${missed.map((row) => `${clients(row.level)} (${figure(row)})`).join(", ")}: no server of the contract meets it there`;
+  missed.length === 0 ? "" : `; the contract floor of this run misses it too at ${missed.map((row) => `${clients(row.level)} (${figure(row)})`).join(", ")}: no server of the contract around onnxruntime's default sessions meets it there`;
 reportGoal({
   goal: `upscale REST ≥ ${MIN_THROUGHPUT_RATIO.toFixed(2)}x bare throughput at concurrency ${span}`,
   measured:
