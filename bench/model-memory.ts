@@ -41,7 +41,6 @@ import { openImage } from "../core/open-image.js";
 import { ALLOCATOR_ENV, hasAllocatorSettings } from "../workers/onnx/allocator-settings.js";
 import { upscale } from "../workers/upscale/upscale-service.js";
 import { UpscaleQuality } from "../gen/atelier/upscale/v1/upscale_service.js";
-import { keptMemoryDrops } from "../workers/idle-memory.js";
 import { createWorkerContext } from "../workers/worker-server.js";
 import type { WorkerContext } from "../workers/worker-context.js";
 import { reportGoal } from "./support/goal-rows.js";
@@ -130,8 +129,8 @@ async function contextFor(models: string[], env: NodeJS.ProcessEnv = {}): Promis
  * ask for one, then for resident memory to settle: the session's release in the inference thread and
  * glibc's returns go on for a second or two after it.
  */
-async function idleReleased(): Promise<void> {
-  for (let waited = 0; keptMemoryDrops() === 0 && waited < 3 * CHILD_IDLE_RELEASE_MS; waited += 200) await settle();
+async function idleReleased(context: WorkerContext): Promise<void> {
+  for (let waited = 0; context.runtime.stats().idleReleases === 0 && waited < 3 * CHILD_IDLE_RELEASE_MS; waited += 200) await settle();
   let last = residentMiB();
   for (let waited = 0; waited < 10_000; waited += 500) {
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -153,7 +152,7 @@ async function child(id: string): Promise<void> {
   const after = residentMiB();
   const peak = peakMiB(context);
   const estimatedMiB = Math.round(context.runtime.stats().estimatedBytes / MiB);
-  await idleReleased();
+  await idleReleased(context);
   const idle = residentMiB();
   const released = context.runtime.stats().loadedSessions === 0;
   await context.runtime.dispose();

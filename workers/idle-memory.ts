@@ -8,7 +8,6 @@
 import sharp from "sharp";
 
 const droppers: Array<() => void> = [];
-let drops = 0;
 
 /** Registers what `drop` lets go of as memory kept between calls. */
 export function keptBetweenCalls(drop: () => void): void {
@@ -17,13 +16,7 @@ export function keptBetweenCalls(drop: () => void): void {
 
 /** Lets go of all memory kept between calls. Safe at any time: running work keeps what it holds. */
 export function dropKeptMemory(): void {
-  drops++;
   for (const drop of droppers) drop();
-}
-
-/** How many times the kept memory was let go (benches wait on it). */
-export function keptMemoryDrops(): number {
-  return drops;
 }
 
 // libvips caches recent operations with their pixels (50 MB by its own count, more in fact), which

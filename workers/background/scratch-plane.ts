@@ -1,11 +1,5 @@
 import { keptBetweenCalls } from "../idle-memory.js";
 
-/** Every scratch holder, so the worker can let their buffers go with an idle model (workers/idle-memory.ts). */
-const holders: Array<{ drop(): void }> = [];
-keptBetweenCalls(() => {
-  for (const holder of holders) holder.drop();
-});
-
 type Samples = Float32Array | Float64Array | Uint8Array;
 
 /**
@@ -20,7 +14,8 @@ class Scratch<T extends Samples> {
 
   constructor(private readonly make: (length: number) => T) {
     this.data = make(0);
-    holders.push(this);
+    // Let go with an idle model (workers/idle-memory.ts).
+    keptBetweenCalls(() => this.drop());
   }
 
   drop(): void {
@@ -75,7 +70,7 @@ export class PlanePool {
   private readonly free: ArrayBuffer[] = [];
 
   constructor() {
-    holders.push(this);
+    keptBetweenCalls(() => this.drop());
   }
 
   /** Lets the free buffers go; leased ones come back to the pool as usual. */
