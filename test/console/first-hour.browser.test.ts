@@ -23,7 +23,7 @@ import { bytesOfDataUrl } from "../support/test-images.js";
 import { makeTempDir } from "../support/temp-dir.js";
 import { STARTER_MODELS } from "../../models/catalog/starter-models.js";
 import { watchProblems } from "./signed-in-browser.js";
-import { launchChromium } from "./support/console-browser.js";
+import { launchChromium, naturalSize } from "./support/console-browser.js";
 
 const ADMIN = { email: "newcomer@example.com", name: "New Comer", password: "a passphrase for the first hour" };
 const KEY_NAME = "first hour";
@@ -102,22 +102,6 @@ async function run(): Promise<void> {
   const text = (await status.textContent())!;
   const error = (await page.locator(".playground-error").allTextContents()).join(" ");
   expect(`${text} ${error}`.trim()).toMatch(/^Done in [\d.]+ s \(job .+, request .+\)\./);
-}
-
-/** The loaded image's natural size (waits for it to load). */
-function naturalSize(image: Locator): Promise<[number, number]> {
-  return image.evaluate(
-    (element: unknown) =>
-      new Promise<[number, number]>((resolve, reject) => {
-        const img = element as { complete: boolean; naturalWidth: number; naturalHeight: number; addEventListener(type: string, listener: () => void): void };
-        const done = () => (img.naturalWidth > 0 ? resolve([img.naturalWidth, img.naturalHeight]) : reject(new Error("the image did not decode")));
-        if (img.complete) done();
-        else {
-          img.addEventListener("load", done);
-          img.addEventListener("error", done);
-        }
-      }),
-  );
 }
 
 /** The bytes of a result image as the page shows it (a data URL, or a session-served link). */

@@ -23,7 +23,7 @@ import { fileTempDir } from "../support/temp-dir.js";
 import { testPhoto } from "../support/test-assets.js";
 import type { TestService } from "../support/test-service.js";
 import { describeViolations, startBrowserConsole, type BrowserConsole, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
-import { horizontalOverflow, seriousAxeViolations } from "./support/console-browser.js";
+import { horizontalOverflow, naturalSize, seriousAxeViolations } from "./support/console-browser.js";
 
 const modelsFolder = fileTempDir("test-models");
 
@@ -99,7 +99,7 @@ describe("playground with the session", () => {
     // Before and after, with a slider between them; the result is the photo twice as large.
     const compare = page.locator("#playground-result .playground-compare");
     await expect(compare.getByRole("slider", { name: /Before and after/ }).count()).resolves.toBe(1);
-    await expect(compare.locator(".playground-compare-after").evaluate((image: unknown) => [(image as { naturalWidth: number }).naturalWidth, (image as { naturalHeight: number }).naturalHeight])).resolves.toEqual([
+    await expect(naturalSize(compare.locator(".playground-compare-after"))).resolves.toEqual([
       photoSize.width * 2,
       photoSize.height * 2,
     ]);
@@ -114,7 +114,7 @@ describe("playground with the session", () => {
     await page.reload();
     const thumbnail = page.locator("#playground-gallery li img").first();
     await thumbnail.waitFor();
-    await expect(thumbnail.evaluate((image: unknown) => (image as { complete: boolean; naturalWidth: number }).complete && (image as { naturalWidth: number }).naturalWidth)).resolves.toBe(photoSize.width * 2);
+    expect((await naturalSize(thumbnail))[0]).toBe(photoSize.width * 2);
     expect(describeViolations(await seriousAxeViolations(page))).toEqual([]);
     await page.screenshot({ path: "/tmp/playground-upscale-session.png", fullPage: true });
     expect(member.problems).toEqual([]);
@@ -182,11 +182,7 @@ describe("playground with the session", () => {
     await expect(page.getByLabel("Style", { exact: true }).locator("option").evaluateAll((options: unknown[]) => options.map((option) => (option as { value: string }).value))).resolves.toEqual([STYLE]);
     await expect(page.getByText(/more styles can be installed/).count()).resolves.toBe(1);
     const thumbnail = page.getByRole("button", { name: `Use the style ${styles[0]!.name}` }).locator("img");
-    await expect(thumbnail.evaluate((image: unknown) => new Promise((resolve) => {
-      const element = image as { complete: boolean; naturalWidth: number; addEventListener(type: string, listener: () => void): void };
-      if (element.complete) resolve(element.naturalWidth);
-      else element.addEventListener("load", () => resolve(element.naturalWidth));
-    }))).resolves.toBe(192);
+    expect((await naturalSize(thumbnail))[0]).toBe(192);
     expect(fs.readdirSync(path.join(service.services.config.dataDir, "style-previews"))).toEqual([expect.stringMatching(new RegExp(`^${STYLE}-[0-9a-f]{16}\\.jpg$`))]);
     // A style that is not installed has no preview.
     expect((await page.request.get("/playground/styles/udnie.jpg")).status()).toBe(404);

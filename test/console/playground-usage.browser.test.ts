@@ -20,7 +20,7 @@ import { fileTempDir } from "../support/temp-dir.js";
 import { hasMirrorModel, hasTestPhotos, testPhoto } from "../support/test-assets.js";
 import type { TestService } from "../support/test-service.js";
 import { describeViolations, startBrowserConsole, type BrowserConsole, type SignedInPage, WIDTHS } from "./signed-in-browser.js";
-import { horizontalOverflow, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
+import { horizontalOverflow, naturalSize, screenshotWidths, seriousAxeViolations, skipWithoutChromium } from "./support/console-browser.js";
 
 const modelsFolder = fileTempDir("test-models");
 
@@ -88,7 +88,7 @@ describe.skipIf(skip)("playground", () => {
     await expect(page.locator("#playground-progress-label").textContent()).resolves.toBe("Finished (100%)");
 
     const result = page.locator("#playground-result figure");
-    await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img:not(.playground-compare-before)"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([photo.width * 2, photo.height * 2]);
+    await expect(naturalSize(page.locator("#playground-result figure img:not(.playground-compare-before)").first())).resolves.toEqual([photo.width * 2, photo.height * 2]);
     expect(await result.locator(".playground-size").textContent()).toBe(`${photo.width * 2} × ${photo.height * 2} px`);
     const [download] = await Promise.all([page.waitForEvent("download"), result.getByRole("link", { name: "Download PNG" }).click()]);
     const saved = path.join(work, download.suggestedFilename());
@@ -262,7 +262,7 @@ describe.skipIf(skip || !hasTiledModel)("playground jobs with progress (espcn-x3
     expect(seen.at(-1)).toEqual({ label: "Finished (100%)", value: 1 });
     await expect(page.getByRole("progressbar", { name: "Finished (100%)" }).evaluate((bar: unknown) => (bar as { value: number }).value)).resolves.toBe(1);
 
-    await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img:not(.playground-compare-before)"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([420 * 3, 300 * 3]);
+    await expect(naturalSize(page.locator("#playground-result figure img:not(.playground-compare-before)").first())).resolves.toEqual([420 * 3, 300 * 3]);
     expect(await page.locator("#playground-result .playground-size").textContent()).toBe("1260 × 900 px");
     // The curl command stays the synchronous call.
     expect(await page.locator("#playground-curl").textContent()).not.toContain("respond-async");
@@ -290,7 +290,7 @@ describe.skipIf(skip || !hasTiledModel)("playground jobs with progress (espcn-x3
       await status.waitFor({ timeout: 60_000 });
       expect(await status.textContent()).toMatch(/^Done in [\d.]+ s \(job .+, request .+\)\./);
       expect(polls.length).toBeGreaterThanOrEqual(1);
-      await expect(page.evaluate(`(() => { const image = document.querySelector("#playground-result figure img:not(.playground-compare-before)"); return [image.naturalWidth, image.naturalHeight]; })()`)).resolves.toEqual([photo.width * 2, photo.height * 2]);
+      await expect(naturalSize(page.locator("#playground-result figure img:not(.playground-compare-before)").first())).resolves.toEqual([photo.width * 2, photo.height * 2]);
     } finally {
       page.off("request", onRequest);
       await page.unroute(eventStreams);

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 
 export const CHROMIUM_PATH = process.env.ATELIER_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -87,4 +87,20 @@ export function horizontalOverflow(page: Page): Promise<number> {
 /** The most any table on the page overflows its scrolling wrapper, in CSS pixels (0: every table fits). */
 export function tableOverflow(page: Page): Promise<number> {
   return page.evaluate("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((wrap) => wrap.scrollWidth - wrap.clientWidth))") as Promise<number>;
+}
+
+/** The loaded image's natural size: waits for it to load, and fails if it does not decode. */
+export function naturalSize(image: Locator): Promise<[number, number]> {
+  return image.evaluate(
+    (element: unknown) =>
+      new Promise<[number, number]>((resolve, reject) => {
+        const img = element as { complete: boolean; naturalWidth: number; naturalHeight: number; addEventListener(type: string, listener: () => void): void };
+        const done = () => (img.naturalWidth > 0 ? resolve([img.naturalWidth, img.naturalHeight]) : reject(new Error("the image did not decode")));
+        if (img.complete) done();
+        else {
+          img.addEventListener("load", done);
+          img.addEventListener("error", done);
+        }
+      }),
+  );
 }
